@@ -1,0 +1,183 @@
+// Package client is the API client of the workflow execution service: the v2 jobs interface, the
+// model router, the v1 cloud interface and the node registry. It knows nothing of Terraform.
+//
+// Every operation goes through one retrying transport (go-retryablehttp) with a retry policy chosen
+// for that operation: what is safe to resend depends on what the contract says about the operation,
+// not on its HTTP method alone.
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults for Config fields left at their zero value.
+const (
+	DefaultEndpoint      = "http://127.0.0.1:8188"
+	DefaultMaxRetries    = 5
+	DefaultRetryWaitMin  = 250 * time.Millisecond
+	DefaultRetryWaitMax  = 30 * time.Second
+	DefaultMaxRetryAfter = 2 * time.Minute
+	DefaultTimeout       = 2 * time.Minute
+)
+
+// Config configures a Client. Only Endpoint is needed; the other endpoints default to it.
+type Config struct {
+	Endpoint         string // workflow service: v2 jobs, assets, v1 cloud; may carry a mount prefix
+	RouterEndpoint   string // model router; defaults to Endpoint
+	RegistryEndpoint string // node registry; defaults to Endpoint
+
+	APIKey        string // v2: Authorization: Bearer; router and v1: X-API-Key
+	RegistryToken string // registry: Authorization: Bearer; defaults to APIKey
+
+	MaxRetries    int           // retries of transient failures per operation (0 means none when MaxRetriesSet)
+	MaxRetriesSet bool          // MaxRetries was given explicitly, so 0 is honoured
+	RetryWaitMin  time.Duration // first backoff step
+	RetryWaitMax  time.Duration // largest backoff step
+	MaxRetryAfter time.Duration // longest Retry-After the client waits; a longer one ends the retries
+	Timeout       time.Duration // per attempt of an ordinary (non-streaming) request
+
+	UserAgent  string
+	Logger     Logger
+	HTTPClient *http.Client // base client; its Transport is reused, redirects are policed by the Client
+}
+
+// Client talks to the service. It is safe for concurrent use.
+type Client struct {
+	endpoint         *url.URL
+	routerEndpoint   *url.URL
+	registryEndpoint *url.URL
+
+	apiKey        string
+	registryToken string
+
+	maxRetries    int
+	retryWaitMin  time.Duration
+	retryWaitMax  time.Duration
+	maxRetryAfter time.Duration
+
+	userAgent string
+	log       Logger
+
+	short  *http.Client // ordinary requests: a deadline per attempt
+	stream *http.Client // event streams and downloads: no overall deadline
+}
+
+// New validates cfg and builds a Client.
+func New(cfg Config) (*Client, error) {
+	if cfg.Endpoint == "" {
+		cfg.Endpoint = DefaultEndpoint
+	}
+	endpoint, err := parseEndpoint("endpoint", cfg.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	router, registry := endpoint, endpoint
+	if cfg.RouterEndpoint != "" {
+		if router, err = parseEndpoint("router_endpoint", cfg.RouterEndpoint); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.RegistryEndpoint != "" {
+		if registry, err = parseEndpoint("registry_endpoint", cfg.RegistryEndpoint); err != nil {
+			return nil, err
+		}
+	}
+
+	c := &Client{
+		endpoint:         endpoint,
+		routerEndpoint:   router,
+		registryEndpoint: registry,
+		apiKey:           cfg.APIKey,
+		registryToken:    cfg.RegistryToken,
+		maxRetries:       cfg.MaxRetries,
+		retryWaitMin:     orDuration(cfg.RetryWaitMin, DefaultRetryWaitMin),
+		retryWaitMax:     orDuration(cfg.RetryWaitMax, DefaultRetryWaitMax),
+		maxRetryAfter:    orDuration(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
+		userAgent:        cfg.UserAgent,
+		log:              cfg.Logger,
+	}
+	if c.registryToken == "" {
+		c.registryToken = c.apiKey
+	}
+	if !cfg.MaxRetriesSet && c.maxRetries == 0 {
+		c.maxRetries = DefaultMaxRetries
+	}
+	if c.maxRetries < 0 {
+		return nil, fmt.Errorf("max_retries must not be negative, got %d", c.maxRetries)
+	}
+	if c.userAgent == "" {
+		c.userAgent = "terraform-provider-svc"
+	}
+	if c.log == nil {
+		c.log = nopLogger{}
+	}
+
+	base := cfg.HTTPClient
+	if base == nil {
+		base = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	c.short = &http.Client{
+		Transport:     base.Transport,
+		Timeout:       orDuration(cfg.Timeout, DefaultTimeout),
+		CheckRedirect: stripCredentialsOnRedirect,
+	}
+	c.stream = &http.Client{
+		Transport:     base.Transport,
+		CheckRedirect: stripCredentialsOnRedirect,
+	}
+	return c, nil
+}
+
+// Endpoint returns the workflow service's base URL as configured.
+func (c *Client) Endpoint() string { return c.endpoint.String() }
+
+func parseEndpoint(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(raw, "/"))
+	if err != nil {
+		return nil, fmt.Errorf("%s %q is not a URL: %w", name, raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%s %q must be an http or https URL", name, raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("%s %q has no host", name, raw)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%s must not carry credentials in the URL; use api_key", name)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%s %q must not have a query or fragment", name, raw)
+	}
+	return u, nil
+}
+
+func orDuration(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// credentialHeaders are the headers that carry a secret. They never cross to another origin.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Proxy-Authorization"}
+
+// stripCredentialsOnRedirect follows redirects but drops every credential header when the
+// redirect leaves the origin of the original request: a signed storage URL carries its own
+// authorization, and our key must never reach that host. net/http already drops Authorization on
+// a cross-domain redirect, but not X-API-Key, and not for a same-domain change of port or scheme.
+func stripCredentialsOnRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		for _, h := range credentialHeaders {
+			req.Header.Del(h)
+		}
+	}
+	return nil
+}

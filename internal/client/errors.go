@@ -1,0 +1,314 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxErrorBody bounds how much of an error body is read: enough for any envelope, small enough
+// that a proxy's error page or a hostile body cannot exhaust memory.
+const maxErrorBody = 64 << 10
+
+// APIError is an HTTP error from any of the service's interfaces. It keeps what the service said,
+// whatever shape the body had: the status and request id always; the code, message and details
+// when the body parsed; a short excerpt when it did not (an HTML page from a proxy, plain text,
+// truncated JSON).
+type APIError struct {
+	Operation  string // what the client was doing, e.g. "submit job"
+	Method     string
+	URL        string // redacted
+	StatusCode int
+	RequestID  string // X-Svc-Request-Id
+
+	// Code is the service's machine-readable error: error.code (v2), the X-Svc-Error-Type header
+	// (router), or the registry body's "error".
+	Code    string
+	Message string
+	// Details is the v2 envelope's error.details, verbatim.
+	Details json.RawMessage
+	// NodeErrors is details.node_errors of an invalid_workflow error.
+	NodeErrors map[string][]NodeError
+	// FieldErrors is the router's 422 validation body, and the registry's details list.
+	FieldErrors []FieldError
+	// RetryAfter is the Retry-After header, when present.
+	RetryAfter time.Duration
+	// BodyExcerpt is the start of a body that did not parse, cleaned for display.
+	BodyExcerpt string
+	// Header is the response's headers (spend and upstream headers are read from it).
+	Header http.Header
+}
+
+// NodeError is one entry of invalid_workflow's details.node_errors.
+type NodeError struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// FieldError is one rejected field of a validation body.
+type FieldError struct {
+	Loc   []any           `json:"loc"`
+	Msg   string          `json:"msg"`
+	Type  string          `json:"type"`
+	Ctx   json.RawMessage `json:"ctx,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// Path renders loc as a dotted path with array indexes: "image.size[0]".
+func (f FieldError) Path() string {
+	var b strings.Builder
+	for i, seg := range f.Loc {
+		switch v := seg.(type) {
+		case float64:
+			fmt.Fprintf(&b, "[%d]", int(v))
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, v)
+		}
+	}
+	if b.Len() == 0 {
+		return "(body)"
+	}
+	return b.String()
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	if e.Operation != "" {
+		b.WriteString(e.Operation)
+		b.WriteString(": ")
+	}
+	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
+	if e.Code != "" {
+		fmt.Fprintf(&b, " %s", e.Code)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.RequestID != "" {
+		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
+	} else {
+		b.WriteString(" (no request id returned)")
+	}
+	for _, id := range sortedKeys(e.NodeErrors) {
+		for _, ne := range e.NodeErrors[id] {
+			fmt.Fprintf(&b, "\n  node %q: %s: %s", id, ne.Field, ne.Reason)
+		}
+	}
+	for _, fe := range e.FieldErrors {
+		fmt.Fprintf(&b, "\n  %s: %s", fe.Path(), fe.Msg)
+		if fe.Type != "" {
+			fmt.Fprintf(&b, " (%s", fe.Type)
+			if len(fe.Ctx) > 0 {
+				fmt.Fprintf(&b, ", %s", fe.Ctx)
+			}
+			b.WriteString(")")
+		}
+	}
+	if e.BodyExcerpt != "" {
+		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", e.BodyExcerpt)
+	}
+	return b.String()
+}
+
+// HasCode reports whether err is an APIError with one of the given codes.
+func HasCode(err error, codes ...string) bool {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	for _, c := range codes {
+		if apiErr.Code == c {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusOf returns the HTTP status of an APIError in err's chain, or 0.
+func StatusOf(err error) int {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode
+	}
+	return 0
+}
+
+// newAPIError reads (a bounded part of) resp's body and closes it.
+func newAPIError(op string, resp *http.Response) *APIError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &APIError{
+		Operation:  op,
+		StatusCode: resp.StatusCode,
+		RequestID:  resp.Header.Get("X-Svc-Request-Id"),
+		Code:       resp.Header.Get("X-Svc-Error-Type"),
+		Header:     resp.Header,
+	}
+	if resp.Request != nil {
+		e.Method = resp.Request.Method
+		e.URL = redactURL(resp.Request.URL)
+	}
+	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+		e.RetryAfter = d
+	}
+	if !decodeErrorBody(e, body) {
+		e.BodyExcerpt = excerpt(body)
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}
+
+// decodeErrorBody fills e from any of the documented body shapes and reports whether one matched:
+//
+//	v2:        {"error": {"code", "message", "details"}}
+//	registry:  {"error": "...", "message": "..."} | {"details": ["..."], "message": "..."} | {"message"}
+//	router:    {"detail": "..."} | {"detail": [{loc, msg, type, ctx, input}]}
+func decodeErrorBody(e *APIError, body []byte) bool {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' {
+		return false
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return false
+	}
+	matched := false
+	if env, ok := raw["error"]; ok {
+		var v2 struct {
+			Code    string          `json:"code"`
+			Message string          `json:"message"`
+			Details json.RawMessage `json:"details"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(env, &v2) == nil && (v2.Code != "" || v2.Message != ""):
+			e.Code, e.Message = v2.Code, v2.Message
+			if len(v2.Details) > 0 && string(v2.Details) != "null" {
+				e.Details = v2.Details
+				var d struct {
+					NodeErrors map[string][]NodeError `json:"node_errors"`
+				}
+				if json.Unmarshal(v2.Details, &d) == nil {
+					e.NodeErrors = d.NodeErrors
+				}
+			}
+			matched = true
+		case json.Unmarshal(env, &s) == nil:
+			e.Code = s // registry {error, message}
+			matched = true
+		}
+	}
+	if m, ok := raw["message"]; ok {
+		var s string
+		if json.Unmarshal(m, &s) == nil && e.Message == "" {
+			e.Message = s
+			matched = true
+		}
+	}
+	if d, ok := raw["details"]; ok {
+		var list []string
+		if json.Unmarshal(d, &list) == nil {
+			for _, item := range list {
+				e.FieldErrors = append(e.FieldErrors, FieldError{Msg: item})
+			}
+			matched = true
+		}
+	}
+	if d, ok := raw["detail"]; ok {
+		var s string
+		var list []FieldError
+		switch {
+		case json.Unmarshal(d, &s) == nil:
+			if e.Message == "" {
+				e.Message = s
+			}
+			matched = true
+		case json.Unmarshal(d, &list) == nil:
+			e.FieldErrors = append(e.FieldErrors, list...)
+			matched = true
+		}
+	}
+	return matched
+}
+
+// excerpt turns an unparseable body into one short, printable line. HTML tags are dropped, so a
+// proxy's error page shows its text ("502 Bad Gateway") rather than markup.
+func excerpt(body []byte) string {
+	const limit = 200
+	if len(body) == 0 {
+		return ""
+	}
+	s := string(body)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "?")
+	}
+	if strings.Contains(s, "<") && strings.Contains(s, ">") {
+		s = stripTags(s)
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > limit {
+		cut := limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func stripTags(s string) string {
+	var b strings.Builder
+	inTag := false
+	for _, r := range s {
+		switch {
+		case r == '<':
+			inTag = true
+			b.WriteByte(' ')
+		case r == '>':
+			inTag = false
+		case !inTag:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// UnknownOutcomeError says a request that creates something billable was sent, but no answer
+// that settles whether it took effect came back (a 5xx, a timeout, a reset connection). The
+// client does not retry it: the caller must look before acting again.
+type UnknownOutcomeError struct {
+	Operation      string
+	IdempotencyKey string // the key the request carried, if any
+	Cause          error
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	msg := fmt.Sprintf("%s: the outcome is unknown: %v", e.Operation, e.Cause)
+	if e.IdempotencyKey != "" {
+		msg += fmt.Sprintf(" (Idempotency-Key %s)", e.IdempotencyKey)
+	}
+	return msg
+}
+
+func (e *UnknownOutcomeError) Unwrap() error { return e.Cause }

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// SSEEvent is one Server-Sent Events frame.
+type SSEEvent struct {
+	Event string
+	Data  string
+}
+
+// maxSSELine bounds one line of an event stream.
+const maxSSELine = 1 << 20
+
+// ReadSSE parses a Server-Sent Events stream and calls fn for each dispatched event. It returns
+// when the stream ends, fn returns an error, or a line exceeds the bound.
+func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxSSELine)
+	var ev SSEEvent
+	var data []string
+	dispatch := func() error {
+		if len(data) == 0 {
+			ev = SSEEvent{}
+			return nil
+		}
+		ev.Data = strings.Join(data, "\n")
+		if ev.Event == "" {
+			ev.Event = "message"
+		}
+		err := fn(ev)
+		ev, data = SSEEvent{}, data[:0]
+		return err
+	}
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if line == "" {
+			if err := dispatch(); err != nil {
+				return err
+			}
+			continue
+		}
+		if strings.HasPrefix(line, ":") {
+			continue // comment / keep-alive
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "event":
+			ev.Event = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return nil // an unterminated last event is dropped, as the SSE rules say
+}
+
+// wakeup is a hint from the event stream that the job record changed.
+type wakeup struct {
+	urgent bool // a status event: re-read now
+}
+
+type eventWatch struct {
+	wake      chan wakeup
+	connected func() bool
+}
+
+// watchEvents follows the job's event stream in the background and turns each event into a
+// wake-up. It gives up quietly (closing the channel) when the service answers 429
+// too_many_streams, 501 not_implemented, or anything else unexpected: polling then carries on
+// alone. A stream cut mid-way is reopened a few times with backoff.
+func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
+	var up atomic.Bool
+	w := eventWatch{wake: make(chan wakeup, 1), connected: up.Load}
+	go func() {
+		defer close(w.wake)
+		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
+			resp, err := c.do(ctx, call{
+				op: "follow job events", method: http.MethodGet, url: eventsURL,
+				cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
+				policy: retryNever, stream: true,
+			})
+			if err != nil {
+				c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
+				return
+			}
+			up.Store(true)
+			sawTerminal := false
+			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
+				urgent := ev.Event == "status"
+				if urgent && containsTerminalStatus(ev.Data) {
+					sawTerminal = true
+				}
+				select {
+				case w.wake <- wakeup{urgent: urgent}:
+				default: // a wake-up is already pending; one re-read covers both
+					if urgent {
+						// make sure the pending one is urgent
+						select {
+						case <-w.wake:
+						default:
+						}
+						select {
+						case w.wake <- wakeup{urgent: true}:
+						default:
+						}
+					}
+				}
+				return nil
+			})
+			resp.Body.Close()
+			up.Store(false)
+			if sawTerminal || ctx.Err() != nil {
+				return
+			}
+			c.log.Debug(ctx, "job event stream ended early; reconnecting", map[string]any{"error": errString(err)})
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(jitteredBackoff(c.retryWaitMin, c.retryWaitMax, attempt)):
+			}
+		}
+	}()
+	return w
+}
+
+func containsTerminalStatus(data string) bool {
+	for _, s := range []string{JobSucceeded, JobFailed, JobCanceled, JobExpired} {
+		if strings.Contains(data, `"`+s+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

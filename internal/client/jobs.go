@@ -1,0 +1,354 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Job statuses of the v2 interface.
+const (
+	JobQueued    = "queued"
+	JobRunning   = "running"
+	JobSucceeded = "succeeded"
+	JobCanceling = "canceling"
+	JobCanceled  = "canceled"
+	JobFailed    = "failed"
+	JobExpired   = "expired"
+)
+
+// JobTerminal reports whether status is one the job never leaves.
+func JobTerminal(status string) bool {
+	switch status {
+	case JobSucceeded, JobCanceled, JobFailed, JobExpired:
+		return true
+	}
+	return false
+}
+
+// Job is the v2 job record. Times are kept as the service wrote them, so they are stable in state.
+type Job struct {
+	ID            string           `json:"id"`
+	Status        string           `json:"status"`
+	CreatedAt     string           `json:"created_at"`
+	StartedAt     *string          `json:"started_at"`
+	CompletedAt   *string          `json:"completed_at"`
+	ExpiresAt     string           `json:"expires_at"`
+	QueuePosition *int64           `json:"queue_position"`
+	Progress      *Progress        `json:"progress"`
+	Outputs       []Output         `json:"outputs"`
+	Error         *JobError        `json:"error"`
+	Metrics       map[string]*int64 `json:"metrics,omitempty"`
+	URLs          JobURLs          `json:"urls"`
+
+	// RequestID is the X-Svc-Request-Id of the response this record came from.
+	RequestID string `json:"-"`
+}
+
+// Progress is the service's latest progress snapshot.
+type Progress struct {
+	Value            float64 `json:"value"`
+	NodesDone        int64   `json:"nodes_done"`
+	NodesTotal       int64   `json:"nodes_total"`
+	CurrentNode      *string `json:"current_node,omitempty"`
+	CurrentNodeClass *string `json:"current_node_class,omitempty"`
+	Step             *int64  `json:"step,omitempty"`
+	Steps            *int64  `json:"steps,omitempty"`
+	Message          *string `json:"message,omitempty"`
+}
+
+// Output is one committed job output (an asset).
+type Output struct {
+	NodeID       string  `json:"node_id"`
+	Name         string  `json:"name"`
+	Type         string  `json:"type"`
+	ContentType  string  `json:"content_type"`
+	SizeBytes    int64   `json:"size_bytes"`
+	ID           string  `json:"id"`
+	Hash         *string `json:"hash"`
+	URL          string  `json:"url"`
+	URLExpiresAt string  `json:"url_expires_at"`
+	JobID        *string `json:"job_id,omitempty"`
+}
+
+// JobError is the execution failure inside job.error (not an HTTP error).
+type JobError struct {
+	Code      string  `json:"code"`
+	Message   string  `json:"message"`
+	NodeID    *string `json:"node_id,omitempty"`
+	ClassType *string `json:"class_type,omitempty"`
+	Traceback *string `json:"traceback,omitempty"`
+}
+
+// JobURLs are the job's follow-up links, resolved to absolute URLs on the origin that returned
+// them. Logs is empty when the surface captures no logs.
+type JobURLs struct {
+	Self   string `json:"self"`
+	Events string `json:"events"`
+	Cancel string `json:"cancel"`
+	Logs   string `json:"logs,omitempty"`
+}
+
+// Terminal reports whether the job reached a status it never leaves.
+func (j *Job) Terminal() bool { return JobTerminal(j.Status) }
+
+// SubmitJobInput is the body and key of POST /api/v2/jobs.
+type SubmitJobInput struct {
+	Workflow       json.RawMessage // API-format graph, sent verbatim
+	ExtraData      map[string]string
+	IdempotencyKey string // chosen by the caller before the first attempt
+}
+
+// SubmitJob submits a workflow. The request is resent, with the same Idempotency-Key, only when it
+// never reached the service or the service answered 429 (which releases the key). A 5xx, a
+// timeout or a reset after the request left is returned as *UnknownOutcomeError: a job may exist.
+func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error) {
+	const op = "submit job"
+	body := map[string]any{"workflow": in.Workflow}
+	if len(in.ExtraData) > 0 {
+		body["extra_data"] = in.ExtraData
+	}
+	header := http.Header{}
+	if in.IdempotencyKey != "" {
+		header.Set("Idempotency-Key", in.IdempotencyKey)
+	}
+	var job Job
+	resp, err := c.doJSON(ctx, call{
+		op:     op,
+		method: http.MethodPost,
+		url:    joinPath(c.endpoint, "api", "v2", "jobs"),
+		cred:   credBearerKey,
+		header: header,
+		body:   mustJSON(body),
+		policy: retryJobSubmit,
+	}, &job)
+	if err != nil {
+		if outcomeUnknown(err) {
+			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		}
+		return nil, err
+	}
+	if err := c.finishJob(op, resp, &job); err != nil {
+		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+	}
+	return &job, nil
+}
+
+// outcomeUnknown reports whether a failed submission may nevertheless have created something: any
+// 5xx or transport failure after sending. A 4xx is a definitive refusal.
+func outcomeUnknown(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode >= 500
+	}
+	return !neverSent(err)
+}
+
+// GetJob reads a job by id: GET {endpoint}/api/v2/jobs/{id}. Used for import and the data source;
+// a resource that holds the job's self link follows that instead (RefreshJob).
+func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
+	seg, err := pathSegment("job id", id)
+	if err != nil {
+		return nil, err
+	}
+	return c.readJob(ctx, "read job", joinPath(c.endpoint, "api", "v2", "jobs", seg))
+}
+
+// RefreshJob re-reads a job through its self link (which may carry a serverless mount prefix).
+func (c *Client) RefreshJob(ctx context.Context, job *Job) (*Job, error) {
+	self := job.URLs.Self
+	if self == "" {
+		return c.GetJob(ctx, job.ID)
+	}
+	return c.readJob(ctx, "read job", self)
+}
+
+// ReadJobAt reads a job through a self link kept from an earlier read.
+func (c *Client) ReadJobAt(ctx context.Context, selfURL string) (*Job, error) {
+	return c.readJob(ctx, "read job", selfURL)
+}
+
+func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
+	var job Job
+	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: u, cred: credBearerKey, policy: retryIdempotent}, &job)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finishJob(op, resp, &job); err != nil {
+		return nil, err
+	}
+	return &job, nil
+}
+
+// CancelJob asks the service to cancel the job (POST to urls.cancel) and returns the record it
+// answers with: canceling, or already terminal. Cancelling twice is harmless.
+func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
+	const op = "cancel job"
+	if job.URLs.Cancel == "" {
+		return nil, fmt.Errorf("%s %s: the job record has no cancel link", op, job.ID)
+	}
+	var out Job
+	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent}, &out)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finishJob(op, resp, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// finishJob checks a decoded record and resolves its links against the request that returned it.
+func (c *Client) finishJob(op string, resp *http.Response, job *Job) error {
+	job.RequestID = resp.Header.Get("X-Svc-Request-Id")
+	if job.ID == "" || job.Status == "" {
+		return fmt.Errorf("%s: the response is not a job record (no id or status; request id %q)", op, job.RequestID)
+	}
+	if job.Outputs == nil {
+		job.Outputs = []Output{}
+	}
+	base := resp.Request.URL
+	var err error
+	resolve := func(name string, link *string, required bool) {
+		if err != nil {
+			return
+		}
+		if *link == "" {
+			if required {
+				err = fmt.Errorf("%s: job %s has no urls.%s (request id %q)", op, job.ID, name, job.RequestID)
+			}
+			return
+		}
+		var abs string
+		if abs, err = ResolveLink(base, *link); err != nil {
+			err = fmt.Errorf("%s: job %s urls.%s: %w", op, job.ID, name, err)
+			return
+		}
+		*link = abs
+	}
+	resolve("self", &job.URLs.Self, true)
+	resolve("events", &job.URLs.Events, false)
+	resolve("cancel", &job.URLs.Cancel, false)
+	resolve("logs", &job.URLs.Logs, false)
+	if err != nil {
+		return err
+	}
+	// Output URLs may live on a storage host; they are resolved but not origin-checked, because
+	// the download sends no credentials to another origin (see Download).
+	for i := range job.Outputs {
+		if u, e := resolveAnyOrigin(base, job.Outputs[i].URL); e == nil {
+			job.Outputs[i].URL = u
+		}
+	}
+	return nil
+}
+
+// resolveAnyOrigin resolves an absolute or host-relative reference without the same-origin rule.
+func resolveAnyOrigin(base *url.URL, ref string) (string, error) {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme == "" && u.Host == "" {
+		u.Scheme, u.Host = base.Scheme, base.Host
+	} else if u.Scheme == "" {
+		u.Scheme = base.Scheme
+	}
+	return u.String(), nil
+}
+
+// WaitOptions tune WaitJob.
+type WaitOptions struct {
+	// OnUpdate is called with every record that differs from the previous one.
+	OnUpdate func(*Job)
+	// PollMin and PollMax bound the adaptive poll interval. With an event stream connected the
+	// interval grows to PollMaxStreaming instead, since events wake the loop.
+	PollMin, PollMax, PollMaxStreaming time.Duration
+	// NoEvents disables the event stream (poll only).
+	NoEvents bool
+}
+
+const (
+	defaultPollMin          = 100 * time.Millisecond
+	defaultPollMax          = 2 * time.Second
+	defaultPollMaxStreaming = 10 * time.Second
+	// hintGap is the least time between two re-reads prompted by progress-type events; status
+	// events and the stream's end re-read at once.
+	hintGap = time.Second
+)
+
+// WaitJob waits until job is terminal and returns the last record. The job record is the only
+// truth: the event stream, when the service offers one, only wakes the loop early. On a context
+// error it returns the last record seen together with the error.
+func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
+	pollMin := orDuration(opts.PollMin, defaultPollMin)
+	pollMax := orDuration(opts.PollMax, defaultPollMax)
+	pollMaxStreaming := orDuration(opts.PollMaxStreaming, defaultPollMaxStreaming)
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	var wake <-chan wakeup
+	streaming := func() bool { return false }
+	if !opts.NoEvents && job.URLs.Events != "" {
+		w := c.watchEvents(ctx, job.URLs.Events)
+		wake, streaming = w.wake, w.connected
+	}
+
+	interval := pollMin
+	lastRead := time.Now()
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for !job.Terminal() {
+		select {
+		case <-ctx.Done():
+			return job, ctx.Err()
+		case w, ok := <-wake:
+			if !ok {
+				wake = nil // stream over: re-read now, then poll
+			} else if !w.urgent && time.Since(lastRead) < hintGap {
+				continue // coalesce progress hints; the timer still runs
+			}
+		case <-timer.C:
+		}
+		next, err := c.RefreshJob(ctx, job)
+		lastRead = time.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return job, ctx.Err()
+			}
+			return job, err
+		}
+		if changed(job, next) && opts.OnUpdate != nil {
+			opts.OnUpdate(next)
+		}
+		job = next
+		limit := pollMax
+		if streaming() {
+			limit = pollMaxStreaming
+		}
+		interval = min(interval*3/2, limit)
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(interval)
+	}
+	return job, nil
+}
+
+func changed(a, b *Job) bool {
+	if a.Status != b.Status || len(a.Outputs) != len(b.Outputs) {
+		return true
+	}
+	if (a.Progress == nil) != (b.Progress == nil) {
+		return true
+	}
+	return a.Progress != nil && *a.Progress != *b.Progress
+}

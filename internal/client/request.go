@@ -1,0 +1,144 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// maxJSONBody bounds a JSON response the client decodes. Job records with many outputs, catalogs
+// and schema documents fit easily; a runaway or hostile body is refused instead of exhausting
+// memory.
+const maxJSONBody = 32 << 20
+
+// credential says which secret goes with a request, and how.
+type credential int
+
+const (
+	credNone       credential = iota
+	credBearerKey             // Authorization: Bearer <api_key> (v2 jobs, assets)
+	credAPIKey                // X-API-Key: <api_key> (router, v1)
+	credRegistry              // Authorization: Bearer <registry_token> (registry)
+)
+
+// call is one logical operation: possibly several attempts under its retry policy.
+type call struct {
+	op     string // for errors and logs: "submit job"
+	method string
+	url    string
+	cred   credential
+	header http.Header
+	body   []byte // JSON; resent unchanged on every attempt
+	policy retryPolicy
+	stream bool  // no per-attempt deadline (event streams, downloads, held synchronous calls)
+	accept []int // statuses besides 2xx that are answers, not errors (304, 202, 409 for cancel...)
+}
+
+// do runs c and returns the response for a 2xx or accepted status. Any other status becomes an
+// *APIError (body read and closed). Transport errors are returned as they are.
+func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
+	var body any
+	if c.body != nil {
+		body = c.body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, c.method, c.url, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.op, err)
+	}
+	for k, vs := range c.header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if c.body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	req.Header.Set("User-Agent", cl.userAgent)
+	cl.authorize(req.Request, c.cred)
+
+	base := cl.short
+	if c.stream {
+		base = cl.stream
+	}
+	resp, err := cl.retryingClient(c.policy, base).Do(req)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)
+	}
+	if resp.StatusCode/100 == 2 || slices.Contains(c.accept, resp.StatusCode) {
+		return resp, nil
+	}
+	return nil, newAPIError(c.op, resp)
+}
+
+// doJSON runs c and decodes a JSON answer into out (when out is not nil).
+func (cl *Client) doJSON(ctx context.Context, c call, out any) (*http.Response, error) {
+	resp, err := cl.do(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return resp, nil
+	}
+	if err := decodeJSON(resp, out); err != nil {
+		return resp, fmt.Errorf("%s: %w", c.op, err)
+	}
+	return resp, nil
+}
+
+// decodeJSON decodes a bounded JSON body; a body over the bound is an error, not a truncation.
+func decodeJSON(resp *http.Response, out any) error {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody+1))
+	if err != nil {
+		return fmt.Errorf("reading response (HTTP %d, request id %q): %w", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"), err)
+	}
+	if len(data) > maxJSONBody {
+		return fmt.Errorf("response body over %d MiB refused (HTTP %d, request id %q)", maxJSONBody>>20, resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %w; body: %s",
+			resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"), err, excerpt(data))
+	}
+	return nil
+}
+
+func (cl *Client) authorize(req *http.Request, cred credential) {
+	switch cred {
+	case credBearerKey:
+		if cl.apiKey != "" {
+			req.Header.Set("Authorization", "Bearer "+cl.apiKey)
+		}
+	case credAPIKey:
+		if cl.apiKey != "" {
+			req.Header.Set("X-API-Key", cl.apiKey)
+		}
+	case credRegistry:
+		if cl.registryToken != "" {
+			req.Header.Set("Authorization", "Bearer "+cl.registryToken)
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // only our own types are encoded here
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}

@@ -1,0 +1,177 @@
+package client
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// retryPolicy decides, for one operation, which failures are worth another attempt. It is chosen
+// per operation because safety differs: a GET can always be resent; a v2 submission only where the
+// contract says its single-use key was released or the request never left.
+type retryPolicy int
+
+const (
+	// retryIdempotent: reads, and operations the contract or our assumptions make idempotent
+	// (cancel). Connection errors, 408, 429, 500, 502, 503, 504 are retried.
+	retryIdempotent retryPolicy = iota
+	// retryJobSubmit: POST /api/v2/jobs. Retried only when the request never reached the service
+	// (connection refused, DNS) or the service answered 429 (queue_full, deployment_not_ready),
+	// which releases the key. Anything after the request was sent is an unknown outcome.
+	retryJobSubmit
+	// retryNever: one attempt.
+	retryNever
+)
+
+// checkRetry is the CheckRetry of policy p. A Retry-After above the cap ends the retries: waiting
+// less than asked would poll faster than the service allows, and waiting longer is not our call.
+func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
+	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if p == retryNever {
+			return false, nil
+		}
+		if err != nil {
+			if p == retryJobSubmit {
+				return neverSent(err), nil
+			}
+			return transientTransportError(err), nil
+		}
+		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && wait > c.maxRetryAfter {
+			return false, nil
+		}
+		switch p {
+		case retryJobSubmit:
+			return resp.StatusCode == http.StatusTooManyRequests, nil
+		default:
+			switch resp.StatusCode {
+			case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+				http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+				return true, nil
+			}
+			return false, nil
+		}
+	}
+}
+
+// neverSent reports whether err shows the request cannot have reached the service: the
+// connection was never established.
+func neverSent(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsTemporary || dnsErr.IsTimeout
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// transientTransportError reports whether a transport error is worth another attempt. Certificate
+// problems, bad URLs and redirect loops are not: they will fail the same way again.
+func transientTransportError(err error) bool {
+	var certErr *x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidErr x509.CertificateInvalidError
+	if errors.As(err, &certErr) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) {
+		return false
+	}
+	msg := err.Error()
+	for _, permanent := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
+		if strings.Contains(msg, permanent) {
+			return false
+		}
+	}
+	return true
+}
+
+// backoff waits what Retry-After asks (it is below the cap, or checkRetry would have stopped),
+// and otherwise grows exponentially with full jitter between min and max.
+func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+	if resp != nil {
+		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+			return wait
+		}
+	}
+	return jitteredBackoff(minWait, maxWait, attempt)
+}
+
+func jitteredBackoff(minWait, maxWait time.Duration, attempt int) time.Duration {
+	ceiling := minWait << min(attempt, 20)
+	if ceiling <= 0 || ceiling > maxWait {
+		ceiling = maxWait
+	}
+	if ceiling <= minWait {
+		return minWait
+	}
+	return minWait + rand.N(ceiling-minWait)
+}
+
+// parseRetryAfter reads Retry-After as integer seconds (the contract) or an HTTP date (RFC 9110).
+func parseRetryAfter(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs > int64(24*time.Hour/time.Second) {
+			secs = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := time.Until(t)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// retryingClient builds the go-retryablehttp client for one operation.
+func (c *Client) retryingClient(p retryPolicy, base *http.Client) *retryablehttp.Client {
+	return &retryablehttp.Client{
+		HTTPClient:   base,
+		Logger:       nil, // logging goes through the hooks below, which redact
+		RetryWaitMin: c.retryWaitMin,
+		RetryWaitMax: c.retryWaitMax,
+		RetryMax:     c.maxRetries,
+		CheckRetry:   c.checkRetry(p),
+		Backoff:      backoff,
+		// Hand back the last response or error as it is, so the caller decodes the service's
+		// error rather than seeing "giving up after N attempts".
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		RequestLogHook: func(_ retryablehttp.Logger, req *http.Request, attempt int) {
+			fields := map[string]any{"method": req.Method, "url": redactURL(req.URL), "attempt": attempt + 1}
+			if attempt > 0 {
+				c.log.Debug(req.Context(), "retrying request", fields)
+				return
+			}
+			c.log.Trace(req.Context(), "sending request", fields)
+		},
+		ResponseLogHook: func(_ retryablehttp.Logger, resp *http.Response) {
+			c.log.Trace(resp.Request.Context(), "received response", map[string]any{
+				"method":     resp.Request.Method,
+				"url":        redactURL(resp.Request.URL),
+				"status":     resp.StatusCode,
+				"request_id": resp.Header.Get("X-Svc-Request-Id"),
+			})
+		},
+	}
+}
