@@ -65,6 +65,11 @@ type Client struct {
 
 	short  *http.Client // ordinary requests: a deadline per attempt
 	stream *http.Client // event streams and downloads: no overall deadline
+	// fresh never reuses a connection. net/http silently resends a request carrying an
+	// Idempotency-Key header when a reused connection breaks; for a single-use key that resend
+	// is rejected as a duplicate and hides whether the first attempt created the job. On a new
+	// connection net/http never resends, so whether to retry stays our decision alone.
+	fresh *http.Client
 }
 
 // New validates cfg and builds a Client.
@@ -130,11 +135,28 @@ func New(cfg Config) (*Client, error) {
 		Transport:     base.Transport,
 		CheckRedirect: stripCredentialsOnRedirect,
 	}
+	c.fresh = &http.Client{
+		Transport:     withoutKeepAlives(base.Transport),
+		Timeout:       c.short.Timeout,
+		CheckRedirect: stripCredentialsOnRedirect,
+	}
 	return c, nil
 }
 
 // Endpoint returns the workflow service's base URL as configured.
 func (c *Client) Endpoint() string { return c.endpoint.String() }
+
+func withoutKeepAlives(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if t, ok := rt.(*http.Transport); ok {
+		t = t.Clone()
+		t.DisableKeepAlives = true
+		return t
+	}
+	return rt // a custom transport owns its connection policy
+}
 
 func parseEndpoint(name, raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimRight(raw, "/"))

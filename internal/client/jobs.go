@@ -32,18 +32,18 @@ func JobTerminal(status string) bool {
 
 // Job is the v2 job record. Times are kept as the service wrote them, so they are stable in state.
 type Job struct {
-	ID            string           `json:"id"`
-	Status        string           `json:"status"`
-	CreatedAt     string           `json:"created_at"`
-	StartedAt     *string          `json:"started_at"`
-	CompletedAt   *string          `json:"completed_at"`
-	ExpiresAt     string           `json:"expires_at"`
-	QueuePosition *int64           `json:"queue_position"`
-	Progress      *Progress        `json:"progress"`
-	Outputs       []Output         `json:"outputs"`
-	Error         *JobError        `json:"error"`
+	ID            string            `json:"id"`
+	Status        string            `json:"status"`
+	CreatedAt     string            `json:"created_at"`
+	StartedAt     *string           `json:"started_at"`
+	CompletedAt   *string           `json:"completed_at"`
+	ExpiresAt     string            `json:"expires_at"`
+	QueuePosition *int64            `json:"queue_position"`
+	Progress      *Progress         `json:"progress"`
+	Outputs       []Output          `json:"outputs"`
+	Error         *JobError         `json:"error"`
 	Metrics       map[string]*int64 `json:"metrics,omitempty"`
-	URLs          JobURLs          `json:"urls"`
+	URLs          JobURLs           `json:"urls"`
 
 	// RequestID is the X-Svc-Request-Id of the response this record came from.
 	RequestID string `json:"-"`
@@ -125,6 +125,7 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		header: header,
 		body:   mustJSON(body),
 		policy: retryJobSubmit,
+		fresh:  true,
 	}, &job)
 	if err != nil {
 		if outcomeUnknown(err) {

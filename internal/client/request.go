@@ -22,10 +22,10 @@ const maxJSONBody = 32 << 20
 type credential int
 
 const (
-	credNone       credential = iota
-	credBearerKey             // Authorization: Bearer <api_key> (v2 jobs, assets)
-	credAPIKey                // X-API-Key: <api_key> (router, v1)
-	credRegistry              // Authorization: Bearer <registry_token> (registry)
+	credNone      credential = iota
+	credBearerKey            // Authorization: Bearer <api_key> (v2 jobs, assets)
+	credAPIKey               // X-API-Key: <api_key> (router, v1)
+	credRegistry             // Authorization: Bearer <registry_token> (registry)
 )
 
 // call is one logical operation: possibly several attempts under its retry policy.
@@ -38,6 +38,7 @@ type call struct {
 	body   []byte // JSON; resent unchanged on every attempt
 	policy retryPolicy
 	stream bool  // no per-attempt deadline (event streams, downloads, held synchronous calls)
+	fresh  bool  // a new connection per attempt, so net/http never resends on its own
 	accept []int // statuses besides 2xx that are answers, not errors (304, 202, 409 for cancel...)
 }
 
@@ -67,7 +68,10 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	cl.authorize(req.Request, c.cred)
 
 	base := cl.short
-	if c.stream {
+	switch {
+	case c.fresh:
+		base = cl.fresh
+	case c.stream:
 		base = cl.stream
 	}
 	resp, err := cl.retryingClient(c.policy, base).Do(req)

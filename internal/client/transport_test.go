@@ -1,0 +1,223 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// testClient builds a client for srv with fast backoff.
+func testClient(t *testing.T, endpoint string, mut ...func(*Config)) *Client {
+	t.Helper()
+	cfg := Config{Endpoint: endpoint, APIKey: "k-secret", RetryWaitMin: time.Millisecond, RetryWaitMax: 5 * time.Millisecond, MaxRetries: 3}
+	for _, m := range mut {
+		m(&cfg)
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func jobJSON(id, status string) string {
+	return fmt.Sprintf(`{"id":%q,"status":%q,"created_at":"2026-01-01T00:00:00Z","started_at":null,"completed_at":null,`+
+		`"expires_at":"2026-01-02T00:00:00Z","queue_position":0,"progress":null,"outputs":[],"error":null,`+
+		`"urls":{"self":"/api/v2/jobs/%[1]s","events":"/api/v2/jobs/%[1]s/events","cancel":"/api/v2/jobs/%[1]s/cancel"}}`, id, status)
+}
+
+// scripted answers the Nth request with the Nth handler (the last one repeats) and records keys.
+type scripted struct {
+	mu    sync.Mutex
+	steps []http.HandlerFunc
+	n     int
+	keys  []string
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	i := min(s.n, len(s.steps)-1)
+	s.n++
+	s.keys = append(s.keys, r.Header.Get("Idempotency-Key"))
+	s.mu.Unlock()
+	s.steps[i](w, r)
+}
+
+func (s *scripted) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
+
+func status(code int, headers map[string]string, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+func dropConnection(w http.ResponseWriter, _ *http.Request) {
+	conn, _, err := w.(http.Hijacker).Hijack()
+	if err == nil {
+		_ = conn.Close()
+	}
+}
+
+func TestSubmitJobRetryPolicy(t *testing.T) {
+	created := status(201, map[string]string{"X-Svc-Request-Id": "r-ok"}, jobJSON("11111111-1111-1111-1111-111111111111", "queued"))
+	queueFull := status(429, map[string]string{"Retry-After": "0"}, `{"error":{"code":"queue_full","message":"full"}}`)
+	tests := []struct {
+		name         string
+		steps        []http.HandlerFunc
+		wantRequests int
+		wantUnknown  bool
+		wantCode     string
+	}{
+		{name: "429 queue_full is retried with the same key", steps: []http.HandlerFunc{queueFull, queueFull, created}, wantRequests: 3},
+		{name: "500 after sending is an unknown outcome, not retried", steps: []http.HandlerFunc{status(500, nil, `{"error":{"code":"upstream_error","message":"x"}}`), created}, wantRequests: 1, wantUnknown: true},
+		{name: "HTML 502 is an unknown outcome", steps: []http.HandlerFunc{status(502, nil, "<html>bad gateway</html>"), created}, wantRequests: 1, wantUnknown: true},
+		{name: "dropped connection is an unknown outcome", steps: []http.HandlerFunc{dropConnection, created}, wantRequests: 1, wantUnknown: true},
+		{name: "validation error is definitive", steps: []http.HandlerFunc{status(422, nil, `{"error":{"code":"invalid_workflow","message":"no"}}`)}, wantRequests: 1, wantCode: "invalid_workflow"},
+		{name: "key reuse is definitive", steps: []http.HandlerFunc{status(422, nil, `{"error":{"code":"idempotency_key_reuse","message":"used"}}`)}, wantRequests: 1, wantCode: "idempotency_key_reuse"},
+		{name: "201 without a job record is an unknown outcome", steps: []http.HandlerFunc{status(201, nil, `{}`)}, wantRequests: 1, wantUnknown: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{steps: tt.steps}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-1"})
+			if got := s.count(); got != tt.wantRequests {
+				t.Fatalf("requests = %d, want %d", got, tt.wantRequests)
+			}
+			for _, k := range s.keys {
+				if k != "key-1" {
+					t.Fatalf("an attempt carried Idempotency-Key %q, want key-1 on every attempt", k)
+				}
+			}
+			var unknown *UnknownOutcomeError
+			if errors.As(err, &unknown) != tt.wantUnknown {
+				t.Fatalf("unknown outcome = %v, want %v (err %v)", !tt.wantUnknown, tt.wantUnknown, err)
+			}
+			if tt.wantUnknown && unknown.IdempotencyKey != "key-1" {
+				t.Fatalf("unknown outcome error lost the key: %v", err)
+			}
+			if tt.wantCode != "" && !HasCode(err, tt.wantCode) {
+				t.Fatalf("err = %v, want code %s", err, tt.wantCode)
+			}
+			if err == nil && (job.ID == "" || job.URLs.Self != srv.URL+"/api/v2/jobs/"+job.ID) {
+				t.Fatalf("job = %+v; want id and self resolved against %s", job, srv.URL)
+			}
+		})
+	}
+}
+
+func TestSubmitJobRetriesWhenConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens: every dial is refused, so the request never left
+	c := testClient(t, "http://"+addr, func(cfg *Config) { cfg.MaxRetries = 2 })
+	_, err = c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	var unknown *UnknownOutcomeError
+	if err == nil || errors.As(err, &unknown) {
+		t.Fatalf("err = %v; want a plain connection error (the request never left), not an unknown outcome", err)
+	}
+}
+
+func TestReadRetriesTransientFailures(t *testing.T) {
+	id := "22222222-2222-2222-2222-222222222222"
+	tests := []struct {
+		name         string
+		steps        []http.HandlerFunc
+		wantRequests int
+		wantErr      bool
+	}{
+		{name: "503 then 200", steps: []http.HandlerFunc{status(503, nil, "busy"), status(200, nil, jobJSON(id, "running"))}, wantRequests: 2},
+		{name: "dropped then 200", steps: []http.HandlerFunc{dropConnection, status(200, nil, jobJSON(id, "running"))}, wantRequests: 2},
+		{name: "HTML 502 twice then 200", steps: []http.HandlerFunc{status(502, nil, "<html/>"), status(502, nil, "<html/>"), status(200, nil, jobJSON(id, "running"))}, wantRequests: 3},
+		{name: "404 is not retried", steps: []http.HandlerFunc{status(404, nil, `{"error":{"code":"not_found","message":"no"}}`)}, wantRequests: 1, wantErr: true},
+		{name: "Retry-After over the cap ends the retries", steps: []http.HandlerFunc{status(429, map[string]string{"Retry-After": "3600"}, "slow down"), status(200, nil, jobJSON(id, "running"))}, wantRequests: 1, wantErr: true},
+		{name: "retries are bounded", steps: []http.HandlerFunc{status(500, nil, "x")}, wantRequests: 4, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{steps: tt.steps}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			_, err := testClient(t, srv.URL).GetJob(context.Background(), id)
+			if s.count() != tt.wantRequests || (err != nil) != tt.wantErr {
+				t.Fatalf("requests = %d, err = %v; want %d requests, error %v", s.count(), err, tt.wantRequests, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestForeignSelfLinkRefused(t *testing.T) {
+	srv := httptest.NewServer(status(200, nil, `{"id":"x","status":"queued","urls":{"self":"https://evil.example/jobs/x","events":"/e","cancel":"/c"}}`))
+	defer srv.Close()
+	_, err := testClient(t, srv.URL).GetJob(context.Background(), "x")
+	if !errors.Is(err, ErrForeignLink) {
+		t.Fatalf("err = %v, want ErrForeignLink", err)
+	}
+}
+
+func TestCredentialsNeverFollowCrossOriginRedirect(t *testing.T) {
+	var storageSaw atomic.Value
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		storageSaw.Store(r.Header.Clone())
+		_, _ = w.Write([]byte("PNG"))
+	}))
+	defer storage.Close()
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k-secret" {
+			t.Errorf("the service itself should get the key")
+		}
+		http.Redirect(w, r, storage.URL+"/blob?sig=x", http.StatusFound)
+	}))
+	defer service.Close()
+	c := testClient(t, service.URL)
+	var sink discard
+	if _, err := c.DownloadTo(context.Background(), service.URL+"/api/view?filename=a.png", &sink); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := storageSaw.Load().(http.Header)
+	for _, name := range []string{"Authorization", "X-Api-Key", "Cookie"} {
+		if h.Get(name) != "" {
+			t.Errorf("storage host received %s", name)
+		}
+	}
+	if sink.n != 3 {
+		t.Fatalf("downloaded %d bytes, want 3", sink.n)
+	}
+}
+
+func TestDownloadSendsNoCredentialsToAnotherOrigin(t *testing.T) {
+	var got http.Header
+	storage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		_, _ = w.Write([]byte("x"))
+	}))
+	defer storage.Close()
+	c := testClient(t, "http://127.0.0.1:1") // the service is elsewhere
+	if _, err := c.DownloadTo(context.Background(), storage.URL+"/o.png", &discard{}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("Authorization") != "" || got.Get("X-Api-Key") != "" {
+		t.Fatalf("credentials sent to a storage host: %v", got)
+	}
+}
+
+type discard struct{ n int }
+
+func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }

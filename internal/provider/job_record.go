@@ -1,0 +1,204 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// jobFields are the job record's attributes, shared by the svc_job resource and data source.
+var jobFields = []computedField{
+	{name: "status", kind: kindString, desc: "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."},
+	{name: "created_at", kind: kindString, desc: "When the job was recorded (RFC 3339, as the service wrote it)."},
+	{name: "started_at", kind: kindString, desc: "When the job started running; null until then."},
+	{name: "completed_at", kind: kindString, desc: "When the job reached a terminal status; null until then."},
+	{name: "expires_at", kind: kindString, desc: "Retention deadline: the job and its outputs are retrievable until then."},
+	{name: "queue_position", kind: kindInt64, desc: "Position in the queue while queued; null otherwise."},
+	{name: "progress", kind: kindObject, desc: "Latest progress snapshot; null until the job runs.", nested: []computedField{
+		{name: "value", kind: kindFloat64, desc: "Overall fraction done, 0 to 1, weighted by nodes and sampler steps."},
+		{name: "nodes_done", kind: kindInt64, desc: "Nodes finished."},
+		{name: "nodes_total", kind: kindInt64, desc: "Nodes to run."},
+		{name: "current_node", kind: kindString, desc: "Id of the node running now."},
+		{name: "current_node_class", kind: kindString, desc: "Class of the node running now."},
+		{name: "step", kind: kindInt64, desc: "Sampler step of the current node."},
+		{name: "steps", kind: kindInt64, desc: "Sampler steps of the current node."},
+		{name: "message", kind: kindString, desc: "Progress message."},
+	}},
+	{name: "outputs", kind: kindObjectList, desc: "Committed outputs, in the order the service lists them. Each is an asset.", nested: []computedField{
+		{name: "node_id", kind: kindString, desc: "Workflow node that produced the file; empty when the worker named none."},
+		{name: "name", kind: kindString, desc: "File name."},
+		{name: "type", kind: kindString, desc: "`image`, `video`, `audio`, `text`, `file` or `latent`."},
+		{name: "content_type", kind: kindString, desc: "Media type."},
+		{name: "size_bytes", kind: kindInt64, desc: "Size in bytes."},
+		{name: "id", kind: kindString, desc: "Asset id: use it with `svc_output_file.asset_id` or `provider::svc::asset_ref` to chain jobs."},
+		{name: "hash", kind: kindString, desc: "`blake3:<hex>` of the content; null until the service has computed it."},
+		{name: "url", kind: kindString, desc: "Signed download URL (absolute). It expires: prefer `id` for later downloads."},
+		{name: "url_expires_at", kind: kindString, desc: "When `url` stops working."},
+		{name: "job_id", kind: kindString, desc: "Id of the producing job, when the service names it."},
+	}},
+	{name: "error", kind: kindObject, desc: "Execution failure detail; null unless the job failed.", nested: []computedField{
+		{name: "code", kind: kindString, desc: "Error code, e.g. `node_execution_error`."},
+		{name: "message", kind: kindString, desc: "Error message."},
+		{name: "node_id", kind: kindString, desc: "Failing node id."},
+		{name: "class_type", kind: kindString, desc: "Failing node class."},
+		{name: "traceback", kind: kindString, desc: "Traceback, when the service returns one."},
+	}},
+	{name: "metrics", kind: kindInt64Map, desc: "Timings in milliseconds (`queue_ms`, `execution_ms`, ...). A metric the service has not measured yet is left out."},
+	{name: "urls", kind: kindObject, desc: "The job's links, resolved to absolute URLs.", nested: []computedField{
+		{name: "self", kind: kindString, desc: "The job record."},
+		{name: "events", kind: kindString, desc: "The live event stream."},
+		{name: "cancel", kind: kindString, desc: "Cancellation."},
+		{name: "logs", kind: kindString, desc: "Where the run's logs are read; null when the surface captures no logs."},
+	}},
+}
+
+var (
+	progressAttrTypes = nestedAttrTypes(jobFields, "progress")
+	outputAttrTypes   = nestedAttrTypes(jobFields, "outputs")
+	jobErrorAttrTypes = nestedAttrTypes(jobFields, "error")
+	jobURLsAttrTypes  = nestedAttrTypes(jobFields, "urls")
+)
+
+// jobRecordModel holds the job record's attributes; it is embedded in the resource's and the data
+// source's models.
+type jobRecordModel struct {
+	Status        types.String `tfsdk:"status"`
+	CreatedAt     types.String `tfsdk:"created_at"`
+	StartedAt     types.String `tfsdk:"started_at"`
+	CompletedAt   types.String `tfsdk:"completed_at"`
+	ExpiresAt     types.String `tfsdk:"expires_at"`
+	QueuePosition types.Int64  `tfsdk:"queue_position"`
+	Progress      types.Object `tfsdk:"progress"`
+	Outputs       types.List   `tfsdk:"outputs"`
+	Error         types.Object `tfsdk:"error"`
+	Metrics       types.Map    `tfsdk:"metrics"`
+	URLs          types.Object `tfsdk:"urls"`
+}
+
+type progressModel struct {
+	Value            types.Float64 `tfsdk:"value"`
+	NodesDone        types.Int64   `tfsdk:"nodes_done"`
+	NodesTotal       types.Int64   `tfsdk:"nodes_total"`
+	CurrentNode      types.String  `tfsdk:"current_node"`
+	CurrentNodeClass types.String  `tfsdk:"current_node_class"`
+	Step             types.Int64   `tfsdk:"step"`
+	Steps            types.Int64   `tfsdk:"steps"`
+	Message          types.String  `tfsdk:"message"`
+}
+
+type outputModel struct {
+	NodeID       types.String `tfsdk:"node_id"`
+	Name         types.String `tfsdk:"name"`
+	Type         types.String `tfsdk:"type"`
+	ContentType  types.String `tfsdk:"content_type"`
+	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
+	ID           types.String `tfsdk:"id"`
+	Hash         types.String `tfsdk:"hash"`
+	URL          types.String `tfsdk:"url"`
+	URLExpiresAt types.String `tfsdk:"url_expires_at"`
+	JobID        types.String `tfsdk:"job_id"`
+}
+
+type jobErrorModel struct {
+	Code      types.String `tfsdk:"code"`
+	Message   types.String `tfsdk:"message"`
+	NodeID    types.String `tfsdk:"node_id"`
+	ClassType types.String `tfsdk:"class_type"`
+	Traceback types.String `tfsdk:"traceback"`
+}
+
+type jobURLsModel struct {
+	Self   types.String `tfsdk:"self"`
+	Events types.String `tfsdk:"events"`
+	Cancel types.String `tfsdk:"cancel"`
+	Logs   types.String `tfsdk:"logs"`
+}
+
+// newJobRecordModel converts a service record into attribute values.
+func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
+	var diags, d diag.Diagnostics
+	m := jobRecordModel{
+		Status:        types.StringValue(job.Status),
+		CreatedAt:     types.StringValue(job.CreatedAt),
+		StartedAt:     types.StringPointerValue(job.StartedAt),
+		CompletedAt:   types.StringPointerValue(job.CompletedAt),
+		ExpiresAt:     types.StringValue(job.ExpiresAt),
+		QueuePosition: types.Int64PointerValue(job.QueuePosition),
+		Progress:      types.ObjectNull(progressAttrTypes),
+		Error:         types.ObjectNull(jobErrorAttrTypes),
+	}
+	if p := job.Progress; p != nil {
+		m.Progress, d = types.ObjectValueFrom(ctx, progressAttrTypes, progressModel{
+			Value:            types.Float64Value(p.Value),
+			NodesDone:        types.Int64Value(p.NodesDone),
+			NodesTotal:       types.Int64Value(p.NodesTotal),
+			CurrentNode:      types.StringPointerValue(p.CurrentNode),
+			CurrentNodeClass: types.StringPointerValue(p.CurrentNodeClass),
+			Step:             types.Int64PointerValue(p.Step),
+			Steps:            types.Int64PointerValue(p.Steps),
+			Message:          types.StringPointerValue(p.Message),
+		})
+		diags.Append(d...)
+	}
+	outputs := make([]outputModel, 0, len(job.Outputs))
+	for _, o := range job.Outputs {
+		outputs = append(outputs, outputModel{
+			NodeID:       types.StringValue(o.NodeID),
+			Name:         types.StringValue(o.Name),
+			Type:         types.StringValue(o.Type),
+			ContentType:  types.StringValue(o.ContentType),
+			SizeBytes:    types.Int64Value(o.SizeBytes),
+			ID:           types.StringValue(o.ID),
+			Hash:         types.StringPointerValue(o.Hash),
+			URL:          types.StringValue(o.URL),
+			URLExpiresAt: types.StringValue(o.URLExpiresAt),
+			JobID:        types.StringPointerValue(o.JobID),
+		})
+	}
+	m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	diags.Append(d...)
+	if e := job.Error; e != nil {
+		m.Error, d = types.ObjectValueFrom(ctx, jobErrorAttrTypes, jobErrorModel{
+			Code:      types.StringValue(e.Code),
+			Message:   types.StringValue(e.Message),
+			NodeID:    types.StringPointerValue(e.NodeID),
+			ClassType: types.StringPointerValue(e.ClassType),
+			Traceback: types.StringPointerValue(e.Traceback),
+		})
+		diags.Append(d...)
+	}
+	metrics := map[string]int64{}
+	for k, v := range job.Metrics {
+		if v != nil {
+			metrics[k] = *v
+		}
+	}
+	m.Metrics, d = types.MapValueFrom(ctx, types.Int64Type, metrics)
+	diags.Append(d...)
+	logs := types.StringNull()
+	if job.URLs.Logs != "" {
+		logs = types.StringValue(job.URLs.Logs)
+	}
+	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
+		Self:   types.StringValue(job.URLs.Self),
+		Events: types.StringValue(job.URLs.Events),
+		Cancel: types.StringValue(job.URLs.Cancel),
+		Logs:   logs,
+	})
+	diags.Append(d...)
+	return m, diags
+}
+
+// links returns the job's links held in state (zero values when there are none yet).
+func (m jobRecordModel) links(ctx context.Context) jobURLsModel {
+	var u jobURLsModel
+	if m.URLs.IsNull() || m.URLs.IsUnknown() {
+		return u
+	}
+	_ = m.URLs.As(ctx, &u, basetypes.ObjectAsOptions{})
+	return u
+}

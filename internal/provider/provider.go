@@ -1,0 +1,177 @@
+// Package provider implements the svc Terraform provider on terraform-plugin-framework. It knows
+// nothing of HTTP: every call to the service goes through internal/client.
+package provider
+
+import (
+	"context"
+	"os"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+var (
+	_ provider.Provider              = (*svcProvider)(nil)
+	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
+)
+
+// New returns a constructor of the provider, as providerserver.Serve expects.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &svcProvider{version: version} }
+}
+
+type svcProvider struct {
+	version string
+}
+
+type providerModel struct {
+	Endpoint         types.String `tfsdk:"endpoint"`
+	RouterEndpoint   types.String `tfsdk:"router_endpoint"`
+	RegistryEndpoint types.String `tfsdk:"registry_endpoint"`
+	APIKey           types.String `tfsdk:"api_key"`
+	RegistryToken    types.String `tfsdk:"registry_token"`
+	PartnerAPIKey    types.String `tfsdk:"partner_api_key"`
+	MaxRetries       types.Int64  `tfsdk:"max_retries"`
+}
+
+func (p *svcProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "svc"
+	resp.Version = p.version
+}
+
+func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Runs workflows as durable jobs, calls partner models through the model router, " +
+			"and manages node registry entries on the workflow execution service.",
+		Attributes: map[string]schema.Attribute{
+			"endpoint": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Base URL of the workflow service (v2 jobs, assets, v1 cloud). It may carry a mount " +
+					"prefix such as `/deployment/{id}`. Environment: `SVC_ENDPOINT`. Default: `" + client.DefaultEndpoint + "`.",
+			},
+			"router_endpoint": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Base URL of the model router. Environment: `SVC_ROUTER_ENDPOINT`. Default: `endpoint`.",
+			},
+			"registry_endpoint": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Base URL of the node registry. Environment: `SVC_REGISTRY_ENDPOINT`. Default: `endpoint`.",
+			},
+			"api_key": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "API key. Sent as `Authorization: Bearer` to the v2 jobs interface and as `X-API-Key` " +
+					"to the router and v1. Environment: `SVC_API_KEY`. Never stored in state or logged.",
+			},
+			"registry_token": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Token for node registry operations (`Authorization: Bearer`): a JWT, or an API key " +
+					"with the product prefix. Environment: `SVC_REGISTRY_TOKEN`. Default: `api_key`.",
+			},
+			"partner_api_key": schema.StringAttribute{
+				Optional:  true,
+				Sensitive: true,
+				MarkdownDescription: "Default API key for partner nodes, sent as `extra_data.api_key_svc_org` with job " +
+					"submissions when a resource sets no partner credential. Environment: `SVC_PARTNER_API_KEY`.",
+			},
+			"max_retries": schema.Int64Attribute{
+				Optional:            true,
+				Validators:          []validator.Int64{int64validator.Between(0, 20)},
+				MarkdownDescription: "Retries of transient failures per operation. Default: 5.",
+			},
+		},
+	}
+}
+
+// providerData is what resources, data sources and functions receive from Configure.
+type providerData struct {
+	client        *client.Client
+	partnerAPIKey string
+	// secrets are masked in every log line and error this provider writes.
+	secrets []string
+	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
+	// resource not created yet); plan-time checks that need the service are then skipped.
+	configUnknown bool
+}
+
+func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	unknown := false
+	setting := func(v types.String, env string) string {
+		if v.IsUnknown() {
+			unknown = true
+			return ""
+		}
+		if !v.IsNull() {
+			return v.ValueString()
+		}
+		return os.Getenv(env)
+	}
+	ccfg := client.Config{
+		Endpoint:         setting(cfg.Endpoint, "SVC_ENDPOINT"),
+		RouterEndpoint:   setting(cfg.RouterEndpoint, "SVC_ROUTER_ENDPOINT"),
+		RegistryEndpoint: setting(cfg.RegistryEndpoint, "SVC_REGISTRY_ENDPOINT"),
+		APIKey:           setting(cfg.APIKey, "SVC_API_KEY"),
+		RegistryToken:    setting(cfg.RegistryToken, "SVC_REGISTRY_TOKEN"),
+		UserAgent:        "terraform-provider-svc/" + p.version + " (+" + req.TerraformVersion + ")",
+	}
+	partnerKey := setting(cfg.PartnerAPIKey, "SVC_PARTNER_API_KEY")
+	if !cfg.MaxRetries.IsNull() && !cfg.MaxRetries.IsUnknown() {
+		ccfg.MaxRetries, ccfg.MaxRetriesSet = int(cfg.MaxRetries.ValueInt64()), true
+	}
+
+	secrets := nonEmpty(ccfg.APIKey, ccfg.RegistryToken, partnerKey)
+	ccfg.Logger = tflogLogger{secrets: secrets}
+	c, err := client.New(ccfg)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid provider configuration", redact(err.Error(), secrets))
+		return
+	}
+	tflog.Debug(maskSecrets(ctx, secrets), "configured svc provider", map[string]any{
+		"endpoint": c.Endpoint(), "config_unknown": unknown,
+	})
+	data := &providerData{client: c, partnerAPIKey: partnerKey, secrets: secrets, configUnknown: unknown}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		NewJobResource,
+	}
+}
+
+func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{
+		NewJobDataSource,
+	}
+}
+
+func (p *svcProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{}
+}
+
+func nonEmpty(values ...string) []string {
+	var out []string
+	for _, v := range values {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

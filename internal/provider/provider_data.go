@@ -1,0 +1,45 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// configureData extracts the provider's data in a resource's or data source's Configure. It is
+// nil before the provider is configured (early validation), which callers tolerate.
+func configureData(v any, diags *diag.Diagnostics) *providerData {
+	if v == nil {
+		return nil
+	}
+	d, ok := v.(*providerData)
+	if !ok {
+		diags.AddError("Unexpected provider data", fmt.Sprintf("Expected *providerData, got %T. This is a bug in the provider.", v))
+		return nil
+	}
+	return d
+}
+
+// logContext masks the provider's secrets in every tflog line written with the returned context.
+func (d *providerData) logContext(ctx context.Context) context.Context {
+	return maskSecrets(ctx, d.secrets)
+}
+
+func (d *providerData) redact(text string) string { return redact(text, d.secrets) }
+
+// partnerExtraData is the extra_data credential for partner nodes: the resource's write-only
+// token or key, else the provider's partner_api_key. Only one is ever sent: the contract calls
+// sending both an unsupported combination.
+func (d *providerData) partnerExtraData(apiKeyWO, authTokenWO types.String) map[string]string {
+	switch {
+	case authTokenWO.ValueString() != "":
+		return map[string]string{"auth_token_svc_org": authTokenWO.ValueString()}
+	case apiKeyWO.ValueString() != "":
+		return map[string]string{"api_key_svc_org": apiKeyWO.ValueString()}
+	case d.partnerAPIKey != "":
+		return map[string]string{"api_key_svc_org": d.partnerAPIKey}
+	}
+	return nil
+}

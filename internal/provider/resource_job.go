@@ -1,0 +1,346 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+var (
+	_ resource.Resource                = (*jobResource)(nil)
+	_ resource.ResourceWithConfigure   = (*jobResource)(nil)
+	_ resource.ResourceWithImportState = (*jobResource)(nil)
+)
+
+const (
+	defaultJobCreateTimeout = 30 * time.Minute
+	defaultJobDeleteTimeout = 10 * time.Minute
+)
+
+// NewJobResource returns the svc_job resource.
+func NewJobResource() resource.Resource { return &jobResource{} }
+
+type jobResource struct {
+	data *providerData
+}
+
+type jobResourceModel struct {
+	ID                 types.String         `tfsdk:"id"`
+	Workflow           jsontypes.Normalized `tfsdk:"workflow"`
+	IdempotencyKey     types.String         `tfsdk:"idempotency_key"`
+	PartnerAPIKeyWO    types.String         `tfsdk:"partner_api_key_wo"`
+	PartnerAuthTokenWO types.String         `tfsdk:"partner_auth_token_wo"`
+	WaitForCompletion  types.Bool           `tfsdk:"wait_for_completion"`
+	CancelOnDestroy    types.Bool           `tfsdk:"cancel_on_destroy"`
+	RerunOnExpiry      types.Bool           `tfsdk:"rerun_on_expiry"`
+	Timeouts           timeouts.Value       `tfsdk:"timeouts"`
+	jobRecordModel
+}
+
+func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_job"
+}
+
+func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := keepStateForUnknown(resourceAttributes(jobFields))
+	attrs["id"] = schema.StringAttribute{
+		Computed:            true,
+		MarkdownDescription: "Job id (a UUID), in state as soon as the service accepted the job.",
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["workflow"] = schema.StringAttribute{
+		Required:   true,
+		CustomType: jsontypes.NormalizedType{},
+		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
+			"Formatting differences are not changes. A UI-format export, a non-object or invalid JSON is rejected at " +
+			"plan time. Changing it replaces the job.",
+		Validators:    []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+	attrs["idempotency_key"] = schema.StringAttribute{
+		Optional: true,
+		Computed: true,
+		MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
+			"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
+			"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
+			"Changing it replaces the job.",
+		Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
+		PlanModifiers: []planmodifier.String{
+			stringplanmodifier.UseStateForUnknown(),
+			stringplanmodifier.RequiresReplaceIfConfigured(),
+		},
+	}
+	attrs["partner_api_key_wo"] = schema.StringAttribute{
+		Optional:  true,
+		Sensitive: true,
+		WriteOnly: true,
+		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. " +
+			"Defaults to the provider's `partner_api_key`. Conflicts with `partner_auth_token_wo`.",
+		Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("partner_auth_token_wo"))},
+	}
+	attrs["partner_auth_token_wo"] = schema.StringAttribute{
+		Optional:            true,
+		Sensitive:           true,
+		WriteOnly:           true,
+		MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
+	}
+	attrs["wait_for_completion"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`.",
+	}
+	attrs["cancel_on_destroy"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
+	}
+	attrs["rerun_on_expiry"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held.",
+	}
+	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
+
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
+			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
+			"Once the service has answered with a job id, the id is in state, even when the apply then fails, " +
+			"times out or is interrupted (the resource is then tainted). A submission whose outcome is unknown " +
+			"(a `5xx` or a lost connection after the request left) is never resent: the error names the " +
+			"idempotency key so the job can be found and imported.",
+		Attributes: attrs,
+	}
+}
+
+func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan jobResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var apiKeyWO, authTokenWO types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &apiKeyWO)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_auth_token_wo"), &authTokenWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	createTimeout, diags := plan.Timeouts.Create(ctx, defaultJobCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+
+	// The key is chosen once, here, before the first attempt; the client resends it unchanged.
+	// (Terraform 1.11 plans every resource twice and cannot carry a random value from the first
+	// plan to the second, so an unset key is "known after apply".)
+	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
+		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	}
+	key := plan.IdempotencyKey.ValueString()
+
+	job, err := r.data.client.SubmitJob(waitCtx, client.SubmitJobInput{
+		Workflow:       json.RawMessage(plan.Workflow.ValueString()),
+		ExtraData:      r.data.partnerExtraData(apiKeyWO, authTokenWO),
+		IdempotencyKey: key,
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Job submission failed", r.data.redact(describeSubmitError(err, key)))
+		return
+	}
+	tflog.Info(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
+
+	// The id reaches state now: whatever happens while waiting, the job is not lost.
+	plan.ID = types.StringValue(job.ID)
+	resp.Diagnostics.Append(plan.setRecord(ctx, job)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+		return
+	}
+
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
+	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if waitErr != nil {
+		resp.Diagnostics.AddError("Job did not finish", r.data.redact(describeWaitError(ctx, waitErr, final, createTimeout)))
+		return
+	}
+	if final.Status != client.JobSucceeded {
+		resp.Diagnostics.AddError(fmt.Sprintf("Job %s", final.Status), r.data.redact(describeUnsuccessfulJob(final)))
+	}
+}
+
+func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state jobResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+
+	var job *client.Job
+	var err error
+	if self := state.links(ctx).Self.ValueString(); self != "" {
+		job, err = r.data.client.ReadJobAt(ctx, self)
+	} else {
+		job, err = r.data.client.GetJob(ctx, state.ID.ValueString())
+	}
+	switch {
+	case client.StatusOf(err) == http.StatusNotFound:
+		if !pastExpiry(state.ExpiresAt) {
+			resp.Diagnostics.AddWarning("Job no longer exists",
+				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
+					state.ID.ValueString(), state.ExpiresAt.ValueString()))
+			resp.State.RemoveResource(ctx)
+			return
+		}
+		r.readExpired(ctx, state, resp)
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Reading job failed", r.data.redact(err.Error()))
+		return
+	case job.Status == client.JobExpired:
+		r.readExpired(ctx, state, resp)
+		return
+	}
+	resp.Diagnostics.Append(state.setRecord(ctx, job)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// readExpired handles a job the service has aged out. That is not drift: state keeps what it
+// held, unless the user asked for the job to be run again.
+func (r *jobResource) readExpired(ctx context.Context, state jobResourceModel, resp *resource.ReadResponse) {
+	if state.RerunOnExpiry.ValueBool() {
+		resp.Diagnostics.AddWarning("Job expired: it will run again",
+			fmt.Sprintf("Job %s has expired on the service and rerun_on_expiry is true: it is removed from state and the next apply submits the workflow again.", state.ID.ValueString()))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	tflog.Info(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": state.ID.ValueString()})
+}
+
+func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	// Only provider-side settings can change in place (wait_for_completion, cancel_on_destroy,
+	// rerun_on_expiry, timeouts); nothing is sent to the service.
+	var plan jobResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state jobResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !state.CancelOnDestroy.ValueBool() || client.JobTerminal(state.Status.ValueString()) {
+		return // nothing runs; the job is forgotten, the service keeps it until it expires
+	}
+	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultJobDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
+
+	links := state.links(ctx)
+	job := &client.Job{ID: state.ID.ValueString(), Status: state.Status.ValueString(), URLs: client.JobURLs{
+		Self: links.Self.ValueString(), Events: links.Events.ValueString(), Cancel: links.Cancel.ValueString(),
+	}}
+	if job.URLs.Cancel == "" {
+		fresh, err := r.data.client.GetJob(ctx, job.ID)
+		if client.StatusOf(err) == http.StatusNotFound {
+			return
+		}
+		if err != nil {
+			resp.Diagnostics.AddError("Cancelling job failed", r.data.redact(err.Error()))
+			return
+		}
+		job = fresh
+	}
+	canceled, err := r.data.client.CancelJob(ctx, job)
+	if client.StatusOf(err) == http.StatusNotFound {
+		return // already gone
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Cancelling job failed", r.data.redact(err.Error()))
+		return
+	}
+	tflog.Info(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
+	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
+		resp.Diagnostics.AddError("Job did not stop",
+			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
+	}
+}
+
+func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if err := uuid.Validate(req.ID); err != nil {
+		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID); got %q.", req.ID))
+		return
+	}
+	// Import cannot learn the workflow (the job record does not carry it), so the first plan
+	// after import records the configured workflow in state, in place, without sending anything.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
+}
+
+// setRecord copies the service's job record into the model.
+func (m *jobResourceModel) setRecord(ctx context.Context, job *client.Job) diag.Diagnostics {
+	rec, diags := newJobRecordModel(ctx, job)
+	if !diags.HasError() {
+		m.jobRecordModel = rec
+	}
+	return diags
+}
+
+func pastExpiry(expiresAt types.String) bool {
+	t, err := time.Parse(time.RFC3339Nano, expiresAt.ValueString())
+	return err == nil && time.Now().After(t)
+}
+
+func logJobProgress(ctx context.Context, j *client.Job) {
+	fields := map[string]any{"job_id": j.ID, "status": j.Status}
+	if p := j.Progress; p != nil {
+		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
+		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)
+		if p.CurrentNode != nil {
+			fields["node"] = *p.CurrentNode
+		}
+		if p.CurrentNodeClass != nil {
+			fields["class"] = *p.CurrentNodeClass
+		}
+		if p.Step != nil && p.Steps != nil {
+			fields["step"] = fmt.Sprintf("%d/%d", *p.Step, *p.Steps)
+		}
+		if p.Message != nil {
+			fields["message"] = *p.Message
+		}
+	}
+	tflog.Info(ctx, "job progress", fields)
+}
