@@ -221,3 +221,31 @@ func TestDownloadSendsNoCredentialsToAnotherOrigin(t *testing.T) {
 type discard struct{ n int }
 
 func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
+
+// net/http resends a request with an Idempotency-Key on its own when a reused keep-alive
+// connection breaks. The submission must never be resent that way.
+func TestSubmitNotResentByNetHTTPOnReusedConnection(t *testing.T) {
+	id := "33333333-3333-3333-3333-333333333333"
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			dropConnection(w, r) // read the request, then lose the answer
+			return
+		}
+		_, _ = w.Write([]byte(jobJSON(id, "running")))
+	}))
+	defer srv.Close()
+	c := testClient(t, srv.URL)
+	if _, err := c.GetJob(context.Background(), id); err != nil { // leaves an idle connection
+		t.Fatal(err)
+	}
+	_, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	var unknown *UnknownOutcomeError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("err = %v, want an unknown outcome", err)
+	}
+	if n := posts.Load(); n != 1 {
+		t.Fatalf("the service received %d submissions, want exactly 1", n)
+	}
+}
