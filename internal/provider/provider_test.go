@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// testAccProtoV6ProviderFactories runs the provider in-process for acceptance tests.
+var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"svc": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+func TestMain(m *testing.M) {
+	// terraform-plugin-testing downloads Terraform unless told where it is; use the one on PATH.
+	if os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
+		if p, err := exec.LookPath("terraform"); err == nil {
+			_ = os.Setenv("TF_ACC_TERRAFORM_PATH", p)
+		}
+	}
+	if os.Getenv("TF_ACC_PROVIDER_NAMESPACE") == "" {
+		_ = os.Setenv("TF_ACC_PROVIDER_NAMESPACE", "svc-org")
+	}
+	os.Exit(m.Run())
+}
+
+// newTestServer starts a reference server for one test and stops it when the test ends.
+func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
+	t.Helper()
+	srv := emulator.New(opts)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// providerConfig is the provider block pointing at srv, with quick retries.
+func providerConfig(srv *emulator.Server, extra string) string {
+	return fmt.Sprintf(`
+provider "svc" {
+  endpoint    = %q
+  max_retries = 2
+  %s
+}
+`, srv.URL(), extra)
+}
+
+// imageWorkflowHCL is an API-format workflow: an empty image, inverted, saved batch times.
+func imageWorkflowHCL(batch int) string {
+	return fmt.Sprintf(`jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = %d, color = 16711680 } }
+    "2" = { class_type = "ImageInvert", inputs = { image = ["1", 0] } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "acc" } }
+  })`, batch)
+}
+
+// slowWorkflowHCL has a sampler node with many steps, so the job stays running for a while.
+const slowWorkflowHCL = `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 1, steps = 10000, denoise = 1.0 } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "slow" } }
+  })`

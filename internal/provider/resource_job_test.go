@@ -1,0 +1,465 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"lukechampine.com/blake3"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+func jobConfig(srv *emulator.Server, workflow, extra string) string {
+	return providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  workflow = %s
+  %s
+}
+`, workflow, extra)
+}
+
+// captureID stores the job id from state into *id.
+func captureID(id *string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources["svc_job.test"]
+		if !ok {
+			return fmt.Errorf("svc_job.test not in state")
+		}
+		*id = rs.Primary.ID
+		return nil
+	}
+}
+
+// checkOutputHashes downloads every output and checks its blake3 against the state's hash.
+func checkOutputHashes(name string, want int) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		attrs := s.RootModule().Resources[name].Primary.Attributes
+		if attrs["outputs.#"] != fmt.Sprint(want) {
+			return fmt.Errorf("outputs.# = %s, want %d", attrs["outputs.#"], want)
+		}
+		for i := 0; i < want; i++ {
+			url, hash := attrs[fmt.Sprintf("outputs.%d.url", i)], attrs[fmt.Sprintf("outputs.%d.hash", i)]
+			resp, err := http.Get(url)
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			sum := blake3.Sum256(body)
+			if got := fmt.Sprintf("blake3:%x", sum); got != hash {
+				return fmt.Errorf("output %d: bytes hash to %s, state says %s", i, got, hash)
+			}
+			if !strings.HasPrefix(string(body), "\x89PNG") {
+				return fmt.Errorf("output %d is not a PNG", i)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccJob_successWithOutputs(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, imageWorkflowHCL(2), "") + `
+data "svc_job" "read" { id = svc_job.test.id }
+`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+				resource.TestMatchResourceAttr("svc_job.test", "id", regexp.MustCompile(`^[0-9a-f-]{36}$`)),
+				resource.TestMatchResourceAttr("svc_job.test", "idempotency_key", regexp.MustCompile(`^[0-9a-f-]{36}$`)),
+				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.node_id", "3"),
+				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.type", "image"),
+				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.content_type", "image/png"),
+				resource.TestCheckResourceAttr("svc_job.test", "progress.value", "1"),
+				resource.TestCheckResourceAttrSet("svc_job.test", "metrics.execution_ms"),
+				resource.TestCheckNoResourceAttr("svc_job.test", "urls.logs"),
+				checkOutputHashes("svc_job.test", 2),
+				resource.TestCheckResourceAttrPair("data.svc_job.read", "outputs.1.hash", "svc_job.test", "outputs.1.hash"),
+				func(*terraform.State) error {
+					if n := srv.JobCount(); n != 1 {
+						return fmt.Errorf("server has %d jobs, want 1", n)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+func TestAccJob_validationErrorNamesNodes(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageInvert", inputs = {} }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
+  })`, ""),
+			ExpectError: regexp.MustCompile(`(?s)HTTP 422 invalid_workflow.*node "2": image: required_input_missing`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.JobCount(); n != 0 {
+				return fmt.Errorf("server has %d jobs, want none", n)
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccJob_planTimeWorkflowChecks(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	tests := []struct {
+		name     string
+		workflow string
+		want     string
+	}{
+		{name: "UI format", workflow: `jsonencode({ last_node_id = 3, nodes = [{ id = 1, type = "EmptyImage" }], links = [] })`, want: `UI-format workflow export`},
+		{name: "not an object", workflow: `jsonencode(["EmptyImage"])`, want: `must be a JSON object`},
+		{name: "invalid JSON", workflow: `"{\"1\": "`, want: `not valid JSON`},
+		{name: "node without class_type", workflow: `jsonencode({ "1" = { inputs = {} } })`, want: `node "1" has no class_type`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      jobConfig(srv, tt.workflow, ""),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tt.want),
+				}},
+			})
+		})
+	}
+	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
+		t.Fatalf("%d submissions reached the server; plan-time errors must send nothing", n)
+	}
+}
+
+func TestAccJob_queueFullThenSuccess(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 1, Times: 2, Status: 429,
+		Headers: map[string]string{"Retry-After": "0"}, Body: `{"error":{"code":"queue_full","message":"queue is full"}}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+				func(s *terraform.State) error {
+					key := s.RootModule().Resources["svc_job.test"].Primary.Attributes["idempotency_key"]
+					if got := srv.LastRequestHeader(emulator.OpSubmitJob).Get("Idempotency-Key"); got != key {
+						return fmt.Errorf("last attempt carried key %q, state holds %q", got, key)
+					}
+					if n := srv.Requests(emulator.OpSubmitJob); n != 3 {
+						return fmt.Errorf("%d submit attempts, want 3 (two 429s, then success)", n)
+					}
+					if n := srv.JobCount(); n != 1 {
+						return fmt.Errorf("server has %d jobs, want 1", n)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+func TestAccJob_lostResponseAfterCreate(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 1, Status: 500, AfterHandling: true,
+		Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"`),
+			ExpectError: regexp.MustCompile(`(?s)a job may or may not exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*HTTP 500 upstream_error.*terraform import`),
+		}},
+	})
+	if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
+		t.Fatalf("server has %d jobs after %d submissions; want exactly 1 of each", n, m)
+	}
+}
+
+func TestAccJob_failedNodeTaints(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.FailNode("ImageInvert", "node_execution_error", "CUDA out of memory")
+	var firstID string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      jobConfig(srv, imageWorkflowHCL(1), ""),
+				ExpectError: regexp.MustCompile(`(?s)Job [0-9a-f-]{36} failed.*Node "2" \(ImageInvert\) raised node_execution_error: CUDA out of memory.*Traceback`),
+			},
+			{
+				// The failed job's id was kept (tainted): the next plan replaces it.
+				PreConfig: func() {
+					ids := srv.JobIDs()
+					if len(ids) == 1 {
+						firstID = ids[0]
+					}
+					srv.ClearNodeFailures()
+				},
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionReplace),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+					func(s *terraform.State) error {
+						if firstID == "" || s.RootModule().Resources["svc_job.test"].Primary.ID == firstID {
+							return fmt.Errorf("want a new job replacing the failed one %q", firstID)
+						}
+						return nil
+					},
+				),
+			},
+		},
+	})
+}
+
+func TestAccJob_cancelOnDestroy(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{StepDuration: 20 * time.Millisecond})
+	var id string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, slowWorkflowHCL, "wait_for_completion = false"),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				captureID(&id),
+				resource.TestCheckResourceAttrWith("svc_job.test", "status", func(v string) error {
+					if v != "queued" && v != "running" {
+						return fmt.Errorf("status %q, want queued or running", v)
+					}
+					return nil
+				}),
+			),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if st, _ := srv.JobStatus(id); st != "canceled" {
+				return fmt.Errorf("job %s is %q after destroy, want canceled", id, st)
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccJob_expiry(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		extra       string
+		purge       bool
+		wantReplace bool
+	}{
+		{name: "expired status keeps state", extra: ""},
+		{name: "404 after expires_at keeps state", extra: "", purge: true},
+		{name: "rerun_on_expiry runs it again", extra: "rerun_on_expiry = true", wantReplace: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{Retention: time.Hour})
+			var id string
+			expire := func() {
+				srv.ExpireJob(id)
+				if tt.purge {
+					srv.PurgeJob(id)
+				}
+			}
+			second := resource.TestStep{PreConfig: expire, Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra)}
+			if tt.wantReplace {
+				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionCreate)}
+				second.Check = func(s *terraform.State) error {
+					if s.RootModule().Resources["svc_job.test"].Primary.ID == id {
+						return fmt.Errorf("the expired job %s was not replaced", id)
+					}
+					return nil
+				}
+			} else {
+				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+				second.Check = resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrPtr("svc_job.test", "id", &id),
+					resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+					resource.TestCheckResourceAttr("svc_job.test", "outputs.#", "1"),
+				)
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra), Check: captureID(&id)},
+					second,
+				},
+			})
+		})
+	}
+}
+
+func TestAccJob_importByID(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: jobConfig(srv, imageWorkflowHCL(1), "")},
+			{
+				ResourceName:      "svc_job.test",
+				ImportState:       true,
+				ImportStateVerify: true,
+				// Neither is in the job record: the workflow comes from configuration and the
+				// key was only ever sent as a header.
+				ImportStateVerifyIgnore: []string{"workflow", "idempotency_key"},
+			},
+			{
+				ResourceName: "svc_job.test", ImportState: true, ImportStateId: "../../etc",
+				ExpectError: regexp.MustCompile(`Import svc_job by job id \(a UUID\)`),
+			},
+		},
+	})
+}
+
+func TestAccJob_importedJobAdoptsWorkflowInPlace(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: jobConfig(srv, imageWorkflowHCL(1), "")},
+			{ResourceName: "svc_job.test", ImportState: true, ImportStatePersist: true},
+			{
+				// The imported state lacks the workflow; adopting it is an in-place update that
+				// sends nothing, never a replacement that would run the job again.
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					if n := srv.JobCount(); n != 1 {
+						return fmt.Errorf("server has %d jobs, want 1", n)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func TestAccJob_mountPrefixAndLinks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		absolute bool
+	}{
+		{name: "host-relative links", absolute: false},
+		{name: "absolute links", absolute: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{MountPrefix: "/deployment/dep-1", AbsoluteLinks: tt.absolute, LogsLink: true})
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+					Check: resource.ComposeAggregateTestCheckFunc(
+						resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+						resource.TestMatchResourceAttr("svc_job.test", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/api/v2/jobs/[0-9a-f-]{36}$`)),
+						resource.TestMatchResourceAttr("svc_job.test", "urls.logs", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/`)),
+						checkOutputHashes("svc_job.test", 1),
+					),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccJob_htmlErrorBody(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 1, Status: 403, ContentType: "text/html",
+		Headers: map[string]string{"X-Svc-Request-Id": "req-html-403"},
+		Body:    "<html><head><title>403 Forbidden</title></head><body><h1>Forbidden</h1><p>edge proxy</p></body></html>"})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      jobConfig(srv, imageWorkflowHCL(1), ""),
+			ExpectError: regexp.MustCompile(`(?s)HTTP 403: Forbidden \(request id req-html-403\).*403 Forbidden Forbidden edge proxy`),
+		}},
+	})
+}
+
+func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
+	// Not parallel: it sets the process-wide log environment.
+	const apiKey, partnerKey = "svc-api-key-0123456789", "partner-key-9876543210"
+	logPath := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "TRACE")
+	t.Setenv("TF_ACC_LOG_PATH", logPath)
+	srv := newTestServer(t, emulator.Options{Token: apiKey})
+	var id, stateJSON string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", apiKey)) + fmt.Sprintf(`
+resource "svc_job" "test" {
+  workflow           = %s
+  partner_api_key_wo = %q
+}
+`, imageWorkflowHCL(1), partnerKey),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				captureID(&id),
+				resource.TestCheckNoResourceAttr("svc_job.test", "partner_api_key_wo"),
+				func(s *terraform.State) error {
+					b, err := json.Marshal(s)
+					stateJSON = string(b)
+					return err
+				},
+			),
+		}},
+	})
+	// The secrets were really used...
+	if got := srv.LastRequestHeader(emulator.OpSubmitJob).Get("Authorization"); got != "Bearer "+apiKey {
+		t.Fatalf("the server did not receive the api key (Authorization %q)", got)
+	}
+	if got := srv.JobExtraData(id)["api_key_svc_org"]; got != partnerKey {
+		t.Fatalf("the partner key did not reach the job's extra_data (got %v)", got)
+	}
+	// ...and appear nowhere else.
+	logs, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "job submitted") {
+		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
+	}
+	for _, secret := range []string{apiKey, partnerKey} {
+		if strings.Contains(stateJSON, secret) {
+			t.Errorf("state contains a secret")
+		}
+		if strings.Contains(string(logs), secret) {
+			t.Errorf("TF_LOG=trace output contains a secret")
+		}
+	}
+}
