@@ -103,7 +103,7 @@ func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeErr
 			add(id, "class_type", reasonRequiredMissing, "class_type is required")
 			continue
 		}
-		if in, present := m["inputs"]; present {
+		if in := m["inputs"]; in != nil {
 			if _, ok := in.(map[string]any); !ok {
 				add(id, "inputs", reasonInvalidType, "inputs must be an object")
 				continue
