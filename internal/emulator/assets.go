@@ -1,0 +1,171 @@
+package emulator
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"lukechampine.com/blake3"
+)
+
+// asset is a UUID-identified record over a blob held in memory.
+type asset struct {
+	id          string
+	name        string
+	contentType string
+	data        []byte
+	hash        string // "blake3:<hex>"
+	jobID       string // producing job, empty for uploaded assets
+	nodeID      string
+	createdAt   time.Time
+}
+
+// assetJSON is the asset record served by GET /api/v2/assets/{id}.
+type assetJSON struct {
+	ID           string  `json:"id"`
+	Name         string  `json:"name"`
+	ContentType  string  `json:"content_type"`
+	SizeBytes    int64   `json:"size_bytes"`
+	Hash         *string `json:"hash"`
+	URL          string  `json:"url"`
+	URLExpiresAt string  `json:"url_expires_at"`
+	JobID        *string `json:"job_id"`
+}
+
+func blake3Hash(data []byte) string {
+	sum := blake3.Sum256(data)
+	return "blake3:" + hex.EncodeToString(sum[:])
+}
+
+// PutAsset stores data as a new asset (as an upload would) and returns its id.
+// Workflows can reference it as {"type":"core/ASSET","id":id} or, for LoadImage,
+// by name.
+func (s *Server) PutAsset(name, contentType string, data []byte) (id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.putAssetLocked(name, contentType, data, "", "").id
+}
+
+// putAssetLocked stores a copy of data; s.mu must be held.
+func (s *Server) putAssetLocked(name, contentType string, data []byte, jobID, nodeID string) *asset {
+	a := &asset{
+		id:          uuid.NewString(),
+		name:        name,
+		contentType: contentType,
+		data:        bytes.Clone(data),
+		hash:        blake3Hash(data),
+		jobID:       jobID,
+		nodeID:      nodeID,
+		createdAt:   time.Now(),
+	}
+	s.assets[a.id] = a
+	return a
+}
+
+// lookupAssetLocked returns a live asset, expiring its job first when due; s.mu must be held.
+func (s *Server) lookupAssetLocked(id string) *asset {
+	a := s.assets[id]
+	if a == nil {
+		return nil
+	}
+	if a.jobID != "" {
+		if j := s.jobs[a.jobID]; j != nil {
+			s.expireIfDueLocked(j, time.Now())
+		}
+	}
+	return s.assets[id]
+}
+
+// assetByNameLocked finds the newest asset with the given name; s.mu must be held.
+func (s *Server) assetByNameLocked(name string) *asset {
+	var best *asset
+	for _, a := range s.assets {
+		if a.name == name && (best == nil || a.createdAt.After(best.createdAt)) {
+			best = a
+		}
+	}
+	return best
+}
+
+// signedContentURL returns the signed content link of asset id and its expiry.
+func (s *Server) signedContentURL(r *http.Request, id string, now time.Time) (string, time.Time) {
+	exp := now.Add(s.opts.URLTTL).Truncate(time.Second)
+	if exp.Before(now.Add(s.opts.URLTTL)) {
+		exp = exp.Add(time.Second) // never shorter than URLTTL
+	}
+	return s.contentLink(r, id, exp), exp
+}
+
+// contentLink is the signed content link of asset id valid until exp.
+func (s *Server) contentLink(r *http.Request, id string, exp time.Time) string {
+	e := strconv.FormatInt(exp.Unix(), 10)
+	return s.link(r, "/api/v2/assets/"+id+"/content?expires="+e+"&sig="+s.sign(id, e))
+}
+
+func (s *Server) sign(id, expires string) string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte(id + "\n" + expires))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *Server) registerAssetRoutes() {
+	s.route("GET /api/v2/assets/{id}", OpGetAsset, s.handleGetAsset)
+	s.route("GET /api/v2/assets/{id}/content", OpAssetContent, s.handleAssetContent, noAuth())
+}
+
+func (s *Server) handleGetAsset(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	now := time.Now()
+	s.mu.Lock()
+	a := s.lookupAssetLocked(id)
+	if a == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "asset not found", map[string]any{"id": id})
+		return
+	}
+	rec := assetJSON{
+		ID:          a.id,
+		Name:        a.name,
+		ContentType: a.contentType,
+		SizeBytes:   int64(len(a.data)),
+		Hash:        &a.hash,
+	}
+	if a.jobID != "" {
+		rec.JobID = &a.jobID
+	}
+	s.mu.Unlock()
+	u, exp := s.signedContentURL(r, id, now)
+	rec.URL, rec.URLExpiresAt = u, formatTime(exp)
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	q := r.URL.Query()
+	expires, sig := q.Get("expires"), q.Get("sig")
+	exp, err := strconv.ParseInt(expires, 10, 64)
+	if err != nil || sig == "" || !hmac.Equal([]byte(sig), []byte(s.sign(id, expires))) {
+		writeError(w, http.StatusForbidden, "forbidden", "invalid signature", nil)
+		return
+	}
+	if time.Now().Unix() > exp {
+		writeError(w, http.StatusForbidden, "forbidden", "signed url expired", nil)
+		return
+	}
+	s.mu.Lock()
+	a := s.lookupAssetLocked(id)
+	s.mu.Unlock()
+	if a == nil {
+		writeError(w, http.StatusNotFound, "blob_not_found", "the asset's content is gone", map[string]any{"id": id})
+		return
+	}
+	w.Header().Set("Content-Type", a.contentType)
+	w.Header().Set("Cache-Control", "private, max-age=60")
+	// data is never mutated after creation, so it is safe to read without the lock.
+	http.ServeContent(w, r, a.name, a.createdAt, bytes.NewReader(a.data))
+}

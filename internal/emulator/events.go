@@ -1,0 +1,114 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// heartbeat is how often an idle events stream sends an SSE comment.
+const heartbeat = 15 * time.Second
+
+func (s *Server) registerEventRoutes() {
+	s.route("GET /api/v2/jobs/{id}/events", OpJobEvents, s.handleEvents)
+}
+
+// handleEvents serves a job's live stream as Server-Sent Events: the current
+// status (and progress, when running) first, then status, progress, output and
+// log events as they happen; the stream ends after the terminal status.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	if s.opts.EventsDisabled {
+		writeError(w, http.StatusNotImplemented, "not_implemented", "this surface has no event stream; poll the job", nil)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, "not_implemented", "streaming is not supported on this connection", nil)
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), now)
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+		return
+	}
+	if s.opts.MaxStreams > 0 && s.streams >= s.opts.MaxStreams {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
+		writeError(w, http.StatusTooManyRequests, "too_many_streams", "too many open event streams; poll or retry later", nil)
+		return
+	}
+	s.streams++
+	defer func() {
+		s.mu.Lock()
+		s.streams--
+		s.mu.Unlock()
+	}()
+	var pos any
+	if p := s.queuePositionLocked(j); p > 0 {
+		pos = p
+	}
+	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
+	if j.progress != nil && !isTerminal(j.status) {
+		first = append(first, event{name: "progress", data: *j.progress})
+	}
+	next, changed := len(j.events), j.changed
+	s.mu.Unlock()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	send := func(evs []event) (ended bool) {
+		for _, e := range evs {
+			b, err := json.Marshal(e.data)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
+			if e.terminal {
+				ended = true
+				break
+			}
+		}
+		flusher.Flush()
+		return ended
+	}
+	if send(first) {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		case <-tick.C:
+			fmt.Fprint(w, ": keepalive\n\n")
+			flusher.Flush()
+			continue
+		case <-changed:
+		}
+		now := time.Now()
+		s.mu.Lock()
+		evs := append([]event(nil), j.events[next:]...)
+		for i, e := range evs {
+			if e.output != nil {
+				evs[i].data = s.renderOutputLocked(r, j, e.output, now)
+			}
+		}
+		next, changed = len(j.events), j.changed
+		s.mu.Unlock()
+		if send(evs) {
+			return
+		}
+	}
+}

@@ -1,0 +1,483 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Job statuses.
+const (
+	statusQueued    = "queued"
+	statusRunning   = "running"
+	statusSucceeded = "succeeded"
+	statusCanceling = "canceling"
+	statusCanceled  = "canceled"
+	statusFailed    = "failed"
+	statusExpired   = "expired"
+)
+
+func isTerminal(status string) bool {
+	switch status {
+	case statusSucceeded, statusCanceled, statusFailed, statusExpired:
+		return true
+	}
+	return false
+}
+
+// extraDataKeys are the only keys extra_data accepts.
+var extraDataKeys = map[string]bool{"api_key_svc_org": true, "auth_token_svc_org": true}
+
+// job is one execution of a workflow. All fields are guarded by Server.mu.
+type job struct {
+	id          string
+	status      string
+	createdAt   time.Time
+	startedAt   time.Time
+	completedAt time.Time
+	expiresAt   time.Time
+	progress    *progressJSON
+	outputs     []*jobOutput
+	err         *jobError
+	workflow    map[string]any
+	extraData   map[string]any
+	logs        strings.Builder
+	names       map[string]int // file counters by prefix
+	events      []event        // what the events stream pushes, in order
+	changed     chan struct{}  // closed and replaced whenever events grows
+	ctx         context.Context
+	cancel      context.CancelFunc
+}
+
+type jobOutput struct {
+	assetID     string
+	nodeID      string
+	name        string
+	typ         string
+	contentType string
+	size        int64
+	hash        string
+	urlExpires  time.Time
+}
+
+// nextName returns "<prefix>_00001_.<ext>" and so on, counting per job and prefix.
+func (j *job) nextName(prefix, ext string) string {
+	prefix = sanitizePrefix(prefix)
+	j.names[prefix]++
+	return fmt.Sprintf("%s_%05d_.%s", prefix, j.names[prefix], ext)
+}
+
+// Wire shapes of the contract.
+type jobJSON struct {
+	ID            string            `json:"id"`
+	Status        string            `json:"status"`
+	CreatedAt     string            `json:"created_at"`
+	StartedAt     *string           `json:"started_at"`
+	CompletedAt   *string           `json:"completed_at"`
+	ExpiresAt     string            `json:"expires_at"`
+	QueuePosition *int              `json:"queue_position"`
+	Progress      *progressJSON     `json:"progress"`
+	Outputs       []outputJSON      `json:"outputs"`
+	Error         *jobError         `json:"error"`
+	Metrics       map[string]*int64 `json:"metrics"`
+	URLs          jobURLs           `json:"urls"`
+}
+
+type progressJSON struct {
+	Value            float64 `json:"value"`
+	NodesDone        int     `json:"nodes_done"`
+	NodesTotal       int     `json:"nodes_total"`
+	CurrentNode      *string `json:"current_node"`
+	CurrentNodeClass *string `json:"current_node_class"`
+	Step             *int    `json:"step"`
+	Steps            *int    `json:"steps"`
+	Message          *string `json:"message"`
+}
+
+type outputJSON struct {
+	NodeID       string  `json:"node_id"`
+	Name         string  `json:"name"`
+	Type         string  `json:"type"`
+	ContentType  string  `json:"content_type"`
+	SizeBytes    int64   `json:"size_bytes"`
+	ID           string  `json:"id"`
+	Hash         *string `json:"hash"`
+	URL          string  `json:"url"`
+	URLExpiresAt string  `json:"url_expires_at"`
+	JobID        *string `json:"job_id"`
+}
+
+type jobError struct {
+	Code      string  `json:"code"`
+	Message   string  `json:"message"`
+	NodeID    *string `json:"node_id"`
+	ClassType *string `json:"class_type"`
+	Traceback *string `json:"traceback"`
+}
+
+type jobURLs struct {
+	Self   string `json:"self"`
+	Events string `json:"events"`
+	Cancel string `json:"cancel"`
+	Logs   string `json:"logs,omitempty"`
+}
+
+func (s *Server) registerJobRoutes() {
+	s.route("POST /api/v2/jobs", OpSubmitJob, s.handleSubmit)
+	s.route("GET /api/v2/jobs/{id}", OpGetJob, s.handleGetJob)
+	s.route("POST /api/v2/jobs/{id}/cancel", OpCancelJob, s.handleCancel)
+	if s.opts.LogsLink {
+		s.route("GET /api/v2/jobs/{id}/logs", OpJobLogs, s.handleLogs)
+	}
+}
+
+func jobPath(id string) string { return "/api/v2/jobs/" + id }
+
+// renderLocked builds the Job record; s.mu must be held.
+func (s *Server) renderLocked(r *http.Request, j *job, now time.Time) jobJSON {
+	out := jobJSON{
+		ID:          j.id,
+		Status:      j.status,
+		CreatedAt:   formatTime(j.createdAt),
+		StartedAt:   formatTimePtr(j.startedAt),
+		CompletedAt: formatTimePtr(j.completedAt),
+		ExpiresAt:   formatTime(j.expiresAt),
+		Progress:    j.progress,
+		Outputs:     []outputJSON{},
+		Error:       j.err,
+		Metrics:     map[string]*int64{"queue_ms": nil, "execution_ms": nil},
+		URLs: jobURLs{
+			Self:   s.link(r, jobPath(j.id)),
+			Events: s.link(r, jobPath(j.id)+"/events"),
+			Cancel: s.link(r, jobPath(j.id)+"/cancel"),
+		},
+	}
+	if s.opts.LogsLink {
+		out.URLs.Logs = s.link(r, jobPath(j.id)+"/logs")
+	}
+	if p := s.queuePositionLocked(j); p > 0 {
+		out.QueuePosition = &p
+	}
+	for _, o := range j.outputs {
+		out.Outputs = append(out.Outputs, s.renderOutputLocked(r, j, o, now))
+	}
+	ms := func(a, b time.Time) *int64 { v := b.Sub(a).Milliseconds(); return &v }
+	switch {
+	case !j.startedAt.IsZero():
+		out.Metrics["queue_ms"] = ms(j.createdAt, j.startedAt)
+		if !j.completedAt.IsZero() {
+			out.Metrics["execution_ms"] = ms(j.startedAt, j.completedAt)
+		}
+	case !j.completedAt.IsZero(): // ended while queued
+		out.Metrics["queue_ms"] = ms(j.createdAt, j.completedAt)
+	}
+	return out
+}
+
+// renderOutputLocked renders an output, re-signing its url when half its life is gone.
+func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
+	if now.After(o.urlExpires.Add(-s.opts.URLTTL / 2)) {
+		_, o.urlExpires = s.signedContentURL(r, o.assetID, now)
+	}
+	jobID, hash := j.id, o.hash
+	return outputJSON{
+		NodeID:       o.nodeID,
+		Name:         o.name,
+		Type:         o.typ,
+		ContentType:  o.contentType,
+		SizeBytes:    o.size,
+		ID:           o.assetID,
+		Hash:         &hash,
+		URL:          s.contentLink(r, o.assetID, o.urlExpires),
+		URLExpiresAt: formatTime(o.urlExpires),
+		JobID:        &jobID,
+	}
+}
+
+// queuePositionLocked is the 1-based place of a queued job (0 when not queued).
+func (s *Server) queuePositionLocked(j *job) int {
+	if j.status != statusQueued {
+		return 0
+	}
+	for i, q := range s.queue {
+		if q == j {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// getJobLocked returns a job, applying lazy expiry, or nil.
+func (s *Server) getJobLocked(id string, now time.Time) *job {
+	j := s.jobs[id]
+	if j != nil {
+		s.expireIfDueLocked(j, now)
+	}
+	return j
+}
+
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the request body", nil)
+		return
+	}
+	var top map[string]any
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		writeError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object", nil)
+		return
+	}
+	for _, f := range []string{"webhook_url", "inputs"} {
+		if _, present := top[f]; present {
+			writeError(w, http.StatusUnprocessableEntity, "reserved_field", "the field "+strconv.Quote(f)+" is reserved", map[string]any{"field": f})
+			return
+		}
+	}
+	rawWF, hasWF := top["workflow"]
+	if !hasWF && isUIFormat(top) {
+		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
+		return
+	}
+	wf, ok := rawWF.(map[string]any)
+	if !ok {
+		writeError(w, http.StatusUnprocessableEntity, "invalid_request", "workflow is required and must be an object", map[string]any{"field": "workflow"})
+		return
+	}
+	if isUIFormat(wf) {
+		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
+		return
+	}
+	extra, msg := checkExtraData(top["extra_data"], present(top, "extra_data"))
+	if msg != "" {
+		writeError(w, http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"})
+		return
+	}
+
+	now := time.Now()
+	key := r.Header.Get("Idempotency-Key")
+	s.mu.Lock()
+	if key != "" {
+		if claimed, ok := s.idemKeys[key]; ok && now.Sub(claimed) < s.opts.IdempotencyTTL {
+			s.mu.Unlock()
+			writeError(w, http.StatusUnprocessableEntity, "idempotency_key_reuse", "this Idempotency-Key was already used", nil)
+			return
+		}
+		s.idemKeys[key] = now
+	}
+	fail := func(status int, code, msg string, details any) {
+		if key != "" {
+			delete(s.idemKeys, key) // definitive failure without a job: release the key
+		}
+		s.mu.Unlock()
+		if status == http.StatusTooManyRequests {
+			w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
+		}
+		writeError(w, status, code, msg, details)
+	}
+	if nodeErrs, general := s.validateWorkflowLocked(wf); len(nodeErrs) > 0 || general != "" {
+		if general == "" {
+			general = "the workflow is invalid"
+		}
+		fail(http.StatusUnprocessableEntity, "invalid_workflow", general, map[string]any{"node_errors": nodeErrs})
+		return
+	}
+	if missing := s.missingAssetsLocked(wf); len(missing) > 0 {
+		fail(http.StatusUnprocessableEntity, "missing_asset", "referenced asset does not exist: "+strings.Join(missing, ", "), map[string]any{"asset_ids": missing})
+		return
+	}
+	if len(s.queue) >= s.opts.QueueLimit {
+		fail(http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", nil)
+		return
+	}
+	j := s.createJobLocked(wf, extra, now)
+	rec := s.renderLocked(r, j, now)
+	s.mu.Unlock()
+	w.Header().Set("Location", rec.URLs.Self)
+	writeJSON(w, http.StatusCreated, rec)
+}
+
+func present(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+
+// checkExtraData enforces the closed extra_data object.
+func checkExtraData(v any, given bool) (map[string]any, string) {
+	if !given || v == nil {
+		return map[string]any{}, ""
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, "extra_data must be an object"
+	}
+	for k, val := range m {
+		if !extraDataKeys[k] {
+			return nil, "extra_data does not accept the key " + strconv.Quote(k)
+		}
+		if _, isStr := val.(string); !isStr {
+			return nil, "extra_data." + k + " must be a string"
+		}
+	}
+	return m, ""
+}
+
+// createJobLocked records a validated workflow as a queued job; s.mu must be held.
+func (s *Server) createJobLocked(wf, extra map[string]any, now time.Time) *job {
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &job{
+		id:        uuid.NewString(),
+		status:    statusQueued,
+		createdAt: now,
+		expiresAt: now.Add(s.opts.Retention),
+		workflow:  wf,
+		extraData: extra,
+		names:     map[string]int{},
+		changed:   make(chan struct{}),
+		ctx:       ctx,
+		cancel:    cancel,
+	}
+	s.jobs[j.id] = j
+	s.jobOrder = append(s.jobOrder, j.id)
+	s.queue = append(s.queue, j)
+	s.emitStatusLocked(j)
+	s.logLocked(j, "got prompt")
+	s.workCond.Signal()
+	return j
+}
+
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), now)
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+		return
+	}
+	rec := s.renderLocked(r, j, now)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), now)
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+		return
+	}
+	switch j.status {
+	case statusQueued:
+		s.removeFromQueueLocked(j)
+		s.finishLocked(j, statusCanceled, now)
+		s.logLocked(j, "canceled while queued")
+	case statusRunning:
+		s.setStatusLocked(j, statusCanceling)
+		s.logLocked(j, "cancel requested")
+		j.cancel() // the engine notices at the next step or node boundary
+	}
+	rec := s.renderLocked(r, j, now)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), time.Now())
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+		return
+	}
+	text := j.logs.String()
+	s.mu.Unlock()
+	if text == "" {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(text)))
+	_, _ = io.WriteString(w, text)
+}
+
+// ---- inspection helpers for tests ----
+
+// JobCount reports how many jobs were created (purged ones included).
+func (s *Server) JobCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.jobOrder)
+}
+
+// JobIDs lists the ids of the jobs still on record, in creation order.
+func (s *Server) JobIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.jobOrder))
+	for _, id := range s.jobOrder {
+		if s.jobs[id] != nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// JobStatus reports a job's status (after lazy expiry) and whether it is on record.
+func (s *Server) JobStatus(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.getJobLocked(id, time.Now())
+	if j == nil {
+		return "", false
+	}
+	return j.status, true
+}
+
+// JobExtraData returns a copy of the extra_data the job received (nil for an unknown job).
+func (s *Server) JobExtraData(id string) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return nil
+	}
+	out := make(map[string]any, len(j.extraData))
+	for k, v := range j.extraData {
+		out[k] = v
+	}
+	return out
+}
+
+// ExpireJob ends a job's retention now: status expired, expires_at in the past,
+// outputs and their assets gone.
+func (s *Server) ExpireJob(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.jobs[id]; j != nil && j.status != statusExpired {
+		now := time.Now()
+		j.expiresAt = now.Add(-time.Second)
+		s.expireIfDueLocked(j, now)
+	}
+}
+
+// PurgeJob forgets a job entirely: GET answers 404 not_found afterwards.
+// Its Idempotency-Key stays claimed.
+func (s *Server) PurgeJob(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return
+	}
+	s.removeFromQueueLocked(j)
+	j.cancel()
+	s.dropOutputsLocked(j)
+	s.notifyLocked(j, event{name: "status", data: map[string]any{"status": statusExpired, "queue_position": nil}, terminal: true})
+	delete(s.jobs, id)
+}

@@ -1,0 +1,351 @@
+// Package emulator is the local reference server for the workflow execution
+// service. It implements the v2 jobs contract (jobs, assets, events, logs) with a
+// real, small execution engine, and offers per-instance fault injection so that
+// clients can be tested against lost responses, gateway pages and slow links.
+//
+// Routes are registered with Server.route, which wraps every handler with the
+// request id, request counting, fault injection and authentication. Other API
+// families (router, v1 cloud, registry) are meant to be added in their own files
+// with their own Op constants through the same helper.
+package emulator
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Options configure one server instance. Zero values give sensible defaults.
+type Options struct {
+	Token          string        // when set, every /api/v2 route (except signed asset content) needs "Authorization: Bearer <Token>", else 401 unauthorized
+	MountPrefix    string        // e.g. "/deployment/demo": every route served under it; links include it
+	AbsoluteLinks  bool          // urls.* and outputs[].url absolute ("http://127.0.0.1:port/prefix/...") instead of host-relative ("/prefix/...")
+	LogsLink       bool          // include urls.logs on every job and serve GET .../logs (text/plain; 204 when nothing printed)
+	EventsDisabled bool          // events route answers 501 {"error":{"code":"not_implemented",...}}
+	NodeDuration   time.Duration // time each node takes to execute (default 0)
+	StepDuration   time.Duration // time of each sampler step (default 0)
+	QueueDelay     time.Duration // extra wait before a queued job starts running (default 0)
+	Retention      time.Duration // expires_at = completed_at (or created_at) + Retention (default 24h)
+	Workers        int           // jobs running at once (default 1)
+	QueueLimit     int           // jobs waiting (queued) beyond which submit answers 429 queue_full (default 1000)
+	RetryAfter     int           // seconds sent in Retry-After on 429 (default 1)
+	URLTTL         time.Duration // lifetime of signed output urls (default 1h)
+	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+
+	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Retention <= 0 {
+		o.Retention = 24 * time.Hour
+	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	if o.QueueLimit <= 0 {
+		o.QueueLimit = 1000
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 1
+	}
+	if o.URLTTL <= 0 {
+		o.URLTTL = time.Hour
+	}
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = 24 * time.Hour
+	}
+	o.MountPrefix = "/" + strings.Trim(o.MountPrefix, "/")
+	if o.MountPrefix == "/" {
+		o.MountPrefix = ""
+	}
+	return o
+}
+
+// Server is one emulator instance. Create it with New.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	handler http.Handler
+	secret  []byte // signs asset content urls
+
+	faults faultState
+
+	// mu guards the job and asset state below.
+	mu          sync.Mutex
+	jobs        map[string]*job
+	jobOrder    []string
+	queue       []*job // queued jobs, in order
+	idemKeys    map[string]time.Time
+	assets      map[string]*asset
+	nodeFail    map[string]jobError
+	streams     int
+	workCond    *sync.Cond
+	closed      bool
+	fastOnce    sync.Once
+	fast        chan struct{} // closed by CompleteJobs: durations are ignored from then on
+	done        chan struct{} // closed by Close
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+	httpSrv     *http.Server
+	listenerURL string
+}
+
+// New builds a server and starts its workers. Serve it with Handler (e.g. with
+// httptest) or with Start / StartOn; call Close when done.
+func New(opts Options) *Server {
+	s := &Server{
+		opts:     opts.withDefaults(),
+		mux:      http.NewServeMux(),
+		secret:   make([]byte, 32),
+		jobs:     map[string]*job{},
+		idemKeys: map[string]time.Time{},
+		assets:   map[string]*asset{},
+		nodeFail: map[string]jobError{},
+		fast:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if _, err := rand.Read(s.secret); err != nil {
+		panic(err)
+	}
+	s.workCond = sync.NewCond(&s.mu)
+	s.faults.init()
+
+	s.registerJobRoutes()
+	s.registerAssetRoutes()
+	s.registerEventRoutes()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		setRequestID(w)
+		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
+	})
+	s.handler = s.mux
+
+	s.startEngine()
+	return s
+}
+
+// Handler serves every route of the server; usable with httptest.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on 127.0.0.1 at a free port and serves in the background.
+func (s *Server) Start() error { return s.StartOn("127.0.0.1:0") }
+
+// StartOn listens on addr and serves in the background.
+func (s *Server) StartOn(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	if s.httpSrv != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return errors.New("emulator: already started")
+	}
+	s.httpSrv = srv
+	s.listenerURL = "http://" + ln.Addr().String()
+	s.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+	return nil
+}
+
+// URL is what a client configures as its endpoint: "http://127.0.0.1:PORT" plus
+// the mount prefix. It is empty until Start or StartOn succeeded.
+func (s *Server) URL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listenerURL == "" {
+		return ""
+	}
+	return s.listenerURL + s.opts.MountPrefix
+}
+
+// Close stops serving, ends open event streams and stops the workers.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		srv := s.httpSrv
+		for _, j := range s.jobs {
+			j.cancel()
+		}
+		s.workCond.Broadcast()
+		s.mu.Unlock()
+		close(s.done)
+		if srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = srv.Shutdown(ctx)
+			cancel()
+			_ = srv.Close()
+		}
+		s.wg.Wait()
+	})
+}
+
+// ---- routing helpers shared by every API family ----
+
+// routeOption adjusts how route wraps a handler.
+type routeOption func(*routeConfig)
+
+type routeConfig struct {
+	auth func(w http.ResponseWriter, r *http.Request) bool // reports whether the request may proceed; writes the rejection itself
+}
+
+// noAuth makes a route public (e.g. signed asset content).
+func noAuth() routeOption { return func(c *routeConfig) { c.auth = nil } }
+
+// authWith replaces the default bearer check; check must write its own rejection.
+func authWith(check func(w http.ResponseWriter, r *http.Request) bool) routeOption {
+	return func(c *routeConfig) { c.auth = check }
+}
+
+// route registers pattern (a Go 1.22 ServeMux pattern such as "POST /api/v2/jobs",
+// without the mount prefix) for operation op. The handler is wrapped with, in
+// order: a fresh X-Svc-Request-Id, request counting, fault injection and
+// authentication (bearer Token by default).
+func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeOption) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "", pattern
+	}
+	full := s.opts.MountPrefix + path
+	if method != "" {
+		full = method + " " + full
+	}
+	cfg := routeConfig{auth: s.bearerAuth}
+	for _, o := range options {
+		o(&cfg)
+	}
+	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
+		setRequestID(w)
+		f := s.faults.record(op, r)
+		inner := func(w http.ResponseWriter, r *http.Request) {
+			if cfg.auth != nil && !cfg.auth(w, r) {
+				return
+			}
+			h(w, r)
+		}
+		if f == nil {
+			inner(w, r)
+			return
+		}
+		s.applyFault(*f, w, r, inner)
+	})
+}
+
+// bearerAuth is the v2 credential check.
+func (s *Server) bearerAuth(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	got := r.Header.Get("Authorization")
+	want := "Bearer " + s.opts.Token
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 {
+		return true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="svc"`)
+	msg := "missing bearer credential"
+	if got != "" {
+		msg = "invalid bearer credential"
+	}
+	writeError(w, http.StatusUnauthorized, "unauthorized", msg, nil)
+	return false
+}
+
+// link turns a server path (without prefix) into the link clients get:
+// host-relative with the mount prefix, or absolute when AbsoluteLinks is set.
+func (s *Server) link(r *http.Request, path string) string {
+	p := s.opts.MountPrefix + path
+	if !s.opts.AbsoluteLinks {
+		return p
+	}
+	scheme := "http"
+	if r != nil && r.TLS != nil {
+		scheme = "https"
+	}
+	host := ""
+	if r != nil {
+		host = r.Host
+	}
+	if host == "" {
+		s.mu.Lock()
+		u := s.listenerURL
+		s.mu.Unlock()
+		if u != "" {
+			return u + p
+		}
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + host + p
+}
+
+const requestIDHeader = "X-Svc-Request-Id"
+
+func setRequestID(w http.ResponseWriter) {
+	w.Header().Set(requestIDHeader, uuid.NewString())
+}
+
+// errorBody is the v2 error envelope.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Details any    `json:"details,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string, details any) {
+	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message, Details: details}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"upstream_error","message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// timeFormat is RFC 3339 in UTC with microseconds.
+const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func formatTimePtr(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	v := formatTime(t)
+	return &v
+}
+
+// sleep waits d, returning early (with ctx.Err()) when ctx ends. Once CompleteJobs
+// was called, or when the server closes, it returns at once.
+func (s *Server) sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.fast:
+	case <-s.done:
+	case <-ctx.Done():
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,300 @@
+package emulator
+
+import (
+	"math"
+	"sort"
+	"strconv"
+)
+
+// nodeError is one entry of details.node_errors of an invalid_workflow error.
+type nodeError struct {
+	Field   string `json:"field"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+}
+
+// Reasons used in node_errors.
+const (
+	reasonUnknownClass    = "unknown_class"
+	reasonRequiredMissing = "required_input_missing"
+	reasonBadLink         = "bad_link"
+	reasonInvalidType     = "invalid_type"
+	reasonOutOfRange      = "value_out_of_range"
+	reasonUnknownFile     = "unknown_file"
+	reasonInvalidNode     = "invalid_node"
+	reasonCycle           = "cycle"
+)
+
+// assetRefType is the type of an asset reference object in a workflow input.
+const assetRefType = "core/ASSET"
+
+// isUIFormat reports whether v looks like the UI export (with nodes and links arrays).
+func isUIFormat(v map[string]any) bool {
+	_, nodes := v["nodes"].([]any)
+	_, links := v["links"].([]any)
+	return nodes && links
+}
+
+// link is an input wired to another node's output.
+type link struct {
+	node string
+	slot int
+}
+
+// asLink recognises ["<node_id>", <output_index>].
+func asLink(v any) (link, bool) {
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return link{}, false
+	}
+	id, ok := a[0].(string)
+	if !ok {
+		return link{}, false
+	}
+	n, ok := a[1].(float64)
+	if !ok || n != math.Trunc(n) {
+		return link{}, false
+	}
+	return link{node: id, slot: int(n)}, true
+}
+
+// asAssetRef recognises {"type":"core/ASSET","id":...}; id is "" when not a string.
+func asAssetRef(v any) (id string, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m["type"] != assetRefType {
+		return "", false
+	}
+	id, _ = m["id"].(string)
+	return id, true
+}
+
+// nodeOf returns the class_type and inputs of a workflow node, when well formed.
+func nodeOf(v any) (class string, inputs map[string]any, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return "", nil, false
+	}
+	class, _ = m["class_type"].(string)
+	inputs, _ = m["inputs"].(map[string]any)
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	return class, inputs, class != ""
+}
+
+// validateWorkflowLocked checks a workflow synchronously: structure, classes,
+// inputs, links and cycles. It returns per-node errors and, for a workflow-wide
+// problem, a message. s.mu must be held (LoadImage names are looked up).
+func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeError, string) {
+	errs := map[string][]nodeError{}
+	add := func(id, field, reason, msg string) {
+		errs[id] = append(errs[id], nodeError{Field: field, Reason: reason, Message: msg})
+	}
+	outputs := 0
+	for _, id := range sortedIDs(wf) {
+		raw := wf[id]
+		m, isMap := raw.(map[string]any)
+		if !isMap {
+			add(id, "", reasonInvalidNode, "a node must be an object with class_type and inputs")
+			continue
+		}
+		class, isStr := m["class_type"].(string)
+		if !isStr || class == "" {
+			add(id, "class_type", reasonRequiredMissing, "class_type is required")
+			continue
+		}
+		if in := m["inputs"]; in != nil {
+			if _, ok := in.(map[string]any); !ok {
+				add(id, "inputs", reasonInvalidType, "inputs must be an object")
+				continue
+			}
+		}
+		c := nodeClasses[class]
+		if c == nil {
+			add(id, "class_type", reasonUnknownClass, "unknown node class "+strconv.Quote(class))
+			continue
+		}
+		if c.Output {
+			outputs++
+		}
+		_, inputs, _ := nodeOf(raw)
+		for _, spec := range c.Inputs {
+			v, present := inputs[spec.Name]
+			if !present {
+				if spec.Required {
+					add(id, spec.Name, reasonRequiredMissing, "required input is missing")
+				}
+				continue
+			}
+			if l, isLink := asLink(v); isLink {
+				srcClass, _, ok := nodeOf(wf[l.node])
+				if _, exists := wf[l.node]; !exists {
+					add(id, spec.Name, reasonBadLink, "links to missing node "+strconv.Quote(l.node))
+					continue
+				}
+				src := nodeClasses[srcClass]
+				if !ok || src == nil {
+					continue // the source node carries its own error
+				}
+				if l.slot < 0 || l.slot >= len(src.Outputs) {
+					add(id, spec.Name, reasonBadLink, "node "+strconv.Quote(l.node)+" has no output "+strconv.Itoa(l.slot))
+					continue
+				}
+				if got := src.Outputs[l.slot]; got != spec.Type {
+					add(id, spec.Name, reasonInvalidType, "expects "+spec.Type+", linked output is "+got)
+				}
+				continue
+			}
+			if reason, msg := s.checkLiteralLocked(spec, v); reason != "" {
+				add(id, spec.Name, reason, msg)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		for id, field := range findCycle(wf) {
+			add(id, field, reasonCycle, "the workflow has a cycle through this input")
+		}
+	}
+	if len(errs) == 0 && outputs == 0 {
+		return errs, "the workflow has no output node"
+	}
+	return errs, ""
+}
+
+// checkLiteralLocked checks a literal input value against its spec.
+func (s *Server) checkLiteralLocked(spec inputSpec, v any) (reason, msg string) {
+	switch spec.Type {
+	case typeInt, typeFloat:
+		n, ok := v.(float64)
+		if !ok || (spec.Type == typeInt && n != math.Trunc(n)) {
+			return reasonInvalidType, "expects " + spec.Type
+		}
+		if spec.Max > spec.Min && (n < spec.Min || n > spec.Max) {
+			return reasonOutOfRange, "must be between " + strconv.FormatFloat(spec.Min, 'g', -1, 64) + " and " + strconv.FormatFloat(spec.Max, 'g', -1, 64)
+		}
+	case typeString:
+		if _, isRef := asAssetRef(v); isRef && spec.Asset {
+			return "", "" // existence is checked as missing_asset
+		}
+		str, ok := v.(string)
+		if !ok {
+			return reasonInvalidType, "expects STRING"
+		}
+		if spec.Asset && s.assetByNameLocked(str) == nil {
+			return reasonUnknownFile, "no uploaded file named " + strconv.Quote(str)
+		}
+	default:
+		return reasonInvalidType, "expects a link to a " + spec.Type + " output"
+	}
+	return "", ""
+}
+
+// missingAssetsLocked lists the ids of core/ASSET references that name no asset.
+func (s *Server) missingAssetsLocked(wf map[string]any) []string {
+	var missing []string
+	for _, id := range sortedIDs(wf) {
+		_, inputs, _ := nodeOf(wf[id])
+		for _, name := range sortedKeys(inputs) {
+			if ref, ok := asAssetRef(inputs[name]); ok && s.lookupAssetLocked(ref) == nil {
+				missing = append(missing, ref)
+			}
+		}
+	}
+	return missing
+}
+
+// findCycle returns, for one cycle if any, the node and input closing it.
+func findCycle(wf map[string]any) map[string]string {
+	const (
+		unseen = iota
+		active
+		finished
+	)
+	state := map[string]int{}
+	var found map[string]string
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		state[id] = active
+		_, inputs, _ := nodeOf(wf[id])
+		for _, name := range sortedKeys(inputs) {
+			l, ok := asLink(inputs[name])
+			if !ok {
+				continue
+			}
+			if _, exists := wf[l.node]; !exists {
+				continue
+			}
+			switch state[l.node] {
+			case active:
+				found = map[string]string{id: name}
+				return true
+			case unseen:
+				if visit(l.node) {
+					return true
+				}
+			}
+		}
+		state[id] = finished
+		return false
+	}
+	for _, id := range sortedIDs(wf) {
+		if state[id] == unseen && visit(id) {
+			return found
+		}
+	}
+	return nil
+}
+
+// executionOrder lists the nodes reachable backwards from output nodes, each
+// after the nodes it links to. The workflow must have been validated.
+func executionOrder(wf map[string]any) []string {
+	var order []string
+	seen := map[string]bool{}
+	var visit func(id string)
+	visit = func(id string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		class, inputs, _ := nodeOf(wf[id])
+		for _, spec := range nodeClasses[class].Inputs {
+			if l, ok := asLink(inputs[spec.Name]); ok {
+				visit(l.node)
+			}
+		}
+		order = append(order, id)
+	}
+	for _, id := range sortedIDs(wf) {
+		class, _, _ := nodeOf(wf[id])
+		if c := nodeClasses[class]; c != nil && c.Output {
+			visit(id)
+		}
+	}
+	return order
+}
+
+// sortedIDs orders node ids numerically when both are numbers, else as strings.
+func sortedIDs(m map[string]any) []string {
+	ids := sortedKeys(m)
+	sort.SliceStable(ids, func(i, j int) bool {
+		a, errA := strconv.Atoi(ids[i])
+		b, errB := strconv.Atoi(ids[j])
+		switch {
+		case errA == nil && errB == nil:
+			return a < b
+		case errA == nil || errB == nil:
+			return errA == nil // numeric ids first
+		}
+		return ids[i] < ids[j]
+	})
+	return ids
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
