@@ -184,7 +184,7 @@ func (s *Server) renderLocked(r *http.Request, j *job, now time.Time) jobJSON {
 // renderOutputLocked renders an output, re-signing its url when half its life is gone.
 func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
 	if now.After(o.urlExpires.Add(-s.opts.URLTTL / 2)) {
-		_, o.urlExpires = s.signedContentURL(r, o.assetID, now)
+		o.urlExpires = s.urlExpiry(now)
 	}
 	jobID, hash := j.id, o.hash
 	return outputJSON{
