@@ -475,9 +475,9 @@ func (s *Server) PurgeJob(id string) {
 	if j == nil {
 		return
 	}
-	s.removeFromQueueLocked(j)
-	j.cancel()
-	s.dropOutputsLocked(j)
-	s.notifyLocked(j, event{name: "status", data: map[string]any{"status": statusExpired, "queue_position": nil}, terminal: true})
+	// Expire the record first: a running execution then commits nothing more and
+	// open event streams end.
+	j.expiresAt = time.Now().Add(-time.Second)
+	s.expireIfDueLocked(j, time.Now())
 	delete(s.jobs, id)
 }
