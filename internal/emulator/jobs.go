@@ -254,7 +254,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
 		return
 	}
-	extra, msg := checkExtraData(top["extra_data"], present(top, "extra_data"))
+	extra, msg := checkExtraData(top["extra_data"])
 	if msg != "" {
 		writeError(w, http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"})
 		return
@@ -303,11 +303,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, rec)
 }
 
-func present(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-// checkExtraData enforces the closed extra_data object.
-func checkExtraData(v any, given bool) (map[string]any, string) {
-	if !given || v == nil {
+// checkExtraData enforces the closed extra_data object (absent or null: empty).
+func checkExtraData(v any) (map[string]any, string) {
+	if v == nil {
 		return map[string]any{}, ""
 	}
 	m, ok := v.(map[string]any)

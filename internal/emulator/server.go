@@ -3,10 +3,24 @@
 // real, small execution engine, and offers per-instance fault injection so that
 // clients can be tested against lost responses, gateway pages and slow links.
 //
+// Routes (all under Options.MountPrefix):
+//
+//	POST /api/v2/jobs                     submit (jobs.go)
+//	GET  /api/v2/jobs/{id}                read a job
+//	POST /api/v2/jobs/{id}/cancel         cancel, 200 with the Job
+//	GET  /api/v2/jobs/{id}/events         Server-Sent Events (events.go)
+//	GET  /api/v2/jobs/{id}/logs           text/plain, 204 when empty; only with LogsLink
+//	GET  /api/v2/assets/{id}              asset record with a fresh signed url (assets.go)
+//	GET  /api/v2/assets/{id}/content      signed content (?expires=&sig=), no credential
+//
+// Everything else answers 404 not_found in the error envelope.
+//
 // Routes are registered with Server.route, which wraps every handler with the
 // request id, request counting, fault injection and authentication. Other API
 // families (router, v1 cloud, registry) are meant to be added in their own files
-// with their own Op constants through the same helper.
+// with their own Op constants through the same helper (authWith and noAuth adapt
+// the credential check), and can reuse validateWorkflowLocked/createJobLocked to
+// run workflows on the same engine and registerNode to add node classes.
 package emulator
 
 import (
