@@ -1,10 +1,14 @@
 // Command svc-emulator runs the local reference server of the workflow
 // execution service until SIGINT or SIGTERM.
+//
+//	svc-emulator [-listen 127.0.0.1:0] [-url-file PATH] [-token T] [-prefix /deployment/x]
+//	             [-absolute-links] [-logs] [-step-duration 50ms] [-node-duration 0] [-workers 2]
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,13 +18,16 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	if err := run(os.Args[1:], os.Stdout, stop); err != nil {
 		fmt.Fprintln(os.Stderr, "svc-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run serves until stop receives a value or is closed.
+func run(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	fs := flag.NewFlagSet("svc-emulator", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	urlFile := fs.String("url-file", "", "write the endpoint URL to this file (atomically)")
@@ -51,16 +58,13 @@ func run(args []string) error {
 	if err := srv.StartOn(*listen); err != nil {
 		return err
 	}
-	fmt.Printf("svc-emulator listening on %s\n", srv.URL())
+	fmt.Fprintf(stdout, "svc-emulator listening on %s\n", srv.URL())
 	if *urlFile != "" {
 		if err := writeFileAtomic(*urlFile, srv.URL()); err != nil {
 			return err
 		}
 	}
-
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	<-sig
+	<-stop
 	return nil
 }
 

@@ -92,13 +92,14 @@ func (s *Server) assetByNameLocked(name string) *asset {
 	return best
 }
 
-// signedContentURL returns the signed content link of asset id and its expiry.
-func (s *Server) signedContentURL(r *http.Request, id string, now time.Time) (string, time.Time) {
-	exp := now.Add(s.opts.URLTTL).Truncate(time.Second)
-	if exp.Before(now.Add(s.opts.URLTTL)) {
-		exp = exp.Add(time.Second) // never shorter than URLTTL
+// urlExpiry is when a content url signed at now expires: URLTTL later, rounded
+// up to the second the signature carries.
+func (s *Server) urlExpiry(now time.Time) time.Time {
+	exp := now.Add(s.opts.URLTTL)
+	if t := exp.Truncate(time.Second); t.Before(exp) {
+		return t.Add(time.Second)
 	}
-	return s.contentLink(r, id, exp), exp
+	return exp
 }
 
 // contentLink is the signed content link of asset id valid until exp.
@@ -139,8 +140,8 @@ func (s *Server) handleGetAsset(w http.ResponseWriter, r *http.Request) {
 		rec.JobID = &a.jobID
 	}
 	s.mu.Unlock()
-	u, exp := s.signedContentURL(r, id, now)
-	rec.URL, rec.URLExpiresAt = u, formatTime(exp)
+	exp := s.urlExpiry(now)
+	rec.URL, rec.URLExpiresAt = s.contentLink(r, id, exp), formatTime(exp)
 	writeJSON(w, http.StatusOK, rec)
 }
 

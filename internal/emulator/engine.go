@@ -211,7 +211,6 @@ func (s *Server) commitOutput(j *job, nodeID, name, typ, contentType string, dat
 		return // expired or purged meanwhile
 	}
 	a := s.putAssetLocked(name, contentType, data, j.id, nodeID)
-	_, exp := s.signedContentURL(nil, a.id, time.Now())
 	o := &jobOutput{
 		assetID:     a.id,
 		nodeID:      nodeID,
@@ -220,7 +219,7 @@ func (s *Server) commitOutput(j *job, nodeID, name, typ, contentType string, dat
 		contentType: contentType,
 		size:        int64(len(data)),
 		hash:        a.hash,
-		urlExpires:  exp,
+		urlExpires:  s.urlExpiry(time.Now()),
 	}
 	j.outputs = append(j.outputs, o)
 	s.notifyLocked(j, event{name: "output", output: o})

@@ -184,7 +184,7 @@ func (s *Server) renderLocked(r *http.Request, j *job, now time.Time) jobJSON {
 // renderOutputLocked renders an output, re-signing its url when half its life is gone.
 func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
 	if now.After(o.urlExpires.Add(-s.opts.URLTTL / 2)) {
-		_, o.urlExpires = s.signedContentURL(r, o.assetID, now)
+		o.urlExpires = s.urlExpiry(now)
 	}
 	jobID, hash := j.id, o.hash
 	return outputJSON{
@@ -254,7 +254,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
 		return
 	}
-	extra, msg := checkExtraData(top["extra_data"], present(top, "extra_data"))
+	extra, msg := checkExtraData(top["extra_data"])
 	if msg != "" {
 		writeError(w, http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"})
 		return
@@ -303,11 +303,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, rec)
 }
 
-func present(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-// checkExtraData enforces the closed extra_data object.
-func checkExtraData(v any, given bool) (map[string]any, string) {
-	if !given || v == nil {
+// checkExtraData enforces the closed extra_data object (absent or null: empty).
+func checkExtraData(v any) (map[string]any, string) {
+	if v == nil {
 		return map[string]any{}, ""
 	}
 	m, ok := v.(map[string]any)
@@ -475,9 +473,9 @@ func (s *Server) PurgeJob(id string) {
 	if j == nil {
 		return
 	}
-	s.removeFromQueueLocked(j)
-	j.cancel()
-	s.dropOutputsLocked(j)
-	s.notifyLocked(j, event{name: "status", data: map[string]any{"status": statusExpired, "queue_position": nil}, terminal: true})
+	// Expire the record first: a running execution then commits nothing more and
+	// open event streams end.
+	j.expiresAt = time.Now().Add(-time.Second)
+	s.expireIfDueLocked(j, time.Now())
 	delete(s.jobs, id)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"lukechampine.com/blake3"
@@ -213,7 +214,7 @@ func TestIdempotencyKeyIsSingleUseAndReleasedOnDefinitiveFailure(t *testing.T) {
 }
 
 func TestIdempotencyKeyExpires(t *testing.T) {
-	h := newHarness(t, Options{IdempotencyTTL: 20 * 1e6}) // 20ms
+	h := newHarness(t, Options{IdempotencyTTL: 20 * time.Millisecond})
 	key := uuid.NewString()
 	if resp, _ := h.submit(textWorkflow("a"), key); resp.StatusCode != 201 {
 		t.Fatal(resp.StatusCode)
@@ -227,7 +228,7 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 }
 
 func TestQueueFull(t *testing.T) {
-	h := newHarness(t, Options{Workers: 1, QueueLimit: 1, StepDuration: 20e6, RetryAfter: 3})
+	h := newHarness(t, Options{Workers: 1, QueueLimit: 1, StepDuration: 20 * time.Millisecond, RetryAfter: 3})
 	long := imageWorkflow(1, 500) // 10s unless canceled
 	first := h.mustSubmit(long)["id"].(string)
 	h.waitStatus(first, "running")
@@ -249,7 +250,7 @@ func TestQueueFull(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	h := newHarness(t, Options{Workers: 1, StepDuration: 20e6})
+	h := newHarness(t, Options{Workers: 1, StepDuration: 20 * time.Millisecond})
 	long := imageWorkflow(1, 500)
 	running := h.mustSubmit(long)["id"].(string)
 	h.waitStatus(running, "running")
@@ -284,7 +285,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestProgressWhileRunning(t *testing.T) {
-	h := newHarness(t, Options{StepDuration: 5e6})
+	h := newHarness(t, Options{StepDuration: 5 * time.Millisecond})
 	id := h.mustSubmit(imageWorkflow(1, 200))["id"].(string)
 	j := h.waitFor(id, "a sampler step", func(j map[string]any) bool {
 		p, _ := j["progress"].(map[string]any)
@@ -378,7 +379,7 @@ func TestLogs(t *testing.T) {
 }
 
 func TestCompleteJobs(t *testing.T) {
-	h := newHarness(t, Options{StepDuration: 1e9, Workers: 1})
+	h := newHarness(t, Options{StepDuration: time.Second, Workers: 1})
 	a := h.mustSubmit(imageWorkflow(1, 1000))["id"].(string)
 	b := h.mustSubmit(imageWorkflow(1, 1000))["id"].(string)
 	h.s.CompleteJobs()

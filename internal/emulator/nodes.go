@@ -3,7 +3,6 @@ package emulator
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -369,5 +368,3 @@ func asString(v any) string {
 	s, _ := v.(string)
 	return s
 }
-
-var errCanceled = errors.New("canceled")

@@ -3,10 +3,24 @@
 // real, small execution engine, and offers per-instance fault injection so that
 // clients can be tested against lost responses, gateway pages and slow links.
 //
+// Routes (all under Options.MountPrefix):
+//
+//	POST /api/v2/jobs                     submit (jobs.go)
+//	GET  /api/v2/jobs/{id}                read a job
+//	POST /api/v2/jobs/{id}/cancel         cancel, 200 with the Job
+//	GET  /api/v2/jobs/{id}/events         Server-Sent Events (events.go)
+//	GET  /api/v2/jobs/{id}/logs           text/plain, 204 when empty; only with LogsLink
+//	GET  /api/v2/assets/{id}              asset record with a fresh signed url (assets.go)
+//	GET  /api/v2/assets/{id}/content      signed content (?expires=&sig=), no credential
+//
+// Everything else answers 404 not_found in the error envelope.
+//
 // Routes are registered with Server.route, which wraps every handler with the
 // request id, request counting, fault injection and authentication. Other API
 // families (router, v1 cloud, registry) are meant to be added in their own files
-// with their own Op constants through the same helper.
+// with their own Op constants through the same helper (authWith and noAuth adapt
+// the credential check), and can reuse validateWorkflowLocked/createJobLocked to
+// run workflows on the same engine and registerNode to add node classes.
 package emulator
 
 import (
@@ -19,6 +33,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,7 +111,7 @@ type Server struct {
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
 	httpSrv     *http.Server
-	listenerURL string
+	listenerURL atomic.Value // string: "http://127.0.0.1:PORT" once started
 }
 
 // New builds a server and starts its workers. Serve it with Handler (e.g. with
@@ -152,8 +167,8 @@ func (s *Server) StartOn(addr string) error {
 		return errors.New("emulator: already started")
 	}
 	s.httpSrv = srv
-	s.listenerURL = "http://" + ln.Addr().String()
 	s.mu.Unlock()
+	s.listenerURL.Store("http://" + ln.Addr().String())
 	go func() { _ = srv.Serve(ln) }()
 	return nil
 }
@@ -161,12 +176,11 @@ func (s *Server) StartOn(addr string) error {
 // URL is what a client configures as its endpoint: "http://127.0.0.1:PORT" plus
 // the mount prefix. It is empty until Start or StartOn succeeded.
 func (s *Server) URL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.listenerURL == "" {
+	u, _ := s.listenerURL.Load().(string)
+	if u == "" {
 		return ""
 	}
-	return s.listenerURL + s.opts.MountPrefix
+	return u + s.opts.MountPrefix
 }
 
 // Close stops serving, ends open event streams and stops the workers.
@@ -262,7 +276,8 @@ func (s *Server) bearerAuth(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // link turns a server path (without prefix) into the link clients get:
-// host-relative with the mount prefix, or absolute when AbsoluteLinks is set.
+// host-relative with the mount prefix, or absolute when AbsoluteLinks is set
+// (on the request's host, else the listener's). It takes no lock.
 func (s *Server) link(r *http.Request, path string) string {
 	p := s.opts.MountPrefix + path
 	if !s.opts.AbsoluteLinks {
@@ -277,10 +292,7 @@ func (s *Server) link(r *http.Request, path string) string {
 		host = r.Host
 	}
 	if host == "" {
-		s.mu.Lock()
-		u := s.listenerURL
-		s.mu.Unlock()
-		if u != "" {
+		if u, _ := s.listenerURL.Load().(string); u != "" {
 			return u + p
 		}
 		host = "127.0.0.1"
