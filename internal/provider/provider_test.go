@@ -44,6 +44,12 @@ func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 // providerConfig is the provider block pointing at srv, with quick retries.
 func providerConfig(srv *emulator.Server, extra string) string {
 	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    svc = { source = "svc-org/svc" }
+  }
+}
+
 provider "svc" {
   endpoint    = %q
   max_retries = 2

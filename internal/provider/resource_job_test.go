@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -193,7 +194,7 @@ func TestAccJob_lostResponseAfterCreate(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:      jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"`),
-			ExpectError: regexp.MustCompile(`(?s)a job may or may not exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*HTTP 500 upstream_error.*terraform import`),
+			ExpectError: regexp.MustCompile(`(?s)may\s+not\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*HTTP 500 upstream_error.*terraform\s+import`),
 		}},
 	})
 	if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
@@ -282,13 +283,21 @@ func TestAccJob_expiry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newTestServer(t, emulator.Options{Retention: time.Hour})
+			retention := time.Hour
+			if tt.purge {
+				// The record must be past the expires_at that state holds; keep that wait short.
+				retention = 300 * time.Millisecond
+			}
+			srv := newTestServer(t, emulator.Options{Retention: retention})
 			var id string
+			var expiresAt time.Time
 			expire := func() {
-				srv.ExpireJob(id)
 				if tt.purge {
+					time.Sleep(time.Until(expiresAt) + 10*time.Millisecond)
 					srv.PurgeJob(id)
+					return
 				}
+				srv.ExpireJob(id)
 			}
 			second := resource.TestStep{PreConfig: expire, Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra)}
 			if tt.wantReplace {
@@ -310,7 +319,13 @@ func TestAccJob_expiry(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{
-					{Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra), Check: captureID(&id)},
+					{Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra), Check: resource.ComposeAggregateTestCheckFunc(
+						captureID(&id),
+						resource.TestCheckResourceAttrWith("svc_job.test", "expires_at", func(v string) (err error) {
+							expiresAt, err = time.Parse(time.RFC3339Nano, v)
+							return err
+						}),
+					)},
 					second,
 				},
 			})
@@ -341,28 +356,32 @@ func TestAccJob_importByID(t *testing.T) {
 	})
 }
 
-func TestAccJob_importedJobAdoptsWorkflowInPlace(t *testing.T) {
+func TestAccJob_importBlockAdoptsWorkflowInPlace(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: jobConfig(srv, imageWorkflowHCL(1), "")},
-			{ResourceName: "svc_job.test", ImportState: true, ImportStatePersist: true},
 			{
-				// The imported state lacks the workflow; adopting it is an in-place update that
-				// sends nothing, never a replacement that would run the job again.
-				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				// The job record does not carry the workflow, so the import plan adopts the
+				// configured one: an in-place update that sends nothing, never a replacement
+				// that would run the job again.
+				Config:             jobConfig(srv, imageWorkflowHCL(1), ""),
+				ResourceName:       "svc_job.test",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionUpdate),
 				}},
-				Check: func(*terraform.State) error {
-					if n := srv.JobCount(); n != 1 {
-						return fmt.Errorf("server has %d jobs, want 1", n)
-					}
-					return nil
-				},
 			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpSubmitJob); n != 1 {
+				return fmt.Errorf("%d submissions, want 1", n)
+			}
+			return nil
 		},
 	})
 }
@@ -417,17 +436,27 @@ func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "trace.log")
 	t.Setenv("TF_LOG", "TRACE")
 	t.Setenv("TF_ACC_LOG_PATH", logPath)
+	// Secrets come the way users should pass them: the api key from the environment, the
+	// partner key through an ephemeral variable into a write-only attribute.
+	t.Setenv("SVC_API_KEY", apiKey)
 	srv := newTestServer(t, emulator.Options{Token: apiKey})
 	var id, stateJSON string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", apiKey)) + fmt.Sprintf(`
+			ConfigVariables: config.Variables{"partner_key": config.StringVariable(partnerKey)},
+			Config: providerConfig(srv, "") + fmt.Sprintf(`
+variable "partner_key" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
 resource "svc_job" "test" {
   workflow           = %s
-  partner_api_key_wo = %q
+  partner_api_key_wo = var.partner_key
 }
-`, imageWorkflowHCL(1), partnerKey),
+`, imageWorkflowHCL(1)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				captureID(&id),
 				resource.TestCheckNoResourceAttr("svc_job.test", "partner_api_key_wo"),
@@ -458,8 +487,11 @@ resource "svc_job" "test" {
 		if strings.Contains(stateJSON, secret) {
 			t.Errorf("state contains a secret")
 		}
-		if strings.Contains(string(logs), secret) {
-			t.Errorf("TF_LOG=trace output contains a secret")
+		for _, line := range strings.Split(string(logs), "\n") {
+			if strings.Contains(line, secret) {
+				t.Errorf("TF_LOG=trace output contains a secret: %.300s", strings.ReplaceAll(line, secret, "<SECRET>"))
+				break
+			}
 		}
 	}
 }
