@@ -31,16 +31,16 @@ func TestNewAPIError(t *testing.T) {
 	}{
 		{
 			name: "v2 envelope with node errors", status: 422,
-			header: map[string]string{"X-Svc-Request-Id": "req-1"},
-			body:   `{"error":{"code":"invalid_workflow","message":"bad graph","details":{"node_errors":{"5":[{"field":"image","reason":"required_input_missing"}]}}}}`,
+			header:   map[string]string{"X-Svc-Request-Id": "req-1"},
+			body:     `{"error":{"code":"invalid_workflow","message":"bad graph","details":{"node_errors":{"5":[{"field":"image","reason":"required_input_missing"}]}}}}`,
 			wantCode: "invalid_workflow", wantMsg: "bad graph",
 			wantInText: []string{"HTTP 422", "req-1", `node "5": image: required_input_missing`},
 		},
 		{
 			name: "HTML from a proxy", status: 502,
-			header:   map[string]string{"X-Svc-Request-Id": "req-2", "Content-Type": "text/html"},
-			body:     "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>",
-			wantMsg:  "Bad Gateway",
+			header:     map[string]string{"X-Svc-Request-Id": "req-2", "Content-Type": "text/html"},
+			body:       "<html><body><h1>502 Bad Gateway</h1><p>nginx</p></body></html>",
+			wantMsg:    "Bad Gateway",
 			wantInText: []string{"HTTP 502", "req-2", "502 Bad Gateway nginx"},
 		},
 		{
