@@ -35,7 +35,7 @@ func (c *Client) GetAsset(ctx context.Context, id string) (*Asset, error) {
 		return nil, err
 	}
 	if a.URL != "" {
-		if a.URL, err = resolveAnyOrigin(resp.Request.URL, a.URL); err != nil {
+		if a.URL, err = resolveAnyOrigin(resp.url, a.URL); err != nil {
 			return nil, fmt.Errorf("read asset %s: bad url: %w", id, err)
 		}
 	}

@@ -186,7 +186,7 @@ func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
 }
 
 // CancelJob asks the service to cancel the job (POST to urls.cancel) and returns the record it
-// answers with: canceling, or already terminal. Cancelling twice is harmless.
+// answers with: canceling, or already terminal. Canceling twice is harmless.
 func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	const op = "cancel job"
 	if job.URLs.Cancel == "" {
@@ -204,15 +204,15 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 }
 
 // finishJob checks a decoded record and resolves its links against the request that returned it.
-func (c *Client) finishJob(op string, resp *http.Response, job *Job) error {
-	job.RequestID = resp.Header.Get("X-Svc-Request-Id")
+func (c *Client) finishJob(op string, resp answer, job *Job) error {
+	job.RequestID = resp.header.Get("X-Svc-Request-Id")
 	if job.ID == "" || job.Status == "" {
 		return fmt.Errorf("%s: the response is not a job record (no id or status; request id %q)", op, job.RequestID)
 	}
 	if job.Outputs == nil {
 		job.Outputs = []Output{}
 	}
-	base := resp.Request.URL
+	base := resp.url
 	var err error
 	resolve := func(name string, link *string, required bool) {
 		if err != nil {

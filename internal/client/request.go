@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -87,21 +88,29 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	return nil, newAPIError(c.op, resp)
 }
 
+// answer is what doJSON keeps of a response once its body is decoded and closed.
+type answer struct {
+	status int
+	header http.Header
+	url    *url.URL // the URL that answered (after redirects): links resolve against it
+}
+
 // doJSON runs c and decodes a JSON answer into out (when out is not nil).
-func (cl *Client) doJSON(ctx context.Context, c call, out any) (*http.Response, error) {
+func (cl *Client) doJSON(ctx context.Context, c call, out any) (answer, error) {
 	resp, err := cl.do(ctx, c)
 	if err != nil {
-		return nil, err
+		return answer{}, err
 	}
 	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return resp, nil
+		return a, nil
 	}
 	if err := decodeJSON(resp, out); err != nil {
-		return resp, fmt.Errorf("%s: %w", c.op, err)
+		return a, fmt.Errorf("%s: %w", c.op, err)
 	}
-	return resp, nil
+	return a, nil
 }
 
 // decodeJSON decodes a bounded JSON body; a body over the bound is an error, not a truncation.

@@ -303,7 +303,7 @@ func (s *Server) execute(j *job) {
 			}
 		}
 		run.sleepStep = func(ctx context.Context) error { return s.sleep(ctx, s.opts.StepDuration) }
-		outs, err, stack := runNode(ctx, c, run, in)
+		outs, stack, err := runNode(ctx, c, run, in)
 		if ctx.Err() != nil {
 			s.endCanceled(j)
 			return
@@ -333,14 +333,14 @@ func (s *Server) execute(j *job) {
 }
 
 // runNode calls a node, turning a panic into an error with its stack.
-func runNode(ctx context.Context, c *nodeClass, x *nodeRun, in map[string]any) (outs []any, err error, stack string) {
+func runNode(ctx context.Context, c *nodeClass, x *nodeRun, in map[string]any) (outs []any, stack string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err, stack = fmt.Errorf("%v", p), string(debug.Stack())
 		}
 	}()
 	outs, err = c.run(ctx, x, in)
-	return outs, err, ""
+	return outs, "", err
 }
 
 // resolveInputs replaces links by upstream values and fills defaults.

@@ -13,7 +13,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path"
-	"sort"
 	"strings"
 )
 
@@ -54,15 +53,6 @@ type nodeClass struct {
 	run         func(ctx context.Context, x *nodeRun, in map[string]any) ([]any, error)
 }
 
-func (c *nodeClass) input(name string) (inputSpec, bool) {
-	for _, in := range c.Inputs {
-		if in.Name == name {
-			return in, true
-		}
-	}
-	return inputSpec{}, false
-}
-
 // nodeRun is what a node sees of the engine while it executes.
 type nodeRun struct {
 	s      *Server
@@ -84,16 +74,6 @@ func registerNode(c *nodeClass) {
 		panic("emulator: node class registered twice: " + c.Name)
 	}
 	nodeClasses[c.Name] = c
-}
-
-// nodeClassNames lists the registered classes, sorted.
-func nodeClassNames() []string {
-	names := make([]string, 0, len(nodeClasses))
-	for n := range nodeClasses {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 func init() {

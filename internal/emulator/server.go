@@ -217,11 +217,6 @@ type routeConfig struct {
 // noAuth makes a route public (e.g. signed asset content).
 func noAuth() routeOption { return func(c *routeConfig) { c.auth = nil } }
 
-// authWith replaces the default bearer check; check must write its own rejection.
-func authWith(check func(w http.ResponseWriter, r *http.Request) bool) routeOption {
-	return func(c *routeConfig) { c.auth = check }
-}
-
 // route registers pattern (a Go 1.22 ServeMux pattern such as "POST /api/v2/jobs",
 // without the mount prefix) for operation op. The handler is wrapped with, in
 // order: a fresh X-Svc-Request-Id, request counting, fault injection and

@@ -278,7 +278,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Cancelling job failed", r.data.redact(err.Error()))
+			resp.Diagnostics.AddError("Canceling job failed", r.data.redact(err.Error()))
 			return
 		}
 		job = fresh
@@ -288,7 +288,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Cancelling job failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Canceling job failed", r.data.redact(err.Error()))
 		return
 	}
 	tflog.Info(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
