@@ -1,0 +1,211 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"lukechampine.com/blake3"
+)
+
+var _ resource.ResourceWithConfigure = (*outputFileResource)(nil)
+
+// NewOutputFileResource returns the svc_output_file resource.
+func NewOutputFileResource() resource.Resource { return &outputFileResource{} }
+
+type outputFileResource struct {
+	data *providerData
+}
+
+type outputFileModel struct {
+	ID           types.String `tfsdk:"id"`
+	URL          types.String `tfsdk:"url"`
+	AssetID      types.String `tfsdk:"asset_id"`
+	Path         types.String `tfsdk:"path"`
+	ExpectedHash types.String `tfsdk:"expected_hash"`
+	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
+	Blake3       types.String `tfsdk:"blake3"`
+	SHA256       types.String `tfsdk:"sha256"`
+	ContentType  types.String `tfsdk:"content_type"`
+}
+
+var blake3HashPattern = regexp.MustCompile(`^blake3:[0-9a-f]{64}$`)
+
+func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_output_file"
+}
+
+func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	source := path.MatchRoot("url")
+	assetID := path.MatchRoot("asset_id")
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
+			"written to a temporary name and renamed into place, so `path` never holds a partial download. A file " +
+			"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, MarkdownDescription: "The absolute path of the file.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Download URL, usually a job's `outputs[i].url`. A new signed URL for the same " +
+					"content is not a change: nothing is downloaded again. Signed URLs expire, so prefer `asset_id`.",
+				Validators: []validator.String{stringvalidator.ExactlyOneOf(source, assetID)},
+			},
+			"asset_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Asset id (`outputs[i].id`). A fresh URL is fetched with `GET /api/v2/assets/{id}` " +
+					"at download time, so this works long after the job's URLs expired.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"path": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Where to write the file. Missing parent directories are created.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"expected_hash": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "`blake3:<hex>` the content must have, usually `outputs[i].hash` (which can be " +
+					"null until the service computed it). A mismatch fails the apply and leaves no file.",
+				Validators:    []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"size_bytes":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes."},
+			"blake3":       schema.StringAttribute{Computed: true, MarkdownDescription: "`blake3:<hex>` of the file."},
+			"sha256":       schema.StringAttribute{Computed: true, MarkdownDescription: "Hex SHA-256 of the file."},
+			"content_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Media type the server sent."},
+		},
+	}
+}
+
+func (r *outputFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *outputFileResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan outputFileModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := r.download(r.data.logContext(ctx), &plan); err != nil {
+		resp.Diagnostics.AddError("Download failed", r.data.redact(err.Error()))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// download streams the source into a temporary file beside path, hashing as it goes, checks
+// the expected hash, and renames the file into place.
+func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) error {
+	src := m.URL.ValueString()
+	if id := m.AssetID.ValueString(); id != "" {
+		asset, err := r.data.client.GetAsset(ctx, id)
+		if err != nil {
+			return err
+		}
+		src = asset.URL
+	}
+	dest, err := filepath.Abs(m.Path.ValueString())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".part-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	b3, s256 := blake3.New(32, nil), sha256.New()
+	got, err := r.data.client.DownloadTo(ctx, src, io.MultiWriter(tmp, b3, s256))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	sum := "blake3:" + hex.EncodeToString(b3.Sum(nil))
+	if want := m.ExpectedHash.ValueString(); want != "" && want != sum {
+		return fmt.Errorf("content of %s hashes to %s, expected %s; the partial file was removed (request id %q)", dest, sum, want, got.RequestID)
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return err
+	}
+	m.ID = types.StringValue(dest)
+	m.SizeBytes = types.Int64Value(got.Size)
+	m.Blake3 = types.StringValue(sum)
+	m.SHA256 = types.StringValue(hex.EncodeToString(s256.Sum(nil)))
+	m.ContentType = types.StringValue(got.ContentType)
+	return nil
+}
+
+func (r *outputFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state outputFileModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	sum, err := fileBlake3(state.ID.ValueString())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		resp.State.RemoveResource(ctx) // gone from disk: download again
+	case err != nil:
+		resp.Diagnostics.AddError("Reading downloaded file failed", err.Error())
+	case sum != state.Blake3.ValueString():
+		resp.State.RemoveResource(ctx) // changed on disk: download again
+	}
+}
+
+func (r *outputFileResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	// Only url can change in place: a re-signed URL for the same asset. The file stays.
+	var plan, state outputFileModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID, plan.SizeBytes, plan.Blake3, plan.SHA256, plan.ContentType = state.ID, state.SizeBytes, state.Blake3, state.SHA256, state.ContentType
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *outputFileResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state outputFileModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := os.Remove(state.ID.ValueString()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		resp.Diagnostics.AddError("Deleting downloaded file failed", err.Error())
+	}
+}
+
+func fileBlake3(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := blake3.New(32, nil)
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "blake3:" + hex.EncodeToString(h.Sum(nil)), nil
+}

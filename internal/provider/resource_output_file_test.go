@@ -1,0 +1,126 @@
+package provider
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+func outputFileConfig(srv *emulator.Server, file, source string) string {
+	return jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
+resource "svc_output_file" "png" {
+  %s
+  path          = %q
+  expected_hash = svc_job.test.outputs[0].hash
+}
+`, source, file)
+}
+
+// checkFileMatchesState checks the file on disk is a PNG whose hash is the job output's hash.
+func checkFileMatchesState(file string) resource.TestCheckFunc {
+	return resource.ComposeAggregateTestCheckFunc(
+		resource.TestCheckResourceAttrPair("svc_output_file.png", "blake3", "svc_job.test", "outputs.0.hash"),
+		resource.TestCheckResourceAttrPair("svc_output_file.png", "size_bytes", "svc_job.test", "outputs.0.size_bytes"),
+		resource.TestCheckResourceAttr("svc_output_file.png", "content_type", "image/png"),
+		resource.TestMatchResourceAttr("svc_output_file.png", "sha256", regexp.MustCompile(`^[0-9a-f]{64}$`)),
+		func(*terraform.State) error {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+				return fmt.Errorf("%s is not a PNG", file)
+			}
+			return nil
+		},
+	)
+}
+
+func TestAccOutputFile_sources(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		opts   emulator.Options
+		source string
+	}{
+		{name: "by url", source: `url = svc_job.test.outputs[0].url`},
+		// Output URLs live a millisecond here, so only a freshly signed one works.
+		{name: "by asset id after the url expired", opts: emulator.Options{URLTTL: time.Millisecond}, source: `asset_id = svc_job.test.outputs[0].id`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, tt.opts)
+			file := filepath.Join(t.TempDir(), "out", "image.png")
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: outputFileConfig(srv, file, tt.source),
+					Check:  checkFileMatchesState(file),
+				}},
+				CheckDestroy: func(*terraform.State) error {
+					if _, err := os.Stat(file); !os.IsNotExist(err) {
+						return fmt.Errorf("destroy left %s behind (%v)", file, err)
+					}
+					return nil
+				},
+			})
+		})
+	}
+}
+
+func TestAccOutputFile_hashMismatchLeavesNoFile(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "image.png")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
+resource "svc_output_file" "png" {
+  url           = svc_job.test.outputs[0].url
+  path          = %q
+  expected_hash = "blake3:%064d"
+}
+`, file, 0),
+			ExpectError: regexp.MustCompile(`(?s)hashes\s+to\s+blake3:[0-9a-f]{64},\s+expected\s+blake3:0{64}`),
+		}},
+	})
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Fatalf("a failed download left files behind: %v", entries)
+	}
+}
+
+func TestAccOutputFile_driftDownloadsAgain(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	file := filepath.Join(t.TempDir(), "image.png")
+	tests := []func(){
+		func() { _ = os.Remove(file) },
+		func() { _ = os.WriteFile(file, []byte("edited"), 0o644) },
+	}
+	steps := []resource.TestStep{{Config: outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)}}
+	for _, disturb := range tests {
+		steps = append(steps, resource.TestStep{
+			PreConfig: disturb,
+			Config:    outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("svc_output_file.png", plancheck.ResourceActionCreate),
+			}},
+			Check: checkFileMatchesState(file),
+		})
+	}
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
+}
