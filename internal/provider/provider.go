@@ -164,7 +164,11 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 }
 
 func (p *svcProvider) Functions(context.Context) []func() function.Function {
-	return []func() function.Function{}
+	return []func() function.Function{
+		NewWorkflowSetInputsFunction,
+		NewWorkflowNodesFunction,
+		NewAssetRefFunction,
+	}
 }
 
 func nonEmpty(values ...string) []string {

@@ -70,7 +70,7 @@ func TestAccOutputFile_sources(t *testing.T) {
 				}},
 				CheckDestroy: func(*terraform.State) error {
 					if _, err := os.Stat(file); !os.IsNotExist(err) {
-						return fmt.Errorf("destroy left %s behind (%v)", file, err)
+						return fmt.Errorf("destroy left %s behind: %w", file, err)
 					}
 					return nil
 				},

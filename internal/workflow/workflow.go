@@ -102,3 +102,46 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// SetInputs returns data with workflow[node].inputs[name] = value for every patch, keeping every
+// other field of every node as it was. A patch naming a node the workflow lacks is an error: a
+// misspelt node id would otherwise be silently ignored by the service.
+func SetInputs(data []byte, patches map[string]map[string]any) ([]byte, error) {
+	if _, err := Parse(data); err != nil {
+		return nil, err
+	}
+	var nodes map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(data, &nodes); err != nil {
+		return nil, err
+	}
+	for _, id := range sortedKeys(patches) {
+		node, ok := nodes[id]
+		if !ok {
+			return nil, fmt.Errorf("the workflow has no node %q (its nodes: %v)", id, sortedKeys(nodes))
+		}
+		inputs := map[string]json.RawMessage{}
+		if raw, ok := node["inputs"]; ok && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &inputs); err != nil {
+				return nil, fmt.Errorf("node %q: inputs: %w", id, err)
+			}
+		}
+		for name, value := range patches[id] {
+			v, err := json.Marshal(value)
+			if err != nil {
+				return nil, fmt.Errorf("node %q input %q: %w", id, name, err)
+			}
+			inputs[name] = v
+		}
+		raw, err := json.Marshal(inputs)
+		if err != nil {
+			return nil, err
+		}
+		node["inputs"] = raw
+	}
+	return json.Marshal(nodes)
+}
+
+// AssetRef is the workflow input value that references an asset.
+func AssetRef(id string) map[string]string {
+	return map[string]string{"type": "core/ASSET", "id": id}
+}

@@ -1,0 +1,105 @@
+package workflow
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string
+		ui      bool
+	}{
+		{name: "api format", in: `{"1":{"class_type":"EmptyImage","inputs":{"width":8}},"2":{"class_type":"SaveImage","inputs":{"images":["1",0]}}}`},
+		{name: "inputs optional", in: `{"1":{"class_type":"EmptyImage"}}`},
+		{name: "ui export", in: `{"last_node_id":2,"nodes":[{"id":1}],"links":[[1,1,0,2,0,"IMAGE"]],"version":0.4}`, ui: true, wantErr: "UI-format"},
+		{name: "array", in: `[1,2]`, wantErr: "must be a JSON object"},
+		{name: "string", in: `"x"`, wantErr: "must be a JSON object"},
+		{name: "truncated", in: `{"1":{"class_type":`, wantErr: "not valid JSON"},
+		{name: "empty object", in: `{}`, wantErr: "no nodes"},
+		{name: "node not object", in: `{"1":5}`, wantErr: `node "1" must be an object`},
+		{name: "no class_type", in: `{"1":{"inputs":{}}}`, wantErr: `node "1" has no class_type`},
+		{name: "nodes key that is a node id", in: `{"nodes":{"class_type":"X"},"links":{"class_type":"Y"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in))
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+			}
+			if errors.Is(err, ErrUIFormat) != tt.ui {
+				t.Fatalf("errors.Is(err, ErrUIFormat) = %v, want %v", !tt.ui, tt.ui)
+			}
+		})
+	}
+}
+
+func TestSetInputs(t *testing.T) {
+	wf := `{"1":{"class_type":"EmptyImage","inputs":{"width":8},"_meta":{"title":"canvas"}},"2":{"class_type":"SaveImage","inputs":{"images":["1",0]}}}`
+	out, err := SetInputs([]byte(wf), map[string]map[string]any{
+		"1": {"width": 64, "height": 32},
+		"2": {"filename_prefix": "x", "images": []any{"1", 0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"width": 64.0, "height": 32.0}
+	if !reflect.DeepEqual(got["1"]["inputs"], want) {
+		t.Fatalf("node 1 inputs = %v, want %v", got["1"]["inputs"], want)
+	}
+	if got["1"]["_meta"] == nil {
+		t.Fatal("other node fields must be kept")
+	}
+	if _, err := SetInputs([]byte(wf), map[string]map[string]any{"9": {"x": 1}}); err == nil || !strings.Contains(err.Error(), `no node "9"`) {
+		t.Fatalf("unknown node: err = %v", err)
+	}
+}
+
+func TestNodeIDsAndIsLink(t *testing.T) {
+	g, err := Parse([]byte(`{"10":{"class_type":"SaveImage"},"2":{"class_type":"SaveImage"},"3":{"class_type":"EmptyImage"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.NodeIDs("SaveImage"); !reflect.DeepEqual(got, []string{"10", "2"}) {
+		t.Fatalf("NodeIDs = %v", got)
+	}
+	for in, want := range map[string]bool{`["1",0]`: true, `["1","0"]`: false, `[1,0]`: false, `"x"`: false, `["1",0,2]`: false} {
+		if IsLink(json.RawMessage(in)) != want {
+			t.Errorf("IsLink(%s) = %v, want %v", in, !want, want)
+		}
+	}
+}
+
+// FuzzParse checks Parse never panics and that whatever it accepts is a JSON object whose
+// values all carry a class_type.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{`{"1":{"class_type":"A","inputs":{"x":["2",0]}}}`, `{"nodes":[],"links":[]}`, `[]`, `{`, `{"1":null}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := Parse(data)
+		if err != nil {
+			return
+		}
+		for id, n := range g {
+			if n.ClassType == "" {
+				t.Fatalf("node %q accepted without class_type", id)
+			}
+		}
+	})
+}
