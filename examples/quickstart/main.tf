@@ -1,7 +1,7 @@
 # Quickstart: generate a batch of images with one workflow job and write them to ./out/.
 #
-# The provider reads its endpoint from SVC_ENDPOINT (make demo points it at the local
-# reference server) and its key, if any, from SVC_API_KEY.
+# The endpoint defaults to SVC_ENDPOINT (make demo points it at the local reference server);
+# the API key, if the service needs one, comes from SVC_API_KEY.
 
 terraform {
   required_version = ">= 1.11"
@@ -12,7 +12,15 @@ terraform {
   }
 }
 
-provider "svc" {}
+variable "endpoint" {
+  description = "Workflow service URL; null uses SVC_ENDPOINT."
+  type        = string
+  default     = null
+}
+
+provider "svc" {
+  endpoint = var.endpoint
+}
 
 variable "batch_size" {
   description = "How many images the job generates."
@@ -41,7 +49,7 @@ resource "svc_output_file" "image" {
 
   asset_id      = svc_job.images.outputs[count.index].id
   expected_hash = svc_job.images.outputs[count.index].hash
-  path          = "${path.module}/out/${svc_job.images.outputs[count.index].name}"
+  path          = "${abspath(path.module)}/out/${svc_job.images.outputs[count.index].name}"
 }
 
 output "job_id" {

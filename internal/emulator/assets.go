@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,10 +20,26 @@ type asset struct {
 	name        string
 	contentType string
 	data        []byte
+	blob        *patternBlob // instead of data, for large generated assets
 	hash        string // "blake3:<hex>"
 	jobID       string // producing job, empty for uploaded assets
 	nodeID      string
 	createdAt   time.Time
+}
+
+func (a *asset) size() int64 {
+	if a.blob != nil {
+		return a.blob.size
+	}
+	return int64(len(a.data))
+}
+
+// content reads the asset's bytes; data is never mutated after creation, so no lock is needed.
+func (a *asset) content() io.ReadSeeker {
+	if a.blob != nil {
+		return a.blob.reader()
+	}
+	return bytes.NewReader(a.data)
 }
 
 // assetJSON is the asset record served by GET /api/v2/assets/{id}.
@@ -133,7 +150,7 @@ func (s *Server) handleGetAsset(w http.ResponseWriter, r *http.Request) {
 		ID:          a.id,
 		Name:        a.name,
 		ContentType: a.contentType,
-		SizeBytes:   int64(len(a.data)),
+		SizeBytes:   a.size(),
 		Hash:        &a.hash,
 	}
 	if a.jobID != "" {
@@ -167,6 +184,5 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", a.contentType)
 	w.Header().Set("Cache-Control", "private, max-age=60")
-	// data is never mutated after creation, so it is safe to read without the lock.
-	http.ServeContent(w, r, a.name, a.createdAt, bytes.NewReader(a.data))
+	http.ServeContent(w, r, a.name, a.createdAt, a.content())
 }

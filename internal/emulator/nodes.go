@@ -225,7 +225,7 @@ func runLoadImage(_ context.Context, x *nodeRun, in map[string]any) ([]any, erro
 	if a == nil {
 		return nil, fmt.Errorf("LoadImage: image not found: %v", in["image"])
 	}
-	img, _, err := image.Decode(bytes.NewReader(a.data))
+	img, _, err := image.Decode(a.content())
 	if err != nil {
 		return nil, fmt.Errorf("LoadImage: cannot decode %q: %w", a.name, err)
 	}

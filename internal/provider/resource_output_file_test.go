@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,4 +125,58 @@ func TestAccOutputFile_driftDownloadsAgain(t *testing.T) {
 		})
 	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
+}
+
+// TestAccOutputFile_largeDownloadStreams downloads 150 MiB and samples the heap of this process
+// (which holds the provider, the test harness and the reference server, whose large blob is
+// generated as it is read) during the apply: the peak bounds what the provider held.
+func TestAccOutputFile_largeDownloadStreams(t *testing.T) {
+	// Not parallel: other tests' allocations would blur the figure.
+	const size = 150 << 20
+	srv := newTestServer(t, emulator.Options{})
+	id, hash := srv.PutLargeAsset("big.bin", "application/octet-stream", size)
+	file := filepath.Join(t.TempDir(), "big.bin")
+
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_output_file" "big" {
+  asset_id      = %q
+  expected_hash = %q
+  path          = %q
+}
+`, id, hash, file),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_output_file.big", "size_bytes", fmt.Sprint(size)),
+				resource.TestCheckResourceAttr("svc_output_file.big", "blake3", hash),
+			),
+		}},
+	})
+	close(stop)
+	<-sampled
+	const limit = 64 << 20
+	t.Logf("peak heap in use while downloading %d MiB: %.1f MiB", size>>20, float64(peak.Load())/(1<<20))
+	if peak.Load() > limit {
+		t.Fatalf("peak heap %d MiB exceeds %d MiB: the download is not streamed", peak.Load()>>20, limit>>20)
+	}
 }

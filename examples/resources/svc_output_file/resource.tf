@@ -11,5 +11,5 @@ resource "svc_output_file" "tile" {
 
   asset_id      = svc_job.images.outputs[count.index].id
   expected_hash = svc_job.images.outputs[count.index].hash
-  path          = "${path.module}/out/tile-${count.index}.png"
+  path          = "${abspath(path.module)}/out/tile-${count.index}.png"
 }

@@ -1,0 +1,130 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
+)
+
+// terraformCLI runs the real Terraform CLI against this provider served in-process (the way
+// terraform-plugin-testing does it, through TF_REATTACH_PROVIDERS). terraform-plugin-testing's
+// state checks cannot read resources created with for_each, which the examples and the soak
+// use, so those tests drive Terraform directly.
+type terraformCLI struct {
+	t   testing.TB
+	dir string
+	env []string
+}
+
+// newTerraformCLI copies the configuration directory src (if any) into a temporary working
+// directory and starts the provider for it.
+func newTerraformCLI(t *testing.T, src string) *terraformCLI {
+	t.Helper()
+	dir := t.TempDir()
+	if src != "" {
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return &terraformCLI{t: t, dir: dir, env: append(os.Environ(),
+		"TF_REATTACH_PROVIDERS="+serveProviderForCLI(t),
+		"TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_CLI_CONFIG_FILE=/dev/null",
+		"TF_DATA_DIR="+filepath.Join(dir, ".terraform"),
+	)}
+}
+
+// serveProviderForCLI serves the provider in this process until the test ends and returns the
+// TF_REATTACH_PROVIDERS value pointing Terraform at it.
+func serveProviderForCLI(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	go func() {
+		_ = tf6server.Serve("registry.terraform.io/svc-org/svc", providerserver.NewProtocol6(New("test")()),
+			tf6server.WithDebug(ctx, reattach, closed),
+			tf6server.WithGoPluginLogger(hclog.New(&hclog.LoggerOptions{Output: io.Discard})),
+			tf6server.WithoutLogStderrOverride(),
+			tf6server.WithLoggingSink(t)) // provider logs follow TF_LOG / TF_ACC_LOG_PATH, as in resource.Test
+	}()
+	cfg := <-reattach
+	t.Cleanup(func() { cancel(); <-closed })
+	info, err := json.Marshal(map[string]any{"registry.terraform.io/svc-org/svc": map[string]any{
+		"Protocol": cfg.Protocol, "ProtocolVersion": cfg.ProtocolVersion, "Pid": cfg.Pid, "Test": cfg.Test,
+		"Addr": map[string]string{"Network": cfg.Addr.Network(), "String": cfg.Addr.String()},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(info)
+}
+
+// run runs terraform with args in the working directory and returns its combined output; a
+// non-zero exit fails the test.
+func (c *terraformCLI) run(args ...string) string {
+	c.t.Helper()
+	out, err := c.try(args...)
+	if err != nil {
+		c.t.Fatalf("terraform %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// try is run without failing the test.
+func (c *terraformCLI) try(args ...string) (string, error) {
+	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	if path == "" {
+		path = "terraform"
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir, cmd.Env = c.dir, c.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// outputs returns terraform output -json decoded to name -> value.
+func (c *terraformCLI) outputs() map[string]any {
+	c.t.Helper()
+	var raw map[string]struct {
+		Value any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(c.run("output", "-json")), &raw); err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]any{}
+	for k, v := range raw {
+		out[k] = v.Value
+	}
+	return out
+}
+
+func skipUnlessAcc(t testing.TB) {
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance tests need TF_ACC=1")
+	}
+}
