@@ -21,8 +21,8 @@ type asset struct {
 	contentType string
 	data        []byte
 	blob        *patternBlob // instead of data, for large generated assets
-	hash        string // "blake3:<hex>"
-	jobID       string // producing job, empty for uploaded assets
+	hash        string       // "blake3:<hex>"
+	jobID       string       // producing job, empty for uploaded assets
 	nodeID      string
 	createdAt   time.Time
 }

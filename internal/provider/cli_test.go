@@ -107,22 +107,6 @@ func (c *terraformCLI) try(args ...string) (string, error) {
 	return out.String(), err
 }
 
-// outputs returns terraform output -json decoded to name -> value.
-func (c *terraformCLI) outputs() map[string]any {
-	c.t.Helper()
-	var raw map[string]struct {
-		Value any `json:"value"`
-	}
-	if err := json.Unmarshal([]byte(c.run("output", "-json")), &raw); err != nil {
-		c.t.Fatal(err)
-	}
-	out := map[string]any{}
-	for k, v := range raw {
-		out[k] = v.Value
-	}
-	return out
-}
-
 func skipUnlessAcc(t testing.TB) {
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance tests need TF_ACC=1")
