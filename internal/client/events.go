@@ -97,8 +97,10 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
 			up.Store(true)
 			sawTerminal := false
 			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
-				urgent := ev.Event == "status"
-				if urgent && containsTerminalStatus(ev.Data) {
+				// Only the terminal status cannot wait; every other event is a hint that the
+				// loop coalesces, so a chatty stream does not turn into a read per step.
+				urgent := ev.Event == "status" && containsTerminalStatus(ev.Data)
+				if urgent {
 					sawTerminal = true
 				}
 				select {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 )
 
 // Job statuses of the v2 interface.
@@ -260,96 +259,4 @@ func resolveAnyOrigin(base *url.URL, ref string) (string, error) {
 		u.Scheme = base.Scheme
 	}
 	return u.String(), nil
-}
-
-// WaitOptions tune WaitJob.
-type WaitOptions struct {
-	// OnUpdate is called with every record that differs from the previous one.
-	OnUpdate func(*Job)
-	// PollMin and PollMax bound the adaptive poll interval. With an event stream connected the
-	// interval grows to PollMaxStreaming instead, since events wake the loop.
-	PollMin, PollMax, PollMaxStreaming time.Duration
-	// NoEvents disables the event stream (poll only).
-	NoEvents bool
-}
-
-const (
-	defaultPollMin          = 100 * time.Millisecond
-	defaultPollMax          = 2 * time.Second
-	defaultPollMaxStreaming = 10 * time.Second
-	// hintGap is the least time between two re-reads prompted by progress-type events; status
-	// events and the stream's end re-read at once.
-	hintGap = time.Second
-)
-
-// WaitJob waits until job is terminal and returns the last record. The job record is the only
-// truth: the event stream, when the service offers one, only wakes the loop early. On a context
-// error it returns the last record seen together with the error.
-func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
-	pollMin := orDuration(opts.PollMin, defaultPollMin)
-	pollMax := orDuration(opts.PollMax, defaultPollMax)
-	pollMaxStreaming := orDuration(opts.PollMaxStreaming, defaultPollMaxStreaming)
-
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-
-	var wake <-chan wakeup
-	streaming := func() bool { return false }
-	if !opts.NoEvents && job.URLs.Events != "" {
-		w := c.watchEvents(ctx, job.URLs.Events)
-		wake, streaming = w.wake, w.connected
-	}
-
-	interval := pollMin
-	lastRead := time.Now()
-	timer := time.NewTimer(interval)
-	defer timer.Stop()
-	for !job.Terminal() {
-		select {
-		case <-ctx.Done():
-			return job, ctx.Err()
-		case w, ok := <-wake:
-			if !ok {
-				wake = nil // stream over: re-read now, then poll
-			} else if !w.urgent && time.Since(lastRead) < hintGap {
-				continue // coalesce progress hints; the timer still runs
-			}
-		case <-timer.C:
-		}
-		next, err := c.RefreshJob(ctx, job)
-		lastRead = time.Now()
-		if err != nil {
-			if ctx.Err() != nil {
-				return job, ctx.Err()
-			}
-			return job, err
-		}
-		if changed(job, next) && opts.OnUpdate != nil {
-			opts.OnUpdate(next)
-		}
-		job = next
-		limit := pollMax
-		if streaming() {
-			limit = pollMaxStreaming
-		}
-		interval = min(interval*3/2, limit)
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(interval)
-	}
-	return job, nil
-}
-
-func changed(a, b *Job) bool {
-	if a.Status != b.Status || len(a.Outputs) != len(b.Outputs) {
-		return true
-	}
-	if (a.Progress == nil) != (b.Progress == nil) {
-		return true
-	}
-	return a.Progress != nil && *a.Progress != *b.Progress
 }

@@ -93,6 +93,7 @@ type Server struct {
 	secret  []byte // signs asset content urls
 
 	faults faultState
+	chaos  chaosState
 
 	// mu guards the job and asset state below.
 	mu          sync.Mutex
@@ -243,11 +244,16 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 			}
 			h(w, r)
 		}
-		if f == nil {
+		switch {
+		case f != nil:
+			s.applyFault(*f, w, r, inner)
+		default:
+			if cf, ok := s.chaos.draw(op); ok {
+				s.applyChaos(cf, w, r, inner)
+				return
+			}
 			inner(w, r)
-			return
 		}
-		s.applyFault(*f, w, r, inner)
 	})
 }
 

@@ -1,0 +1,144 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// WaitOptions tune WaitJob.
+type WaitOptions struct {
+	// OnUpdate is called with every record that differs from the previous one.
+	OnUpdate func(*Job)
+	// PollMin and PollMax bound the poll interval while polling alone.
+	PollMin, PollMax time.Duration
+	// PollStreaming is the safety-net interval while the event stream is connected: events
+	// wake the loop, so polling then only guards against a stream that went quiet.
+	PollStreaming time.Duration
+	// NoEvents disables the event stream (poll only).
+	NoEvents bool
+}
+
+const (
+	defaultPollMin       = 100 * time.Millisecond
+	defaultPollMax       = 2 * time.Second
+	defaultPollStreaming = 10 * time.Second
+	// hintGap is the least time between two re-reads prompted by non-terminal events (status,
+	// progress, output, log). A terminal status, or the stream's end, re-reads at once.
+	hintGap = time.Second
+)
+
+// WaitJob waits until job is terminal and returns the last record. The job record is the only
+// truth: the event stream, when the service offers one, only wakes the loop. Without a stream
+// the poll interval follows the job's progress: it estimates the time left from the rate at
+// which progress.value advances and polls at half that, so a long job is polled rarely and
+// its end is still seen within PollMin. On a context error it returns the last record seen
+// together with the error.
+func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	var wake <-chan wakeup
+	streaming := func() bool { return false }
+	if !opts.NoEvents && job.URLs.Events != "" {
+		w := c.watchEvents(ctx, job.URLs.Events)
+		wake, streaming = w.wake, w.connected
+	}
+
+	sched := newPollSchedule(opts)
+	lastRead := time.Now()
+	timer := time.NewTimer(sched.next(job, streaming()))
+	defer timer.Stop()
+	for !job.Terminal() {
+		select {
+		case <-ctx.Done():
+			return job, ctx.Err()
+		case w, ok := <-wake:
+			if !ok {
+				wake = nil // stream over (terminal, or given up): re-read now, then poll
+			} else if !w.urgent && time.Since(lastRead) < hintGap {
+				continue // coalesce hints; the timer still runs
+			}
+		case <-timer.C:
+		}
+		next, err := c.RefreshJob(ctx, job)
+		lastRead = time.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return job, ctx.Err()
+			}
+			return job, err
+		}
+		if changed(job, next) && opts.OnUpdate != nil {
+			opts.OnUpdate(next)
+		}
+		job = next
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(sched.next(job, streaming() && wake != nil))
+	}
+	return job, nil
+}
+
+// pollSchedule chooses the next poll interval from what the records show.
+type pollSchedule struct {
+	min, max, streaming time.Duration
+	backoff             time.Duration // geometric interval while nothing tells how long is left
+	firstAt             time.Time     // first record with progress, and its value
+	firstValue          float64
+}
+
+func newPollSchedule(opts WaitOptions) *pollSchedule {
+	p := &pollSchedule{
+		min:       orDuration(opts.PollMin, defaultPollMin),
+		max:       orDuration(opts.PollMax, defaultPollMax),
+		streaming: orDuration(opts.PollStreaming, defaultPollStreaming),
+	}
+	p.backoff = p.min
+	return p
+}
+
+func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
+	if streaming {
+		return p.streaming
+	}
+	if left, ok := p.timeLeft(job); ok {
+		return min(max(left/2, p.min), p.max)
+	}
+	d := p.backoff
+	p.backoff = min(p.backoff*3/2, p.max)
+	return d
+}
+
+// timeLeft estimates the time until the job ends from the rate of its progress since the
+// first record that carried progress. It reports false until there is a rate.
+func (p *pollSchedule) timeLeft(job *Job) (time.Duration, bool) {
+	if job.Status != JobRunning || job.Progress == nil {
+		return 0, false
+	}
+	v := job.Progress.Value
+	now := time.Now()
+	if p.firstAt.IsZero() {
+		p.firstAt, p.firstValue = now, v
+		return 0, false
+	}
+	elapsed := now.Sub(p.firstAt)
+	done := v - p.firstValue
+	if done <= 0 || elapsed <= 0 || v >= 1 {
+		return 0, false
+	}
+	return time.Duration(float64(elapsed) * (1 - v) / done), true
+}
+
+func changed(a, b *Job) bool {
+	if a.Status != b.Status || len(a.Outputs) != len(b.Outputs) {
+		return true
+	}
+	if (a.Progress == nil) != (b.Progress == nil) {
+		return true
+	}
+	return a.Progress != nil && *a.Progress != *b.Progress
+}
