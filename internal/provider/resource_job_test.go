@@ -185,20 +185,39 @@ func TestAccJob_queueFullThenSuccess(t *testing.T) {
 	})
 }
 
-func TestAccJob_lostResponseAfterCreate(t *testing.T) {
+// The job is created, then the answer is lost: a 500, a reset connection, or no answer before
+// the timeout. The provider must not resend (exactly one job exists) and must say what to do.
+func TestAccJob_unknownOutcomes(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{})
-	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 1, Status: 500, AfterHandling: true,
-		Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"`),
-			ExpectError: regexp.MustCompile(`(?s)may\s+not\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*HTTP 500 upstream_error.*terraform\s+import`),
-		}},
-	})
-	if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
-		t.Fatalf("server has %d jobs after %d submissions; want exactly 1 of each", n, m)
+	tests := []struct {
+		name  string
+		fault emulator.Fault
+		extra string
+		cause string
+	}{
+		{name: "500 after create", fault: emulator.Fault{Status: 500, Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`}, cause: `HTTP 500 upstream_error`},
+		{name: "connection reset after create", fault: emulator.Fault{Drop: true}, cause: `EOF|connection reset`},
+		{name: "timeout after create", fault: emulator.Fault{Delay: 2 * time.Second, Status: 201}, extra: `timeouts = { create = "1s" }`, cause: `deadline\s+exceeded`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{})
+			f := tt.fault
+			f.Op, f.Nth, f.AfterHandling = emulator.OpSubmitJob, 1, true
+			srv.Inject(f)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"
+  `+tt.extra),
+					ExpectError: regexp.MustCompile(`(?s)may\s+not\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
+				}},
+			})
+			if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
+				t.Fatalf("server has %d jobs after %d submissions; want exactly 1 of each", n, m)
+			}
+		})
 	}
 }
 
