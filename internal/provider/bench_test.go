@@ -77,9 +77,8 @@ var waitStrategies = []waitStrategy{
 }
 
 type waitResult struct {
-	latencies       []time.Duration
-	requestsPerJob  map[string]float64 // by job length
-	detectionMedian time.Duration
+	latencies      []time.Duration
+	requestsPerJob map[string]float64 // by job length
 }
 
 // benchWaitStrategies runs jobs of about 2 s and 20 s under each strategy, all at once, each
@@ -93,7 +92,7 @@ func benchWaitStrategies(t *testing.T) string {
 	results := make([]waitResult, len(waitStrategies))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for si, strat := range waitStrategies {
+	for si, strategy := range waitStrategies {
 		results[si].requestsPerJob = map[string]float64{}
 		for _, length := range lengths {
 			wg.Add(1)
@@ -118,7 +117,7 @@ func benchWaitStrategies(t *testing.T) string {
 						// Lengths are spread over one 2 s poll period (0.2 s apart), so the fixed
 						// poll meets the jobs' ends at every phase rather than at one.
 						steps := length.steps + 2*i
-						lat, err := runOneJob(c, strat, steps)
+						lat, err := runOneJob(c, strategy, steps)
 						if err != nil {
 							t.Error(err)
 							return
@@ -155,7 +154,7 @@ func benchWaitStrategies(t *testing.T) string {
 	return b.String()
 }
 
-func runOneJob(c *client.Client, strat waitStrategy, steps int) (time.Duration, error) {
+func runOneJob(c *client.Client, strategy waitStrategy, steps int) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	wf := fmt.Sprintf(`{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},`+
@@ -165,7 +164,7 @@ func runOneJob(c *client.Client, strat waitStrategy, steps int) (time.Duration, 
 	if err != nil {
 		return 0, err
 	}
-	final, err := strat.wait(ctx, c, job)
+	final, err := strategy.wait(ctx, c, job)
 	seen := time.Now()
 	if err != nil {
 		return 0, err
