@@ -287,7 +287,9 @@ func newRouterResult(resp *http.Response) *RouterResult {
 	}
 }
 
-func replayed(h http.Header) bool { return strings.EqualFold(strings.TrimSpace(h.Get("Idempotent-Replayed")), "true") }
+func replayed(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("Idempotent-Replayed")), "true")
+}
 
 func invokeHeader(key string) http.Header {
 	h := http.Header{"Accept": {"*/*"}}

@@ -119,7 +119,7 @@ type openAPIOperation struct {
 // the only POST with a JSON requestBody.
 func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 	var top struct {
-		Authored *bool                                  `json:"x-svc-input-schema-authored"`
+		Authored *bool                                 `json:"x-svc-input-schema-authored"`
 		Paths    map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(doc, &top); err != nil {
