@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // Router operation names for request counting and fault injection.
@@ -378,6 +380,17 @@ func (s *Server) startRunLocked(w http.ResponseWriter, m *routerModel, id string
 	return run
 }
 
+// responseRequestID is the X-Svc-Request-Id of the response being written: the id of a run
+// accepted by this request. A handler run under a fault's recorder has none yet; it gets one.
+func responseRequestID(w http.ResponseWriter) string {
+	id := w.Header().Get(requestIDHeader)
+	if id == "" {
+		id = uuid.NewString()
+		w.Header().Set(requestIDHeader, id)
+	}
+	return id
+}
+
 func (s *Server) spendHeaders() map[string]string {
 	o := s.routerOpts()
 	total := 0
@@ -421,7 +434,7 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	} else {
-		if run = s.startRunLocked(w, m, w.Header().Get(requestIDHeader), in); run == nil {
+		if run = s.startRunLocked(w, m, responseRequestID(w), in); run == nil {
 			rs.mu.Unlock()
 			return
 		}
@@ -531,7 +544,7 @@ func (s *Server) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(rec.handle)
 		return
 	}
-	run := s.startRunLocked(w, m, w.Header().Get(requestIDHeader), in)
+	run := s.startRunLocked(w, m, responseRequestID(w), in)
 	if run == nil {
 		return
 	}
