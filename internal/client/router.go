@@ -309,7 +309,7 @@ func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult
 		return nil, err
 	}
 	op := "invoke model " + in.Model
-	resp, err := c.do(ctx, call{
+	resp, err := c.do(ctx, call{ //nolint:bodyclose // the body is the result: RouterResult.Body, closed by the caller
 		op: op, method: http.MethodPost, url: u, cred: credAPIKey, header: invokeHeader(in.IdempotencyKey),
 		body: in.Input, policy: retryRouterInvoke, stream: true,
 	})
