@@ -256,3 +256,35 @@ func TestQueuedSubmitWaitCollectCancel(t *testing.T) {
 		t.Fatalf("status after cancel: %+v %v", st, err)
 	}
 }
+
+func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
+	srv, c := routerServer(t, emulator.Options{Token: "k-secret", Router: emulator.RouterOptions{ConcurrencyLimit: 1, SlowDuration: time.Minute}})
+	ctx := context.Background()
+	if h := srv.LastRequestHeader(emulator.OpListModels); h != nil {
+		t.Fatal("no request yet")
+	}
+	if _, err := c.ListModelsPage(ctx, "", 0); err != nil {
+		t.Fatalf("X-API-Key refused: %v", err)
+	}
+	if got := srv.LastRequestHeader(emulator.OpListModels).Get("X-API-Key"); got != "k-secret" {
+		t.Fatalf("X-API-Key = %q", got)
+	}
+	if _, err := c.SubmitModelRequest(ctx, InvokeInput{Model: emulator.ModelSlow, Input: json.RawMessage(`{}`), IdempotencyKey: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.SubmitModelRequest(ctx, InvokeInput{Model: emulator.ModelSlow, Input: json.RawMessage(`{"n":2}`), IdempotencyKey: "b"})
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 || apiErr.Code != "concurrency_limit_exceeded" {
+		t.Fatalf("want 429 concurrency_limit_exceeded, got %v", err)
+	}
+	if apiErr.Header.Get("X-Committed-Spend-Remaining") == "" {
+		t.Fatal("429 without spend headers")
+	}
+	if n := srv.Requests(emulator.OpSubmitRequest); n != 5 {
+		t.Fatalf("%d submissions, want 1 + 4 (the 429 retried max_retries times)", n)
+	}
+	bad := testClient(t, c.routerEndpoint.String(), func(cfg *Config) { cfg.APIKey = "wrong" })
+	if _, err := bad.ListModelsPage(ctx, "", 0); StatusOf(err) != 401 {
+		t.Fatalf("wrong key: %v", err)
+	}
+}
