@@ -463,7 +463,7 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 	rs.mu.Unlock()
 	if !completed {
 		writeRouterError(w, http.StatusGatewayTimeout, "deadline_exceeded", "the router stopped waiting; resend the same request and key to collect",
-			map[string]string{"Retry-After": strconv.Itoa(o.RetryAfter), "X-Svc-Upstream-Status": "0"})
+			map[string]string{"Retry-After": strconv.Itoa(o.RetryAfter)})
 		return
 	}
 	s.writeOutcome(w, run, replay)
