@@ -30,6 +30,14 @@ const (
 	retryJobSubmit
 	// retryNever: one attempt.
 	retryNever
+	// retryRouterInvoke: the router's synchronous call and queued submission. The router's
+	// Idempotency-Key records and replays (section 7 of the router contract), so the same key and
+	// body are resent: on 409 concurrency_limit_exceeded (the original call still runs), on 429 of
+	// either type, on 504 deadline_exceeded with Retry-After (the resend collects the result), on
+	// every other 5xx and 408, and when no response came back. Never on 400, 413, 422, or a 409 of
+	// another type (invalid_input: the request differs from the key's original). The client never
+	// chooses a new key: that is the caller's decision alone.
+	retryRouterInvoke
 )
 
 // checkRetry is the CheckRetry of policy p. A Retry-After above the cap ends the retries: waiting
@@ -54,6 +62,8 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		switch p {
 		case retryJobSubmit:
 			return resp.StatusCode == http.StatusTooManyRequests, nil
+		case retryRouterInvoke:
+			return routerInvokeRetryable(resp), nil
 		default:
 			switch resp.StatusCode {
 			case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
@@ -63,6 +73,21 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return false, nil
 		}
 	}
+}
+
+// routerInvokeRetryable is the router's retry table for a response (see retryRouterInvoke).
+// An unknown X-Svc-Error-Type acts as internal_error, so an unknown 409 is not retried and an
+// unknown 5xx is.
+func routerInvokeRetryable(resp *http.Response) bool {
+	switch code := resp.StatusCode; {
+	case code == http.StatusConflict:
+		return RouterErrorClass(resp.Header.Get("X-Svc-Error-Type")) == RouterErrConcurrencyLimit
+	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
+		return true
+	case code >= 500:
+		return true
+	}
+	return false
 }
 
 // neverSent reports whether err shows the request cannot have reached the service: the

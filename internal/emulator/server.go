@@ -57,6 +57,8 @@ type Options struct {
 	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
+
+	Router RouterOptions // the model router (router.go)
 }
 
 func (o Options) withDefaults() Options {
@@ -103,6 +105,7 @@ type Server struct {
 	idemKeys    map[string]time.Time
 	assets      map[string]*asset
 	nodeFail    map[string]jobError
+	router      *routerState
 	streams     int
 	workCond    *sync.Cond
 	closed      bool
@@ -138,6 +141,7 @@ func New(opts Options) *Server {
 	s.registerJobRoutes()
 	s.registerAssetRoutes()
 	s.registerEventRoutes()
+	s.registerRouterRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)

@@ -154,12 +154,16 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewJobResource,
 		NewOutputFileResource,
+		NewRouterRequestResource,
 	}
 }
 
 func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewJobDataSource,
+		NewModelsDataSource,
+		NewModelDataSource,
+		NewModelSchemaDataSource,
 	}
 }
 

@@ -1,0 +1,548 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Router error types (X-Svc-Error-Type). The set is open and grows: RouterErrorClass maps a value
+// this client does not know to internal_error for control flow, while APIError.Code keeps the
+// original for diagnostics.
+const (
+	RouterErrInvalidInput       = "invalid_input"
+	RouterErrConcurrencyLimit   = "concurrency_limit_exceeded"
+	RouterErrRateLimited        = "rate_limited"
+	RouterErrDeadlineExceeded   = "deadline_exceeded"
+	RouterErrProviderTimeout    = "provider_timeout"
+	RouterErrProviderError      = "provider_error"
+	RouterErrServiceUnavailable = "service_unavailable"
+	RouterErrInsufficientCredit = "insufficient_credits"
+	RouterErrInternal           = "internal_error"
+)
+
+// RouterErrorClass returns the error type that drives control flow: t itself when known, ""
+// when empty, and internal_error for any other value.
+func RouterErrorClass(t string) string {
+	switch t {
+	case "", RouterErrInvalidInput, RouterErrConcurrencyLimit, RouterErrRateLimited, RouterErrDeadlineExceeded,
+		RouterErrProviderTimeout, RouterErrProviderError, RouterErrServiceUnavailable, RouterErrInsufficientCredit,
+		RouterErrInternal:
+		return t
+	}
+	return RouterErrInternal
+}
+
+// Router queue statuses: a closed enumeration of three values (ours by assumption, see DESIGN.md).
+const (
+	RouterInQueue    = "IN_QUEUE"
+	RouterInProgress = "IN_PROGRESS"
+	RouterCompleted  = "COMPLETED"
+)
+
+// Identifier rules of the router contract.
+const (
+	maxProviderSlug = 64
+	maxModelSlug    = 128
+	maxModelID      = 193
+)
+
+var (
+	routerSlug      = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$`)
+	routerRequestID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// ValidateModelID checks a model id ("provider/model") against the router's identifier rules:
+// lower-case alphanumeric slugs (inner '-', '_' and '.' allowed), at most 64 and 128 characters,
+// 193 in all.
+func ValidateModelID(id string) error {
+	prov, model, ok := strings.Cut(id, "/")
+	if !ok || strings.Contains(model, "/") {
+		return fmt.Errorf("model id %q must have the form provider/model", id)
+	}
+	if len(id) > maxModelID {
+		return fmt.Errorf("model id %q is %d characters; at most %d are allowed", id, len(id), maxModelID)
+	}
+	check := func(what, v string, limit int) error {
+		if len(v) == 0 || len(v) > limit {
+			return fmt.Errorf("%s slug %q must be 1 to %d characters", what, v, limit)
+		}
+		if !routerSlug.MatchString(v) {
+			return fmt.Errorf("%s slug %q must be lower-case letters and digits (with inner '-', '_' or '.')", what, v)
+		}
+		return nil
+	}
+	if err := check("provider", prov, maxProviderSlug); err != nil {
+		return err
+	}
+	return check("model", model, maxModelSlug)
+}
+
+// ValidateRouterRequestID checks a queued request id (a lower-case UUID).
+func ValidateRouterRequestID(id string) error {
+	if !routerRequestID.MatchString(id) {
+		return fmt.Errorf("request id %q is not a lower-case UUID", id)
+	}
+	return nil
+}
+
+// modelURL is {router}/v2/models/{provider}/{model}[/more...].
+func (c *Client) modelURL(id string, more ...string) (string, error) {
+	if err := ValidateModelID(id); err != nil {
+		return "", err
+	}
+	prov, model, _ := strings.Cut(id, "/")
+	p, err := pathSegment("provider", prov)
+	if err != nil {
+		return "", err
+	}
+	m, err := pathSegment("model", model)
+	if err != nil {
+		return "", err
+	}
+	segs := append([]string{"v2", "models", p, m}, more...)
+	return joinPath(c.routerEndpoint, segs...), nil
+}
+
+// ---- catalog ----
+
+// Billing answers to RouterModelBilling.charges_on_policy_rejection, after normalisation.
+const (
+	ChargesYes     = "yes"
+	ChargesNo      = "no"
+	ChargesUnknown = "unknown"
+)
+
+// NormalizeCharges maps charges_on_policy_rejection to yes, no or unknown: the contract tells
+// clients to compare the strings exactly and read anything else as unknown (possibly charged).
+func NormalizeCharges(v string) string {
+	switch v {
+	case ChargesYes, ChargesNo:
+		return v
+	}
+	return ChargesUnknown
+}
+
+// ModelBilling is a catalog entry's billing behaviour (never a price).
+type ModelBilling struct {
+	ChargesOnPolicyRejection string `json:"charges_on_policy_rejection"`
+}
+
+// Model is one catalog entry.
+type Model struct {
+	ID       string       `json:"id"`
+	Provider string       `json:"provider"`
+	Model    string       `json:"model"`
+	Billing  ModelBilling `json:"billing"`
+}
+
+// ModelPage is one page of GET /v2/models.
+type ModelPage struct {
+	Data       []Model `json:"data"`
+	HasMore    bool    `json:"has_more"`
+	NextCursor string  `json:"next_cursor"`
+	Limit      int     `json:"limit"`
+	RequestID  string  `json:"-"`
+}
+
+// maxCatalogPages stops a walk that the service never ends (a cursor that does not advance).
+const maxCatalogPages = 10000
+
+// ListModelsPage reads one catalog page. The cursor is passed back exactly as received
+// (URL-encoded); limit <= 0 leaves the service's default.
+func (c *Client) ListModelsPage(ctx context.Context, cursor string, limit int) (*ModelPage, error) {
+	u, err := url.Parse(joinPath(c.routerEndpoint, "v2", "models"))
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	u.RawQuery = q.Encode()
+	var page ModelPage
+	a, err := c.doJSON(ctx, call{op: "list models", method: http.MethodGet, url: u.String(), cred: credAPIKey, policy: retryIdempotent}, &page)
+	if err != nil {
+		return nil, err
+	}
+	page.RequestID = a.header.Get("X-Svc-Request-Id")
+	for i := range page.Data {
+		page.Data[i].Billing.ChargesOnPolicyRejection = NormalizeCharges(page.Data[i].Billing.ChargesOnPolicyRejection)
+	}
+	return &page, nil
+}
+
+// ListModels walks the whole catalog: it follows next_cursor while has_more is true and stops
+// only when has_more is false, whatever the size of a page. A failed page fails the walk (a 503
+// is never an empty catalog), and an invalid cursor is an error, never a silent restart.
+func (c *Client) ListModels(ctx context.Context, limit int) ([]Model, error) {
+	var all []Model
+	cursor := ""
+	seen := map[string]bool{}
+	for pages := 1; ; pages++ {
+		page, err := c.ListModelsPage(ctx, cursor, limit)
+		if err != nil {
+			return nil, fmt.Errorf("catalog page %d: %w", pages, err)
+		}
+		all = append(all, page.Data...)
+		if !page.HasMore {
+			return all, nil
+		}
+		switch {
+		case page.NextCursor == "":
+			return nil, fmt.Errorf("catalog page %d says has_more but gives no next_cursor (request id %q)", pages, page.RequestID)
+		case seen[page.NextCursor]:
+			return nil, fmt.Errorf("catalog page %d repeats an earlier cursor; the walk would never end (request id %q)", pages, page.RequestID)
+		case pages >= maxCatalogPages:
+			return nil, fmt.Errorf("catalog has more than %d pages; stopped", maxCatalogPages)
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+}
+
+// ModelDetail is GET /v2/models/{provider}/{model}: the entry plus the raw body, because the
+// detail-only fields are open.
+type ModelDetail struct {
+	Model
+	Raw       json.RawMessage
+	RequestID string
+}
+
+// GetModel reads one catalog entry.
+func (c *Client) GetModel(ctx context.Context, id string) (*ModelDetail, error) {
+	u, err := c.modelURL(id)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	a, err := c.doJSON(ctx, call{op: "read model " + id, method: http.MethodGet, url: u, cred: credAPIKey, policy: retryIdempotent}, &raw)
+	if err != nil {
+		return nil, err
+	}
+	d := &ModelDetail{Raw: raw, RequestID: a.header.Get("X-Svc-Request-Id")}
+	if err := json.Unmarshal(raw, &d.Model); err != nil {
+		return nil, fmt.Errorf("read model %s: not a model entry (request id %q): %w", id, d.RequestID, err)
+	}
+	d.Billing.ChargesOnPolicyRejection = NormalizeCharges(d.Billing.ChargesOnPolicyRejection)
+	return d, nil
+}
+
+// ---- invocation ----
+
+// InvokeInput is one call of a model: the native input, sent verbatim, and the key chosen by
+// the caller before the first attempt.
+type InvokeInput struct {
+	Model          string
+	Input          json.RawMessage
+	IdempotencyKey string
+}
+
+// Spend is the committed-spend state from X-Committed-Spend-* headers, verbatim.
+type Spend struct {
+	Limit, Current, Remaining string
+}
+
+func (s Spend) IsZero() bool { return s == Spend{} }
+
+func spendOf(h http.Header) Spend {
+	return Spend{
+		Limit:     h.Get("X-Committed-Spend-Limit"),
+		Current:   h.Get("X-Committed-Spend-Current"),
+		Remaining: h.Get("X-Committed-Spend-Remaining"),
+	}
+}
+
+// RouterResult is a model's native output as it streams in. The caller must close Body. The
+// content type is the provider's own: check it before decoding.
+type RouterResult struct {
+	Body          io.ReadCloser
+	ContentType   string
+	ContentLength int64
+	RequestID     string
+	Replayed      bool   // Idempotent-Replayed: true: a stored result, not charged again
+	CreditsUsed   string // X-Svc-Credits-Used, when the provider is on the allowlist
+	Spend         Spend
+}
+
+func newRouterResult(resp *http.Response) *RouterResult {
+	return &RouterResult{
+		Body:          resp.Body,
+		ContentType:   resp.Header.Get("Content-Type"),
+		ContentLength: resp.ContentLength,
+		RequestID:     resp.Header.Get("X-Svc-Request-Id"),
+		Replayed:      replayed(resp.Header),
+		CreditsUsed:   resp.Header.Get("X-Svc-Credits-Used"),
+		Spend:         spendOf(resp.Header),
+	}
+}
+
+func replayed(h http.Header) bool {
+	return strings.EqualFold(strings.TrimSpace(h.Get("Idempotent-Replayed")), "true")
+}
+
+func invokeHeader(key string) http.Header {
+	h := http.Header{"Accept": {"*/*"}}
+	if key != "" {
+		h.Set("Idempotency-Key", key)
+	}
+	return h
+}
+
+// InvokeModel runs a model synchronously (POST /v2/models/{provider}/{model}) under the router's
+// retry table (retryRouterInvoke): the same key and body on every attempt. When the retries run
+// out on a 5xx or without a response, the error is an *UnknownOutcomeError naming the key: the
+// work may have been accepted, and only a resend with the same key can collect it.
+func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult, error) {
+	u, err := c.modelURL(in.Model)
+	if err != nil {
+		return nil, err
+	}
+	op := "invoke model " + in.Model
+	resp, err := c.do(ctx, call{ //nolint:bodyclose // the body is the result: RouterResult.Body, closed by the caller
+		op: op, method: http.MethodPost, url: u, cred: credAPIKey, header: invokeHeader(in.IdempotencyKey),
+		body: in.Input, policy: retryRouterInvoke, stream: true,
+	})
+	if err != nil {
+		return nil, routerOutcome(op, in.IdempotencyKey, err)
+	}
+	return newRouterResult(resp), nil
+}
+
+// routerOutcome wraps a failure after which accepted work may exist.
+func routerOutcome(op, key string, err error) error {
+	if outcomeUnknown(err) {
+		return &UnknownOutcomeError{Operation: op, IdempotencyKey: key, Cause: err}
+	}
+	return err
+}
+
+// QueueRequest is a queued run's handle and status (RouterQueueSubmitResponse and
+// RouterQueueStatusResponse), with its URLs resolved on the origin that returned them.
+type QueueRequest struct {
+	RequestID     string `json:"request_id"`
+	Status        string `json:"status"`
+	ErrorType     string `json:"error_type,omitempty"`
+	QueuePosition *int64 `json:"queue_position,omitempty"`
+	StatusURL     string `json:"status_url"`
+	ResponseURL   string `json:"response_url"`
+	CancelURL     string `json:"cancel_url"`
+
+	Replayed      bool          `json:"-"` // the submission was answered from the key's record
+	HTTPRequestID string        `json:"-"` // X-Svc-Request-Id of the response
+	RetryAfter    time.Duration `json:"-"` // Retry-After of a status answer, 0 when absent
+}
+
+// Completed reports whether the run reached COMPLETED (successfully or not).
+func (q *QueueRequest) Completed() bool { return q.Status == RouterCompleted }
+
+// Failed reports whether the run completed without success: COMPLETED with an error_type.
+func (q *QueueRequest) Failed() bool { return q.Completed() && q.ErrorType != "" }
+
+func (q *QueueRequest) finish(op string, a answer) error {
+	q.HTTPRequestID = a.header.Get("X-Svc-Request-Id")
+	q.Replayed = replayed(a.header)
+	if d, ok := parseRetryAfter(a.header.Get("Retry-After")); ok {
+		q.RetryAfter = d
+	}
+	if q.RequestID == "" || q.Status == "" {
+		return fmt.Errorf("%s: the response is not a queued request (no request_id or status; request id %q)", op, q.HTTPRequestID)
+	}
+	for _, l := range []struct {
+		name string
+		link *string
+	}{{"status_url", &q.StatusURL}, {"response_url", &q.ResponseURL}, {"cancel_url", &q.CancelURL}} {
+		if *l.link == "" {
+			return fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID)
+		}
+		abs, err := ResolveLink(a.url, *l.link)
+		if err != nil {
+			return fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err)
+		}
+		*l.link = abs
+	}
+	return nil
+}
+
+// SubmitModelRequest queues a run (POST .../requests) under the same retry table as InvokeModel.
+func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*QueueRequest, error) {
+	u, err := c.modelURL(in.Model, "requests")
+	if err != nil {
+		return nil, err
+	}
+	op := "submit model request " + in.Model
+	h := invokeHeader(in.IdempotencyKey)
+	h.Set("Accept", "application/json")
+	var q QueueRequest
+	a, err := c.doJSON(ctx, call{
+		op: op, method: http.MethodPost, url: u, cred: credAPIKey, header: h, body: in.Input, policy: retryRouterInvoke,
+	}, &q)
+	if err != nil {
+		return nil, routerOutcome(op, in.IdempotencyKey, err)
+	}
+	if err := q.finish(op, a); err != nil {
+		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+	}
+	return &q, nil
+}
+
+// QueueStatusURL builds the status URL of a request, for import (otherwise status_url is used).
+func (c *Client) QueueStatusURL(model, requestID string) (string, error) {
+	if err := ValidateRouterRequestID(requestID); err != nil {
+		return "", err
+	}
+	return c.modelURL(model, "requests", requestID, "status")
+}
+
+// ModelRequestStatus reads a queued run's status through its status URL.
+func (c *Client) ModelRequestStatus(ctx context.Context, statusURL string) (*QueueRequest, error) {
+	const op = "read model request status"
+	var q QueueRequest
+	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: statusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.finish(op, a); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// CollectModelRequest asks for the result at response_url. A 200 returns the result (close its
+// Body); a 202 means the run is not complete yet and returns its status instead.
+func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*RouterResult, *QueueRequest, error) {
+	const op = "collect model request"
+	resp, err := c.do(ctx, call{
+		op: op, method: http.MethodGet, url: responseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
+		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusAccepted {
+		return newRouterResult(resp), nil, nil
+	}
+	defer resp.Body.Close()
+	var q QueueRequest
+	if err := decodeJSON(resp, &q); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := q.finish(op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}); err != nil {
+		return nil, nil, err
+	}
+	return nil, &q, nil
+}
+
+// CancelOutcome is the cancel body {request_id, status}: CANCELLATION_REQUESTED (202) or
+// ALREADY_COMPLETED (409).
+type CancelOutcome struct {
+	RequestID string `json:"request_id"`
+	Status    string `json:"status"`
+	HTTPCode  int    `json:"-"`
+}
+
+// CancelModelRequest asks a queued run to stop (PUT cancel_url). Both 202 and 409 are answers:
+// the request was noted, or the run had already completed. A cancel is a request, not a
+// guarantee: partner work in flight may finish and be billed.
+func (c *Client) CancelModelRequest(ctx context.Context, cancelURL string) (*CancelOutcome, error) {
+	var out CancelOutcome
+	a, err := c.doJSON(ctx, call{
+		op: "cancel model request", method: http.MethodPut, url: cancelURL, cred: credAPIKey,
+		policy: retryIdempotent, accept: []int{http.StatusConflict},
+	}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.HTTPCode = a.status
+	return &out, nil
+}
+
+// RouterWaitOptions tune WaitModelRequest.
+type RouterWaitOptions struct {
+	PollMin, PollMax time.Duration
+	OnUpdate         func(*QueueRequest)
+}
+
+// WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. It
+// never polls sooner than a Retry-After asks; without one the interval grows from PollMin to
+// PollMax. On a context error it returns the last status seen with the error.
+func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
+	pollMin := orDuration(opts.PollMin, defaultPollMin)
+	pollMax := orDuration(opts.PollMax, defaultPollMax)
+	interval := pollMin
+	for !q.Completed() {
+		wait := max(interval, q.RetryAfter)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return q, ctx.Err()
+		case <-t.C:
+		}
+		next, err := c.ModelRequestStatus(ctx, q.StatusURL)
+		if err != nil {
+			if ctx.Err() != nil {
+				return q, ctx.Err()
+			}
+			return q, err
+		}
+		if opts.OnUpdate != nil && (next.Status != q.Status || !equalPos(next.QueuePosition, q.QueuePosition)) {
+			opts.OnUpdate(next)
+		}
+		q = next
+		interval = min(interval*3/2, pollMax)
+	}
+	return q, nil
+}
+
+func equalPos(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// AwaitModelResult waits for q to complete and collects its result from response_url. A run
+// that completed with an error_type returns its final status and no result. A 202 from the
+// collect route means the result is not ready after all: the wait goes on, at the pace the
+// service asks. On error the last status seen is returned with it.
+func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, *RouterResult, error) {
+	pause := orDuration(opts.PollMin, defaultPollMin)
+	for {
+		var err error
+		if q, err = c.WaitModelRequest(ctx, q, opts); err != nil {
+			return q, nil, err
+		}
+		if q.Failed() {
+			return q, nil, nil
+		}
+		res, pending, err := c.CollectModelRequest(ctx, q.ResponseURL)
+		if err != nil {
+			return q, nil, err
+		}
+		if res != nil {
+			return q, res, nil
+		}
+		t := time.NewTimer(max(pause, pending.RetryAfter))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return q, nil, ctx.Err()
+		case <-t.C:
+		}
+		pause = min(pause*3/2, orDuration(opts.PollMax, defaultPollMax))
+		if !pending.Completed() {
+			q = pending
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// modelEntryFields are a catalog entry's attributes, shared by svc_models and svc_model.
+var modelEntryFields = []computedField{
+	{name: "id", kind: kindString, desc: "Model id, `provider/model`: the value for `svc_router_request.model`."},
+	{name: "provider", kind: kindString, desc: "Provider slug."},
+	{name: "model", kind: kindString, desc: "Model slug."},
+	{name: "billing", kind: kindObject, desc: "Billing behaviour (never a price).", nested: []computedField{
+		{name: "charges_on_policy_rejection", kind: kindString, desc: "Whether a request the provider refuses on policy grounds is charged: " +
+			"`yes`, `no` or `unknown` (treat as possibly charged). A value the provider does not recognise is reported as `unknown`."},
+	}},
+}
+
+var (
+	modelEntryAttrTypes = attrTypesOf(modelEntryFields)
+	billingAttrTypes    = nestedAttrTypes(modelEntryFields, "billing")
+)
+
+// modelEntryObject is a catalog entry as an object of modelEntryAttrTypes.
+func modelEntryObject(m client.Model) (types.Object, diag.Diagnostics) {
+	billing, diags := types.ObjectValue(billingAttrTypes, map[string]attr.Value{
+		"charges_on_policy_rejection": types.StringValue(client.NormalizeCharges(m.Billing.ChargesOnPolicyRejection)),
+	})
+	if diags.HasError() {
+		return types.ObjectNull(modelEntryAttrTypes), diags
+	}
+	return types.ObjectValue(modelEntryAttrTypes, map[string]attr.Value{
+		"id": types.StringValue(m.ID), "provider": types.StringValue(m.Provider), "model": types.StringValue(m.Model),
+		"billing": billing,
+	})
+}
+
+// modelIDValidator checks a model id against the router's identifier rules at plan time.
+type modelIDValidator struct{}
+
+func (modelIDValidator) Description(context.Context) string {
+	return "must be provider/model with lower-case alphanumeric slugs (at most 64 and 128 characters)"
+}
+
+func (v modelIDValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (modelIDValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := client.ValidateModelID(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model id", err.Error())
+	}
+}

@@ -1,0 +1,455 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+var (
+	_ resource.Resource                   = (*routerRequestResource)(nil)
+	_ resource.ResourceWithConfigure      = (*routerRequestResource)(nil)
+	_ resource.ResourceWithImportState    = (*routerRequestResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*routerRequestResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*routerRequestResource)(nil)
+)
+
+const (
+	modeQueued = "queued"
+	modeSync   = "sync"
+
+	defaultRouterCreateTimeout = 30 * time.Minute
+	defaultRouterDeleteTimeout = 5 * time.Minute
+)
+
+// NewRouterRequestResource returns the svc_router_request resource.
+func NewRouterRequestResource() resource.Resource { return &routerRequestResource{} }
+
+type routerRequestResource struct {
+	data *providerData
+}
+
+type routerRequestModel struct {
+	ID                types.String         `tfsdk:"id"`
+	Model             types.String         `tfsdk:"model"`
+	Input             jsontypes.Normalized `tfsdk:"input"`
+	Mode              types.String         `tfsdk:"mode"`
+	IdempotencyKey    types.String         `tfsdk:"idempotency_key"`
+	ValidateInput     types.Bool           `tfsdk:"validate_input"`
+	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
+	ResultPath        types.String         `tfsdk:"result_path"`
+	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	routerRecordModel
+}
+
+func (r *routerRequestResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_router_request"
+}
+
+func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := keepStateForUnknown(resourceAttributes(routerRequestFields))
+	attrs["id"] = schema.StringAttribute{
+		Computed: true,
+		MarkdownDescription: "Request id: the queued request's handle (in state as soon as the router accepted it), or the " +
+			"`X-Svc-Request-Id` of a synchronous call.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}
+	attrs["model"] = schema.StringAttribute{
+		Required:            true,
+		Validators:          []validator.String{modelIDValidator{}},
+		MarkdownDescription: "Model id, `provider/model` (see `svc_models`). Checked at plan time against the router's identifier rules. Changing it runs the model again.",
+		PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+	attrs["input"] = schema.StringAttribute{
+		Required:   true,
+		CustomType: jsontypes.NormalizedType{},
+		Validators: []validator.String{jsonObjectValidator{}},
+		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences are not changes. " +
+			"Changing it runs the model again.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(inputChanged,
+			"Changing the input runs the model again.", "Changing the input runs the model again.")},
+	}
+	attrs["mode"] = schema.StringAttribute{
+		Optional: true, Computed: true, Default: stringdefault.StaticString(modeQueued),
+		Validators: []validator.String{stringvalidator.OneOf(modeQueued, modeSync)},
+		MarkdownDescription: "`queued` (default): submit, keep the request id in state at once, poll its status and collect " +
+			"the result. `sync`: one held call that returns the result (the router holds it up to 10 minutes; a longer run " +
+			"answers `504 deadline_exceeded` and is collected by resending the same key). Changing it runs the model again.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+	}
+	attrs["idempotency_key"] = schema.StringAttribute{
+		Optional: true, Computed: true,
+		Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
+		MarkdownDescription: "`Idempotency-Key` of the call. Left unset, a random UUID is chosen before the first attempt and " +
+			"reused on every retry. The router records the key's outcome for 24 hours and replays it: a resend with the same " +
+			"key and input returns the original run instead of starting a second billable one. After an unknown outcome the " +
+			"error names the key; set it here and apply again to collect that run. Changing it runs the model again.",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
+	}
+	attrs["validate_input"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Check `input` at plan time against the model's input schema when the schema is authored " +
+			"(`x-svc-input-schema-authored`), reporting every violation with its path; nothing billable is sent. Skipped when " +
+			"the provider configuration is not known at plan time. Default `true`.",
+	}
+	attrs["wait_for_completion"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Queued mode: wait for `COMPLETED` and collect the result during apply (default `true`). When " +
+			"`false`, apply returns once the request is accepted; a later refresh that finds it `COMPLETED` collects the result. " +
+			"A synchronous call always waits.",
+	}
+	attrs["result_path"] = schema.StringAttribute{
+		Optional: true,
+		MarkdownDescription: "Write the result to this file (through a temporary file renamed into place) instead of `result`. " +
+			"Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued result " +
+			"(a replay, not a new run); a synchronous result cannot be fetched again.",
+	}
+	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
+
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Calls a partner model through the model router, queued (default) or synchronously, and keeps " +
+			"its result.\n\n" +
+			"Retries follow the router's table: the same key and input are resent on `409 concurrency_limit_exceeded`, `429`, " +
+			"`504 deadline_exceeded` (the resend collects the result), other `5xx` and lost connections; never on `400`, " +
+			"`422` or `409 invalid_input`. The key is never changed by the provider. A queued request's id is in state as " +
+			"soon as the router accepted it, even when the apply then fails. A run that completes with an `error_type` fails " +
+			"the apply and taints the resource. Destroying a request that is not `COMPLETED` asks the router to cancel it " +
+			"(a request, not a guarantee: partner work in flight may finish and be billed). A completed request whose record " +
+			"has aged out (24 hours) keeps its state.",
+		Attributes: attrs,
+	}
+}
+
+func (r *routerRequestResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+// ValidateConfig rejects settings that cannot work together.
+func (r *routerRequestResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var mode types.String
+	var wait types.Bool
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mode"), &mode)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("wait_for_completion"), &wait)...)
+	if mode.ValueString() == modeSync && !wait.IsNull() && !wait.IsUnknown() && !wait.ValueBool() {
+		resp.Diagnostics.AddAttributeError(path.Root("wait_for_completion"), "Synchronous calls always wait",
+			"wait_for_completion = false needs mode = \"queued\": a synchronous call returns only with its result.")
+	}
+}
+
+// ModifyPlan validates the input against the model's schema before anything billable is sent,
+// and marks the result unknown when a changed result_path will re-collect it.
+func (r *routerRequestResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan routerRequestModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var state *routerRequestModel
+	if !req.State.Raw.IsNull() {
+		state = &routerRequestModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	creating := state == nil || state.Input.IsNull() || !state.Input.Equal(plan.Input) || !state.Model.Equal(plan.Model)
+	if state != nil && !state.ResultPath.Equal(plan.ResultPath) && !creating {
+		for _, name := range []string{"result", "result_content_type", "result_sha256"} {
+			resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), types.StringUnknown())...)
+		}
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("result_size_bytes"), types.Int64Unknown())...)
+	}
+	if !creating || !plan.ValidateInput.ValueBool() {
+		return
+	}
+	r.validateInput(ctx, plan, resp)
+}
+
+// validateInput checks the planned input against the model's authored input schema.
+func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRequestModel, resp *resource.ModifyPlanResponse) {
+	if r.data == nil || r.data.configUnknown || plan.Input.IsUnknown() || plan.Model.IsUnknown() || plan.Input.IsNull() {
+		return
+	}
+	model := plan.Model.ValueString()
+	if client.ValidateModelID(model) != nil {
+		return // the attribute validator reports it
+	}
+	ctx = r.data.logContext(ctx)
+	ms, err := r.data.client.GetModelSchema(ctx, model)
+	switch {
+	case client.StatusOf(err) == http.StatusNotFound:
+		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
+		return
+	case err != nil:
+		resp.Diagnostics.AddAttributeWarning(path.Root("input"), "Input not validated at plan time",
+			r.data.redact(fmt.Sprintf("The model's schema could not be read, so the router will validate the input when it is sent.\n\n%v", err)))
+		return
+	case !ms.InputSchemaAuthored:
+		tflog.Debug(ctx, "model input schema not authored; input not validated at plan time", map[string]any{"model": model})
+		return
+	}
+	violations, err := ms.ValidateInput([]byte(plan.Input.ValueString()))
+	if err != nil {
+		resp.Diagnostics.AddAttributeWarning(path.Root("input"), "Input not validated at plan time", r.data.redact(err.Error()))
+		return
+	}
+	for _, v := range violations {
+		resp.Diagnostics.AddAttributeError(path.Root("input"), "Input does not match the model's schema",
+			fmt.Sprintf("%s: %s\n\nThe input of %s is checked against its schema (ETag %s) before anything is sent. "+
+				"Set validate_input = false to let the router decide.", v.Path, v.Message, model, ms.ETag))
+	}
+}
+
+func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan routerRequestModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	createTimeout, diags := plan.Timeouts.Create(ctx, defaultRouterCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	ctx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+
+	// The key is chosen once, here, before the first attempt, and every retry resends it. (An
+	// unset key is "known after apply": Terraform 1.11 cannot carry a random plan-time value
+	// into apply.)
+	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
+		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	}
+	plan.routerRecordModel = nullRecord()
+	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
+
+	if plan.Mode.ValueString() == modeSync {
+		r.createSync(ctx, &plan, in, resp)
+		return
+	}
+	q, err := r.data.client.SubmitModelRequest(ctx, in)
+	if err != nil {
+		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
+		return
+	}
+	tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
+	// The handle reaches state now: whatever happens while waiting, the request is not lost.
+	plan.ID = types.StringValue(q.RequestID)
+	plan.setQueue(q)
+	plan.Replayed = types.BoolValue(q.Replayed)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+		return
+	}
+
+	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
+		tflog.Info(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+	}})
+	plan.setQueue(final)
+	if err != nil {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddError("Model request did not finish", r.data.redact(describeRouterWaitError(ctx, err, final, createTimeout)))
+		return
+	}
+	if final.Failed() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddError("Model request failed", describeFailedRun(final))
+		return
+	}
+	r.keepResult(ctx, &plan, res, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
+	res, err := r.data.client.InvokeModel(ctx, in)
+	if err != nil {
+		resp.Diagnostics.AddError("Model call failed", r.data.redact(describeRouterCallError(err, in)))
+		return
+	}
+	tflog.Info(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
+	plan.ID = types.StringValue(res.RequestID)
+	if res.RequestID == "" {
+		plan.ID = types.StringValue("sync-" + in.IdempotencyKey)
+	}
+	plan.Status = types.StringValue(client.RouterCompleted)
+	r.keepResult(ctx, plan, res, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+// keepResult stores a collected result into the model; a failure to write it is an error (the
+// request id is in state, and re-collecting a queued result is a replay, not a new run).
+func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequestModel, res *client.RouterResult, diags *diag.Diagnostics) {
+	stored, err := storeResult(res, m.ResultPath.ValueString())
+	if err != nil {
+		diags.AddError("Keeping the result failed", r.data.redact(err.Error()))
+		return
+	}
+	m.setResult(res, stored)
+	if stored.warning != "" {
+		diags.AddWarning("Result not kept in state", stored.warning)
+	}
+	tflog.Info(ctx, "model result kept", map[string]any{"content_type": stored.contentType, "size_bytes": stored.size, "sha256": stored.sha256})
+}
+
+func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state routerRequestModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || state.Mode.ValueString() == modeSync {
+		return // a synchronous call leaves no record on the service to read
+	}
+	ctx = r.data.logContext(ctx)
+	statusURL := state.StatusURL.ValueString()
+	if statusURL == "" {
+		var err error
+		if statusURL, err = r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString()); err != nil {
+			resp.Diagnostics.AddError("Reading model request failed", err.Error())
+			return
+		}
+	}
+	q, err := r.data.client.ModelRequestStatus(ctx, statusURL)
+	switch code := client.StatusOf(err); {
+	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
+		tflog.Info(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
+		return
+	case code == http.StatusNotFound || code == http.StatusGone:
+		resp.Diagnostics.AddWarning("Model request no longer exists",
+			fmt.Sprintf("Request %s of %s is not known to the router (HTTP %d) and was not seen completed; it is removed from state and the next apply calls the model again.",
+				state.ID.ValueString(), state.Model.ValueString(), code))
+		resp.State.RemoveResource(ctx)
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Reading model request failed", r.data.redact(err.Error()))
+		return
+	}
+	state.setQueue(q)
+	if q.Completed() && !q.Failed() && state.ResultSHA256.IsNull() {
+		// Completed since the last look (wait_for_completion = false, or import): collect it.
+		res, _, err := r.data.client.CollectModelRequest(ctx, q.ResponseURL)
+		switch {
+		case err != nil:
+			resp.Diagnostics.AddWarning("Result not collected", r.data.redact(fmt.Sprintf("Request %s completed but collecting its result failed; the next refresh tries again.\n\n%v", q.RequestID, err)))
+		case res != nil:
+			r.keepResult(ctx, &state, res, &resp.Diagnostics)
+		}
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	// Only provider-side settings change in place. A new result_path re-collects a queued result
+	// (a replay: the service does not run or charge again).
+	var plan, state routerRequestModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	if plan.IdempotencyKey.IsUnknown() {
+		plan.IdempotencyKey = state.IdempotencyKey
+	}
+	record := state.routerRecordModel
+	if !plan.ResultPath.Equal(state.ResultPath) {
+		switch {
+		case state.Mode.ValueString() == modeSync:
+			resp.Diagnostics.AddWarning("Result not written", "A synchronous call's result cannot be fetched again, so result_path was not written. Replace the resource to call the model again.")
+		case state.Status.ValueString() == client.RouterCompleted && state.ErrorType.IsNull():
+			res, _, err := r.data.client.CollectModelRequest(ctx, state.ResponseURL.ValueString())
+			if err != nil {
+				resp.Diagnostics.AddError("Collecting the result again failed", r.data.redact(err.Error()))
+				return
+			}
+			if res != nil {
+				plan.routerRecordModel = record
+				r.keepResult(ctx, &plan, res, &resp.Diagnostics)
+				record = plan.routerRecordModel
+			}
+		}
+	}
+	plan.routerRecordModel = record
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state routerRequestModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || state.Mode.ValueString() == modeSync || state.Status.ValueString() == client.RouterCompleted || state.ID.IsNull() {
+		return // nothing runs; the record ages out on the service
+	}
+	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultRouterDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
+	cancelURL := state.CancelURL.ValueString()
+	if cancelURL == "" {
+		statusURL, err := r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString())
+		if err != nil {
+			resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
+			return
+		}
+		cancelURL = strings.TrimSuffix(statusURL, "/status") + "/cancel"
+	}
+	out, err := r.data.client.CancelModelRequest(ctx, cancelURL)
+	switch code := client.StatusOf(err); {
+	case code == http.StatusNotFound || code == http.StatusGone:
+		return // aged out: nothing left to cancel
+	case err != nil:
+		resp.Diagnostics.AddError("Cancelling model request failed", r.data.redact(err.Error()))
+		return
+	}
+	tflog.Info(ctx, "model request cancel answered", map[string]any{"request_id": state.ID.ValueString(), "status": out.Status, "http_status": out.HTTPCode})
+}
+
+// ImportState takes provider/model/request_id.
+func (r *routerRequestResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	i := strings.LastIndex(req.ID, "/")
+	model, id := "", ""
+	if i > 0 {
+		model, id = req.ID[:i], req.ID[i+1:]
+	}
+	if err := client.ValidateModelID(model); err != nil || client.ValidateRouterRequestID(id) != nil {
+		resp.Diagnostics.AddError("Invalid import id",
+			fmt.Sprintf("Import svc_router_request as provider/model/request_id, e.g. demo/echo/0b0c8f2e-0000-4000-8000-000000000000; got %q.", req.ID))
+		return
+	}
+	// Only queued requests have a record to import. The input is not in that record, so the
+	// first plan after import adopts the configured input in place, without calling the model.
+	for name, v := range map[string]any{"id": id, "model": model, "mode": modeQueued, "validate_input": true, "wait_for_completion": true, "replayed": false} {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
+	}
+}
+
+// inputChanged requires replacement for a real change of input, but not when state holds none
+// (after import the router's record cannot tell the input).
+func inputChanged(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+	resp.RequiresReplace = !req.StateValue.IsNull()
+}

@@ -1,0 +1,353 @@
+package provider
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+const routerRes = "svc_router_request.test"
+
+func routerRequestConfig(srv *emulator.Server, maxRetries int, body string) string {
+	return routerConfig(srv, maxRetries, fmt.Sprintf(`
+resource "svc_router_request" "test" {
+%s
+}
+`, body))
+}
+
+func routerAttr(s *terraform.State, name string) string {
+	rs, ok := s.RootModule().Resources[routerRes]
+	if !ok {
+		return ""
+	}
+	return rs.Primary.Attributes[name]
+}
+
+// checkKeysSeen asserts that every request of op that reached the server carried the key in
+// state, and that there were want of them.
+func checkKeysSeen(srv *emulator.Server, op string, want int) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		key := routerAttr(s, "idempotency_key")
+		seen := srv.RouterKeysSeen(op)
+		if len(seen) != want {
+			return fmt.Errorf("%d requests reached %s, want %d", len(seen), op, want)
+		}
+		for i, k := range seen {
+			if k != key {
+				return fmt.Errorf("request %d carried Idempotency-Key %q, state has %q", i+1, k, key)
+			}
+		}
+		return nil
+	}
+}
+
+func checkRuns(srv *emulator.Server, model string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if n := srv.RouterRuns(model); n != want {
+			return fmt.Errorf("%s ran %d times on the server, want %d", model, n, want)
+		}
+		return nil
+	}
+}
+
+func TestAccRouterRequest_planTimeInputRejection(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ steps = 99, colour = "red" })
+`),
+				ExpectError: regexp.MustCompile(`(?s)Input does not match the model's schema.*(colour|prompt|steps).*Input does not match.*Input does not match`),
+			},
+			{
+				Config:      routerRequestConfig(srv, 2, `model = "demo/echo"`+"\n"+`input = jsonencode(["not", "an", "object"])`),
+				ExpectError: regexp.MustCompile(`The input must be a JSON object; it is JSON but not an object`),
+			},
+			{
+				Config:      routerRequestConfig(srv, 2, `model = "demo/Echo"`+"\n"+`input = jsonencode({ prompt = "x" })`),
+				ExpectError: regexp.MustCompile(`model slug "Echo" must be lower-case`),
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			for _, op := range []string{emulator.OpSubmitRequest, emulator.OpInvokeModel} {
+				if n := srv.Requests(op); n != 0 {
+					return fmt.Errorf("%d requests reached %s; a plan-time rejection must send nothing billable", n, op)
+				}
+			}
+			if srv.Requests(emulator.OpModelSchema) == 0 {
+				return fmt.Errorf("the schema was never read")
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccRouterRequest_validateInputFalseLetsTheRouterDecide(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, `
+  model          = "demo/echo"
+  input          = jsonencode({ prompt = "hi", steps = 99 })
+  validate_input = false
+`),
+			ExpectError: regexp.MustCompile(`(?s)rejected the input against the schema of demo/echo \(not billed\).*HTTP 422 invalid_input.*body\.steps: Input should be less than or equal to 50 \(less_than_equal, \{"le":50\}\)`),
+		}},
+		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 0),
+	})
+}
+
+func TestAccRouterRequest_queuedBinaryResultToFile(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{RunDuration: 150 * time.Millisecond}})
+	out := filepath.Join(t.TempDir(), "images", "pixel.png")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, fmt.Sprintf(`
+  model       = "demo/pixel"
+  input       = jsonencode({ size = 16, color = "#00ff00" })
+  result_path = %q
+`, out)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(routerRes, "status", "COMPLETED"),
+				resource.TestCheckResourceAttr(routerRes, "mode", "queued"),
+				resource.TestMatchResourceAttr(routerRes, "id", regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)),
+				resource.TestCheckNoResourceAttr(routerRes, "error_type"),
+				resource.TestCheckNoResourceAttr(routerRes, "result"),
+				resource.TestCheckResourceAttr(routerRes, "result_content_type", "image/png"),
+				resource.TestCheckResourceAttr(routerRes, "replayed", "false"),
+				resource.TestCheckResourceAttr(routerRes, "credits_used", "1"),
+				resource.TestCheckResourceAttr(routerRes, "committed_spend.limit", "100.00"),
+				resource.TestMatchResourceAttr(routerRes, "status_url", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/v2/models/demo/pixel/requests/[0-9a-f-]{36}/status$`)),
+				func(s *terraform.State) error {
+					b, err := os.ReadFile(out)
+					if err != nil {
+						return err
+					}
+					if !strings.HasPrefix(string(b), "\x89PNG\r\n\x1a\n") {
+						return fmt.Errorf("%s is not a PNG", out)
+					}
+					sum := sha256.Sum256(b)
+					if got, want := hex.EncodeToString(sum[:]), routerAttr(s, "result_sha256"); got != want {
+						return fmt.Errorf("file sha256 %s, state says %s", got, want)
+					}
+					if got, want := fmt.Sprint(len(b)), routerAttr(s, "result_size_bytes"); got != want {
+						return fmt.Errorf("file is %s bytes, state says %s", got, want)
+					}
+					if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.tmp")); len(left) > 0 {
+						return fmt.Errorf("temporary files left behind: %v", left)
+					}
+					return nil
+				},
+				checkRuns(srv, emulator.ModelPixel, 1),
+			),
+		}},
+	})
+}
+
+func TestAccRouterRequest_completedWithUnknownErrorType(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, `
+  model = "demo/freeform"
+  input = jsonencode({ simulate_error_type = "gpu_on_fire" })
+`),
+			ExpectError: regexp.MustCompile(`(?s)Request [0-9a-f-]{36} completed with error_type\s+"gpu_on_fire".*does not know that type and handles it as\s+internal_error.*tainted`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			// The failed request was kept in state (tainted) and destroyed without a cancel: it
+			// had completed.
+			if n := srv.Requests(emulator.OpCancelRequest); n != 0 {
+				return fmt.Errorf("%d cancel requests for a completed request", n)
+			}
+			if n := srv.Requests(emulator.OpCollectRequest); n != 0 {
+				return fmt.Errorf("%d collect requests for a failed run", n)
+			}
+			return checkRuns(srv, emulator.ModelFreeform, 1)(nil)
+		},
+	})
+}
+
+func TestAccRouterRequest_sync504ThenReplaySameKey(t *testing.T) {
+	t.Parallel()
+	// The router stops waiting after 100 ms; the run takes 300 ms. The provider resends the
+	// same key and body, which attaches to the same run and collects it: one run in all.
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: 300 * time.Millisecond, SyncDeadline: 100 * time.Millisecond}})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 5, `
+  model = "demo/slow"
+  mode  = "sync"
+  input = jsonencode({ note = "takes a while" })
+`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(routerRes, "status", "COMPLETED"),
+				resource.TestCheckResourceAttr(routerRes, "result", "slow model done\n"),
+				resource.TestCheckResourceAttr(routerRes, "result_content_type", "text/plain; charset=utf-8"),
+				resource.TestCheckResourceAttr(routerRes, "replayed", "true"),
+				resource.TestCheckNoResourceAttr(routerRes, "status_url"),
+				checkRuns(srv, emulator.ModelSlow, 1),
+				func(s *terraform.State) error {
+					seen := srv.RouterKeysSeen(emulator.OpInvokeModel)
+					if len(seen) < 2 {
+						return fmt.Errorf("%d sync attempts, want a 504 and a resend", len(seen))
+					}
+					return checkKeysSeen(srv, emulator.OpInvokeModel, len(seen))(s)
+				},
+			),
+		}},
+	})
+}
+
+func TestAccRouterRequest_concurrencyLimitThenSuccess(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	// The first submission is accepted, but the caller sees 409 concurrency_limit_exceeded
+	// (the original call for the key still runs). The resend must carry the same key, and
+	// is answered from the key's record: one run.
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, AfterHandling: true, Status: 409,
+		Headers: map[string]string{"X-Svc-Error-Type": "concurrency_limit_exceeded", "Retry-After": "0"},
+		Body:    `{"detail":"the original call for this key still runs"}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hello", steps = 3 })
+`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(routerRes, "status", "COMPLETED"),
+				resource.TestCheckResourceAttr(routerRes, "replayed", "true"),
+				resource.TestCheckResourceAttr(routerRes, "result_content_type", "application/json"),
+				resource.TestCheckResourceAttr(routerRes, "result", `{"echo":{"prompt":"hello","steps":3},"model":"demo/echo"}`),
+				checkKeysSeen(srv, emulator.OpSubmitRequest, 2),
+				checkRuns(srv, emulator.ModelEcho, 1),
+			),
+		}},
+	})
+}
+
+func TestAccRouterRequest_html502(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitRequest, Status: 502,
+		Headers: map[string]string{"X-Svc-Request-Id": "req-html-502"},
+		Body:    "<html><head><title>502</title></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>"})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, `
+  model           = "demo/echo"
+  input           = jsonencode({ prompt = "hello" })
+  idempotency_key = "html-502-key"
+`),
+			ExpectError: regexp.MustCompile(`(?s)no\s+definitive\s+answer.*Idempotency-Key: html-502-key.*HTTP 502: Bad Gateway\s+\(request\s+id\s+req-html-502\).*response body \(not the expected JSON\): 502 502 Bad Gateway nginx.*idempotency_key\s+=\s+"html-502-key"`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			seen := srv.Requests(emulator.OpSubmitRequest)
+			if seen != 3 {
+				return fmt.Errorf("%d submissions, want 3 (bounded: max_retries 2)", seen)
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccRouterRequest_cancelOnDestroy(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: time.Minute}})
+	var id string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, `
+  model               = "demo/slow"
+  input               = jsonencode({})
+  wait_for_completion = false
+`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr(routerRes, "status", regexp.MustCompile(`^IN_(QUEUE|PROGRESS)$`)),
+				resource.TestCheckNoResourceAttr(routerRes, "result_sha256"),
+				func(s *terraform.State) error { id = routerAttr(s, "id"); return nil },
+			),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpCancelRequest); n != 1 {
+				return fmt.Errorf("%d cancel requests, want 1", n)
+			}
+			if !srv.WaitRouterRequest(id, 5*time.Second) {
+				return fmt.Errorf("request %s still runs after destroy", id)
+			}
+			if status, errType, _ := srv.RouterRequest(id); status != "COMPLETED" || errType != "cancelled" {
+				return fmt.Errorf("request %s is %s/%s, want COMPLETED/cancelled", id, status, errType)
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccRouterRequest_importAndAgedOut(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	cfg := routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "import me" })
+`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: cfg,
+				Check:  resource.TestCheckResourceAttr(routerRes, "result", `{"echo":{"prompt":"import me"},"model":"demo/echo"}`),
+			},
+			{
+				ResourceName:      routerRes,
+				ImportState:       true,
+				ImportStateVerify: true,
+				ImportStateIdFunc: func(s *terraform.State) (string, error) {
+					return "demo/echo/" + routerAttr(s, "id"), nil
+				},
+				// The router's record holds neither the input nor the key; a collect after
+				// import is a replay, which carries no credits header.
+				ImportStateVerifyIgnore: []string{"input", "idempotency_key", "replayed", "credits_used", "timeouts"},
+			},
+			{
+				// The record ages out: state is kept and nothing runs again.
+				PreConfig: srv.ForgetRouterRequests,
+				Config:    cfg,
+				PlanOnly:  true,
+			},
+			{
+				Config:        cfg,
+				ResourceName:  routerRes,
+				ImportState:   true,
+				ImportStateId: "demo/echo/not-a-uuid",
+				ExpectError:   regexp.MustCompile(`Import svc_router_request as provider/model/request_id`),
+			},
+		},
+		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
+	})
+}

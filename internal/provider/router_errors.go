@@ -1,0 +1,96 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// describeRouterCallError explains a failed submission or synchronous call, and what to do.
+func describeRouterCallError(err error, in client.InvokeInput) string {
+	var unknown *client.UnknownOutcomeError
+	var apiErr *client.APIError
+	errors.As(err, &apiErr)
+	switch {
+	case errors.As(err, &unknown):
+		return fmt.Sprintf("The call to %s was sent, retried with the same key, and still got no definitive answer, so the "+
+			"model may be running or have run.\n\nIdempotency-Key: %s\nCause: %v\n\n"+
+			"The provider does not try a new key: that could run (and bill) the model twice. The router keeps the key's "+
+			"outcome for 24 hours, so set idempotency_key = %q in the configuration and apply again: the same key and input "+
+			"collect the original run.", in.Model, in.IdempotencyKey, unknown.Cause, in.IdempotencyKey)
+	case apiErr != nil && apiErr.StatusCode == http.StatusUnprocessableEntity:
+		return fmt.Sprintf("The router rejected the input against the schema of %s (not billed):\n\n%v", in.Model, err)
+	case apiErr != nil && apiErr.StatusCode == http.StatusConflict && client.RouterErrorClass(apiErr.Code) == client.RouterErrInvalidInput:
+		return fmt.Sprintf("Idempotency-Key %s was used before with a different request, or its record cannot be replayed, "+
+			"so the router refused to run it. Restore the original model and input to collect that run; choose a new "+
+			"idempotency_key only if you mean a new, billable call.\n\n%v", in.IdempotencyKey, err)
+	case apiErr != nil && apiErr.StatusCode == http.StatusTooManyRequests:
+		msg := fmt.Sprintf("The router kept refusing the call for now (%s) after the provider's retries. Apply again later; "+
+			"the same key is reused, so nothing runs twice.", apiErr.Code)
+		if s := apiErr.Header.Get("X-Committed-Spend-Remaining"); s != "" {
+			msg += fmt.Sprintf(" Committed spend: limit %s, current %s, remaining %s.",
+				apiErr.Header.Get("X-Committed-Spend-Limit"), apiErr.Header.Get("X-Committed-Spend-Current"), s)
+		}
+		return msg + "\n\n" + err.Error()
+	case apiErr != nil && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
+		return fmt.Sprintf("%v\n\n(error type %q is not one this provider knows; it was handled as internal_error)", err, apiErr.Code)
+	}
+	return err.Error()
+}
+
+// describeRouterWaitError explains a wait that ended before the request completed.
+func describeRouterWaitError(ctx context.Context, err error, last *client.QueueRequest, limit time.Duration) string {
+	var why string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		why = fmt.Sprintf("The create timeout (%s) passed", limit)
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		why = "Terraform was interrupted"
+	default:
+		why = fmt.Sprintf("Reading the request failed (%v)", err)
+	}
+	return fmt.Sprintf("%s while request %s was %s. The request id is saved in state and the resource is tainted; the "+
+		"router keeps running it. To keep it, run `terraform untaint <address>`: a later refresh collects the result once it "+
+		"is COMPLETED. Otherwise the next apply cancels it and calls the model again.", why, last.RequestID, last.Status)
+}
+
+// describeFailedRun explains COMPLETED with an error_type, naming the type verbatim.
+func describeFailedRun(q *client.QueueRequest) string {
+	msg := fmt.Sprintf("Request %s completed with error_type %q.", q.RequestID, q.ErrorType)
+	if class := client.RouterErrorClass(q.ErrorType); class != q.ErrorType {
+		msg += fmt.Sprintf(" This provider does not know that type and handles it as %s.", class)
+	}
+	return msg + " The request id is saved in state and the resource is tainted: the next apply calls the model again " +
+		"under a new idempotency key (a new, billable run)."
+}
+
+// jsonObjectValidator requires a JSON object: the router's input is always one.
+type jsonObjectValidator struct{}
+
+func (jsonObjectValidator) Description(context.Context) string { return "must be a JSON object" }
+
+func (v jsonObjectValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (jsonObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(req.ConfigValue.ValueString()), &obj); err != nil || obj == nil {
+		why := "it is not valid JSON"
+		if err == nil || strings.Contains(err.Error(), "cannot unmarshal") {
+			why = "it is JSON but not an object"
+		}
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; "+why+".")
+	}
+}
