@@ -93,6 +93,15 @@ func (s *Server) AddNode(nodeID, repoOwner string) {
 	s.registry.nodes[nodeID] = &registryNode{repoOwner: repoOwner, translations: map[string]json.RawMessage{}}
 }
 
+// SetNodePublisher makes publisherID the node's owner, as if it had claimed it ("" unclaims it).
+func (s *Server) SetNodePublisher(nodeID, publisherID string) {
+	s.registry.mu.Lock()
+	defer s.registry.mu.Unlock()
+	if n := s.registry.nodes[nodeID]; n != nil {
+		n.publisher = publisherID
+	}
+}
+
 // NodeExists reports whether the node exists (it was added and not deleted).
 func (s *Server) NodeExists(nodeID string) bool {
 	s.registry.mu.Lock()
