@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -108,32 +107,6 @@ func TestAccNodeTranslation_serviceError(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config:      translationConfig(srv, "n2", `jsonencode({ fr = { title = "Bonjour" } })`),
 			ExpectError: regexp.MustCompile(wrapped(`Posting node translations failed(?s:.*)HTTP 403 PUBLISHER_PERMISSION_DENIED: you are not a member of the publisher of node "n2" \(request id `)),
-		}},
-	})
-}
-
-// TestAccExample_publishAndTranslate plans examples/registry/main.tf as users would run it
-// (endpoint and registry token from the environment): the example is valid against the schema
-// and passes the plan-time checks. It stops at the plan: terraform-plugin-testing cannot read
-// back state holding for_each instances; applying the same resources is covered above and in
-// the claim tests.
-func TestAccExample_publishAndTranslate(t *testing.T) {
-	// Not parallel: it sets the process environment.
-	srv := newRegistryServer(t)
-	t.Setenv("SVC_ENDPOINT", srv.URL())
-	t.Setenv("SVC_REGISTRY_TOKEN", testRegistryToken)
-	resource.Test(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			// The example carries its own terraform and provider blocks, so the providers are
-			// given per step (the framework refuses them on the test case then).
-			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-			ConfigFile:               config.StaticFile("../../examples/registry/main.tf"),
-			ConfigVariables: config.Variables{
-				"publisher_id": config.StringVariable("acme"),
-				"repo_token":   config.StringVariable(testRepoToken),
-			},
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
 		}},
 	})
 }
