@@ -201,8 +201,14 @@ func TestAccNodeClaim_planTimeRejections(t *testing.T) {
 		{"no repository token", "acme", "n1", nil, `Repository token required`},
 		{"empty repository token", "acme", "n1", repoToken(" "), `Empty repository token`},
 	}
+	t.Cleanup(func() { // runs once the parallel subtests are done
+		if n := srv.Requests(emulator.OpRegistryClaim); n != 0 {
+			t.Errorf("%d claim requests were sent for configurations rejected at plan time", n)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -213,9 +219,6 @@ func TestAccNodeClaim_planTimeRejections(t *testing.T) {
 				}},
 			})
 		})
-	}
-	if n := srv.Requests(emulator.OpRegistryClaim); n != 0 {
-		t.Fatalf("%d claim requests were sent for configurations rejected at plan time", n)
 	}
 }
 

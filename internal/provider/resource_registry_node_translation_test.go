@@ -82,8 +82,14 @@ func TestAccNodeTranslation_planTimeRejection(t *testing.T) {
 		{"language mapped to a string", `jsonencode({ fr = "Bonjour", de = { title = "Hallo" } })`, `language "fr" maps to a JSON string, not an object`},
 		{"invalid JSON", `"{not json"`, `(Invalid JSON String Value|data is not valid JSON)`},
 	}
+	t.Cleanup(func() { // runs once the parallel subtests are done
+		if n := srv.Requests(emulator.OpRegistryTranslations); n != 0 {
+			t.Errorf("%d translation posts were sent for configurations rejected at plan time", n)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -93,9 +99,6 @@ func TestAccNodeTranslation_planTimeRejection(t *testing.T) {
 				}},
 			})
 		})
-	}
-	if n := srv.Requests(emulator.OpRegistryTranslations); n != 0 {
-		t.Fatalf("%d translation posts were sent for configurations rejected at plan time", n)
 	}
 }
 
