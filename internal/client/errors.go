@@ -105,6 +105,10 @@ func (e *APIError) Error() string {
 		}
 	}
 	for _, fe := range e.FieldErrors {
+		if len(fe.Loc) == 0 && fe.Type == "" { // a registry details entry: a bare message
+			fmt.Fprintf(&b, "\n  %s", fe.Msg)
+			continue
+		}
 		fmt.Fprintf(&b, "\n  %s: %s", fe.Path(), fe.Msg)
 		if fe.Type != "" {
 			fmt.Fprintf(&b, " (%s", fe.Type)

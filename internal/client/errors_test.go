@@ -70,6 +70,16 @@ func TestNewAPIError(t *testing.T) {
 			wantMsg: "invalid", wantInText: []string{"data must be an object"},
 		},
 		{
+			name: "registry message only", status: 401, header: map[string]string{"X-Svc-Request-Id": "req-r"},
+			body: `{"message":"token expired"}`, wantMsg: "token expired", wantInText: []string{"HTTP 401: token expired (request id req-r)"},
+		},
+		{
+			name: "registry error, details and message all kept", status: 400,
+			body:     `{"error":"INVALID_TRANSLATIONS","details":["fr: must be an object","de: unknown field"],"message":"invalid"}`,
+			wantCode: "INVALID_TRANSLATIONS", wantMsg: "invalid",
+			wantInText: []string{"HTTP 400 INVALID_TRANSLATIONS: invalid", "\n  fr: must be an object\n  de: unknown field"},
+		},
+		{
 			name: "unknown JSON shape keeps the body", status: 418, body: `{"weird":true}`,
 			wantMsg: "I'm a teapot", wantInText: []string{`{"weird":true}`},
 		},

@@ -38,6 +38,16 @@ const (
 	// another type (invalid_input: the request differs from the key's original). The client never
 	// chooses a new key: that is the caller's decision alone.
 	retryRouterInvoke
+	// retryNotApplied: registry writes that are not idempotent in general (claim-my-node, create
+	// translations). A claim resent after it took effect would be answered "already claimed" and
+	// hide the success; translations posted twice may not be a no-op either, and the contract
+	// says nothing about it. So another attempt is made only when the request never reached the
+	// service, or the service answered 429 or 503 WITH a Retry-After header: that is the service
+	// saying "not now, come back", which does not process the request. A 5xx or a broken
+	// connection after sending is an unknown outcome, reported, never resent.
+	// (Deleting a node uses retryIdempotent: deleting twice ends the same way, and a 404 on a
+	// retry is success.)
+	retryNotApplied
 )
 
 // checkRetry is the CheckRetry of policy p. A Retry-After above the cap ends the retries: waiting
@@ -51,7 +61,7 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return false, nil
 		}
 		if err != nil {
-			if p == retryJobSubmit {
+			if p == retryJobSubmit || p == retryNotApplied {
 				return neverSent(err), nil
 			}
 			return transientTransportError(err), nil
@@ -64,6 +74,9 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return resp.StatusCode == http.StatusTooManyRequests, nil
 		case retryRouterInvoke:
 			return routerInvokeRetryable(resp), nil
+		case retryNotApplied:
+			_, hasRetryAfter := parseRetryAfter(resp.Header.Get("Retry-After"))
+			return hasRetryAfter && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable), nil
 		default:
 			switch resp.StatusCode {
 			case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,

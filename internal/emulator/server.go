@@ -12,6 +12,8 @@
 //	GET  /api/v2/jobs/{id}/logs           text/plain, 204 when empty; only with LogsLink
 //	GET  /api/v2/assets/{id}              asset record with a fresh signed url (assets.go)
 //	GET  /api/v2/assets/{id}/content      signed content (?expires=&sig=), no credential
+//	POST /publishers/{p}/nodes/{n}/claim-my-node, POST /nodes/{n}/translations,
+//	DELETE /publishers/{p}/nodes/{n}      node registry, own bearer token table (registry.go)
 //
 // Everything else answers 404 not_found in the error envelope.
 //
@@ -94,8 +96,10 @@ type Server struct {
 	handler http.Handler
 	secret  []byte // signs asset content urls
 
-	faults faultState
-	chaos  chaosState
+	faults   faultState
+	chaos    chaosState
+	faults   faultState
+	registry registryState // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
 	mu          sync.Mutex
@@ -137,11 +141,13 @@ func New(opts Options) *Server {
 	}
 	s.workCond = sync.NewCond(&s.mu)
 	s.faults.init()
+	s.registry.init()
 
 	s.registerJobRoutes()
 	s.registerAssetRoutes()
 	s.registerEventRoutes()
 	s.registerRouterRoutes()
+	s.registerRegistryRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
@@ -221,6 +227,12 @@ type routeConfig struct {
 
 // noAuth makes a route public (e.g. signed asset content).
 func noAuth() routeOption { return func(c *routeConfig) { c.auth = nil } }
+
+// authWith replaces the bearer Token check with check (e.g. the registry's token table). check
+// reports whether the request may proceed and writes the rejection itself.
+func authWith(check func(w http.ResponseWriter, r *http.Request) bool) routeOption {
+	return func(c *routeConfig) { c.auth = check }
+}
 
 // route registers pattern (a Go 1.22 ServeMux pattern such as "POST /api/v2/jobs",
 // without the mount prefix) for operation op. The handler is wrapped with, in

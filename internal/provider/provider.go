@@ -155,6 +155,8 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 		NewJobResource,
 		NewOutputFileResource,
 		NewRouterRequestResource,
+		NewNodeClaimResource,
+		NewNodeTranslationResource,
 	}
 }
 

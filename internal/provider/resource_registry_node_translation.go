@@ -1,0 +1,210 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+var (
+	_ resource.Resource              = (*nodeTranslationResource)(nil)
+	_ resource.ResourceWithConfigure = (*nodeTranslationResource)(nil)
+)
+
+// NewNodeTranslationResource returns the svc_registry_node_translation resource.
+func NewNodeTranslationResource() resource.Resource { return &nodeTranslationResource{} }
+
+type nodeTranslationResource struct {
+	data *providerData
+}
+
+type nodeTranslationModel struct {
+	ID     types.String         `tfsdk:"id"`
+	NodeID types.String         `tfsdk:"node_id"`
+	Data   jsontypes.Normalized `tfsdk:"data"`
+}
+
+func (r *nodeTranslationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_registry_node_translation"
+}
+
+func (r *nodeTranslationResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Posts translations of a node's registry entry (`POST /nodes/{node_id}/translations`) on " +
+			"create and on every change of `data`.\n\n" +
+			"The registry has no operation to read or delete translations: the provider does not detect drift, " +
+			"and destroying the resource only removes it from state. **The registry keeps the translations.** " +
+			"Likewise, removing a language from `data` posts the remaining languages and does not remove the " +
+			"dropped one from the registry.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "The node id.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"node_id": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Node whose translations these are. Changing it replaces the resource.",
+				Validators:          registryIDValidators(),
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"data": schema.StringAttribute{
+				Required:   true,
+				CustomType: jsontypes.NormalizedType{},
+				MarkdownDescription: "Translations as a JSON object of language code to an object of translated fields, " +
+					"e.g. `jsonencode({ fr = { title = \"...\" } })`. Any change, formatting included, posts the " +
+					"translations again (harmless: the same content). " +
+					"Anything else (invalid JSON, an array, a language mapped to a string) is rejected at plan time.",
+				Validators: []validator.String{translationDataValidator{}},
+			},
+		},
+	}
+}
+
+func (r *nodeTranslationResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *nodeTranslationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodeTranslationModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *nodeTranslationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan nodeTranslationModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// On failure state keeps the previous data, so the next plan shows the change again.
+	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+// post sends the planned translations and, once the registry accepted them, fills in the id.
+func (r *nodeTranslationResource) post(ctx context.Context, plan *nodeTranslationModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	ctx = r.data.logContext(ctx)
+	node := plan.NodeID.ValueString()
+	err := r.data.client.CreateNodeTranslations(ctx, node, json.RawMessage(plan.Data.ValueString()))
+	if err != nil {
+		msg := err.Error()
+		var unknown *client.UnknownOutcomeError
+		if errors.As(err, &unknown) {
+			msg = fmt.Sprintf("The translations of node %q were sent but no definitive answer came back, so the registry "+
+				"may or may not hold them. They are not resent automatically; apply again to post them.\n\nCause: %v", node, unknown.Cause)
+		}
+		diags.AddError("Posting node translations failed", r.data.redact(msg))
+		return diags
+	}
+	tflog.Info(ctx, "node translations posted", map[string]any{"node_id": node})
+	plan.ID = types.StringValue(node)
+	return diags
+}
+
+// Read keeps state: the registry has no operation to read translations.
+func (r *nodeTranslationResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodeTranslationModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Delete only forgets the resource: the registry has no operation to remove translations.
+func (r *nodeTranslationResource) Delete(ctx context.Context, req resource.DeleteRequest, _ *resource.DeleteResponse) {
+	var node types.String
+	_ = req.State.GetAttribute(ctx, path.Root("node_id"), &node)
+	tflog.Info(r.data.logContext(ctx), "removing node translations from state; the registry keeps them", map[string]any{"node_id": node.ValueString()})
+}
+
+// translationDataValidator accepts a JSON object whose every value is an object.
+type translationDataValidator struct{}
+
+func (translationDataValidator) Description(context.Context) string {
+	return "must be a JSON object of language code to object"
+}
+
+func (v translationDataValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (translationDataValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if problem := translationDataProblem(req.ConfigValue.ValueString()); problem != "" {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid translations", problem+
+			"\n\ndata must be a JSON object of language code to an object of translated fields, e.g. "+
+			"jsonencode({ fr = { title = \"Bonjour\" } }).")
+	}
+}
+
+// translationDataProblem says what is wrong with data, or "" when it has the expected shape.
+func translationDataProblem(data string) string {
+	var top any
+	if err := json.Unmarshal([]byte(data), &top); err != nil {
+		return fmt.Sprintf("data is not valid JSON: %v.", err)
+	}
+	obj, ok := top.(map[string]any)
+	if !ok {
+		return fmt.Sprintf("data is a JSON %s, not an object.", jsonKind(top))
+	}
+	var bad []string
+	for lang, v := range obj {
+		if strings.TrimSpace(lang) == "" {
+			bad = append(bad, "a language code is empty")
+			continue
+		}
+		if _, ok := v.(map[string]any); !ok {
+			bad = append(bad, fmt.Sprintf("language %q maps to a JSON %s, not an object", lang, jsonKind(v)))
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		return strings.Join(bad, "; ") + "."
+	}
+	return ""
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case float64:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
