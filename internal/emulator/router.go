@@ -133,11 +133,6 @@ func (s *Server) registerRouterRoutes() {
 	s.route("PUT /v2/models/{provider}/{model}/requests/{id}/cancel", OpCancelRequest, s.handleRouterCancel, auth)
 }
 
-// authWith replaces a route's credential check.
-func authWith(check func(http.ResponseWriter, *http.Request) bool) routeOption {
-	return func(c *routeConfig) { c.auth = check }
-}
-
 // routerAuth accepts X-API-Key (which takes precedence) or a bearer token equal to Token.
 func (s *Server) routerAuth(w http.ResponseWriter, r *http.Request) bool {
 	if s.opts.Token == "" {

@@ -98,7 +98,6 @@ type Server struct {
 
 	faults   faultState
 	chaos    chaosState
-	faults   faultState
 	registry registryState // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
