@@ -57,6 +57,12 @@ type Options struct {
 	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
+
+	// v1 cloud interface (cloudv1.go, socket.go); Token is checked as X-API-Key there.
+	V1LegacyStatuses bool   // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
+	V1NoStatusRoute  bool   // GET /api/job/{id}/status answers 404, as an engine without the route
+	V1NoSocket       bool   // GET /ws answers 404: clients must poll
+	StorageAddr      string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
 }
 
 func (o Options) withDefaults() Options {
@@ -112,6 +118,8 @@ type Server struct {
 	closeOnce   sync.Once
 	httpSrv     *http.Server
 	listenerURL atomic.Value // string: "http://127.0.0.1:PORT" once started
+
+	v1 v1State
 }
 
 // New builds a server and starts its workers. Serve it with Handler (e.g. with
@@ -137,6 +145,9 @@ func New(opts Options) *Server {
 	s.registerJobRoutes()
 	s.registerAssetRoutes()
 	s.registerEventRoutes()
+	s.registerV1Routes()
+	s.v1.subs = map[*socketSub]bool{}
+	s.startStorage()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
@@ -201,6 +212,7 @@ func (s *Server) Close() {
 			cancel()
 			_ = srv.Close()
 		}
+		s.stopStorage()
 		s.wg.Wait()
 	})
 }
