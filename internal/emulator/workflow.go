@@ -3,9 +3,9 @@ package emulator
 import (
 	"math"
 	"slices"
-	"strings"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // nodeError is one entry of details.node_errors of an invalid_workflow error.
