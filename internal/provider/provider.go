@@ -153,12 +153,15 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewJobResource,
+		NewUploadResource,
+		NewPromptResource,
 	}
 }
 
 func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewJobDataSource,
+		NewObjectInfoDataSource,
 	}
 }
 
