@@ -130,10 +130,8 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		timer.Reset(d)
 	}
 
-	for {
-		if statusDone && (res.SocketOutcome != "" || events == nil) {
-			break
-		}
+	// Done once the status is terminal and the socket has said its last word (or is gone).
+	for !statusDone || (res.SocketOutcome == "" && events != nil) {
 		if res.StatusRouteMissing {
 			if res.SocketOutcome != "" {
 				res.Status, res.StatusFromSocket = socketStatus(res.SocketOutcome), true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,7 +63,8 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	dialCtx, cancelDial := context.WithTimeout(ctx, c.short.Timeout)
 	defer cancelDial()
 	c.log.Debug(ctx, "connecting to the socket", map[string]any{"url": redacted})
-	conn, resp, err := websocket.Dial(dialCtx, u.String(), &websocket.DialOptions{
+	// coder/websocket owns the handshake response's body (on success it is the connection).
+	conn, resp, err := websocket.Dial(dialCtx, u.String(), &websocket.DialOptions{ //nolint:bodyclose // owned by the library
 		HTTPClient: &http.Client{Transport: c.stream.Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // a redirect would carry the token in the URL elsewhere
 		}},
@@ -71,7 +73,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	if err != nil {
 		msg := c.scrub(err.Error())
 		if resp != nil {
-			msg += " (HTTP " + http.StatusText(resp.StatusCode) + ", request id " + resp.Header.Get("X-Svc-Request-Id") + ")"
+			msg += fmt.Sprintf(" (HTTP %d, request id %q)", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
 		}
 		return nil, errors.New("connect to the socket " + redacted + ": " + msg)
 	}

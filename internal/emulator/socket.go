@@ -65,7 +65,7 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	defer conn.CloseNow()
+	defer func() { _ = conn.CloseNow() }()
 	sub := &socketSub{notify: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.v1.subs[sub] = true

@@ -220,7 +220,9 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 
 	opts := promptWait
-	opts.OnStatus = func(s string) { tflog.Info(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s}) }
+	opts.OnStatus = func(s string) {
+		tflog.Info(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s})
+	}
 	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
