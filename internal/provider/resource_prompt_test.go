@@ -255,3 +255,26 @@ output "flip_directions" {
 		}},
 	})
 }
+
+func TestAccJob_validateThroughObjectInfo(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	missing := `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageInvert", inputs = {} }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
+  })`
+	cfg := func(extra string) string {
+		return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf("resource \"svc_job\" \"test\" {\n  workflow = %s\n  %s\n}\n", missing, extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg("validate = true"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
+			{Config: cfg(""), PlanOnly: true, ExpectNonEmptyPlan: true}, // default false: plans, the service judges at submit
+		},
+	})
+	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
+		t.Errorf("%d jobs submitted by plans", n)
+	}
+}
