@@ -31,7 +31,7 @@ func run(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	fs := flag.NewFlagSet("svc-emulator", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	urlFile := fs.String("url-file", "", "write the endpoint URL to this file (atomically)")
-	token := fs.String("token", "", "require Authorization: Bearer <token> on /api/v2 routes")
+	token := fs.String("token", "", "require the token: Authorization: Bearer on /api/v2 routes, X-API-Key (socket: token=) on v1 routes")
 	prefix := fs.String("prefix", "", "mount prefix, e.g. /deployment/demo")
 	absolute := fs.Bool("absolute-links", false, "return absolute links instead of host-relative ones")
 	logs := fs.Bool("logs", false, "capture job logs and offer urls.logs")

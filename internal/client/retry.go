@@ -48,6 +48,10 @@ const (
 	// (Deleting a node uses retryIdempotent: deleting twice ends the same way, and a 404 on a
 	// retry is success.)
 	retryNotApplied
+	// retryUnsent: operations without an idempotency key whose repetition could do the work
+	// twice (POST /api/prompt, an upload that must not be renamed). Retried only when the
+	// request never reached the service; any answer, and any failure after sending, is final.
+	retryUnsent
 )
 
 // checkRetry is the CheckRetry of policy p. A Retry-After above the cap ends the retries: waiting
@@ -59,6 +63,9 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		}
 		if p == retryNever {
 			return false, nil
+		}
+		if p == retryUnsent {
+			return err != nil && neverSent(err), nil
 		}
 		if err != nil {
 			if p == retryJobSubmit || p == retryNotApplied {

@@ -133,6 +133,9 @@ func (s *Server) notifyLocked(j *job, e event) {
 	j.events = append(j.events, e)
 	close(j.changed)
 	j.changed = make(chan struct{})
+	if j.v1 {
+		s.publishV1Locked(j, e) // the v1 socket's messages (socket.go)
+	}
 }
 
 func (s *Server) emitStatusLocked(j *job) {

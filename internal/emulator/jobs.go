@@ -54,6 +54,7 @@ type job struct {
 	changed     chan struct{}  // closed and replaced whenever events grows
 	ctx         context.Context
 	cancel      context.CancelFunc
+	v1          bool // submitted through POST /api/prompt: its events also go to the v1 socket
 }
 
 type jobOutput struct {
@@ -325,8 +326,15 @@ func checkExtraData(v any) (map[string]any, string) {
 
 // createJobLocked records a validated workflow as a queued job; s.mu must be held.
 func (s *Server) createJobLocked(wf, extra map[string]any, now time.Time) *job {
+	return s.enqueueJobLocked(wf, extra, now, false)
+}
+
+// enqueueJobLocked records a validated workflow as a queued job; v1 marks a prompt submitted
+// through the v1 interface, whose events also go to the v1 socket. s.mu must be held.
+func (s *Server) enqueueJobLocked(wf, extra map[string]any, now time.Time, v1 bool) *job {
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{
+		v1:        v1,
 		id:        uuid.NewString(),
 		status:    statusQueued,
 		createdAt: now,

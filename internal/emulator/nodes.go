@@ -39,6 +39,9 @@ type inputSpec struct {
 	Default  any
 	Min, Max float64 // numeric bounds when Max > Min
 	Asset    bool    // also accepts a core/ASSET reference object (STRING inputs)
+	// Choices lists the accepted values of a choice (combo) input; object_info renders it as a
+	// list of strings in place of the type. Asset inputs list the uploaded file names instead.
+	Choices []string
 }
 
 // nodeClass is a node type the engine can execute.
@@ -119,6 +122,34 @@ func init() {
 			out := make(imageBatch, len(src))
 			for i, im := range src {
 				out[i] = boxBlur(im, r)
+			}
+			return []any{out}, nil
+		},
+	})
+	registerNode(&nodeClass{
+		Name: "ImageFlip", Category: "image/transform",
+		Inputs: []inputSpec{
+			{Name: "image", Type: typeImage, Required: true},
+			{Name: "direction", Type: typeString, Required: true, Default: "horizontal", Choices: []string{"horizontal", "vertical"}},
+		},
+		Outputs: []string{typeImage}, OutputNames: []string{"IMAGE"},
+		run: func(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {
+			src := in["image"].(imageBatch)
+			vertical := asString(in["direction"]) == "vertical"
+			out := make(imageBatch, len(src))
+			for i, im := range src {
+				c := image.NewNRGBA(im.Rect)
+				w, h := im.Rect.Dx(), im.Rect.Dy()
+				for y := 0; y < h; y++ {
+					for x := 0; x < w; x++ {
+						sx, sy := w-1-x, y
+						if vertical {
+							sx, sy = x, h-1-y
+						}
+						copy(c.Pix[y*c.Stride+4*x:y*c.Stride+4*x+4], im.Pix[sy*im.Stride+4*sx:sy*im.Stride+4*sx+4])
+					}
+				}
+				out[i] = c
 			}
 			return []any{out}, nil
 		},

@@ -61,6 +61,11 @@ type Options struct {
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 
 	Router RouterOptions // the model router (router.go)
+	// v1 cloud interface (cloudv1.go, socket.go); Token is checked as X-API-Key there.
+	V1LegacyStatuses bool   // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
+	V1NoStatusRoute  bool   // GET /api/job/{id}/status answers 404, as an engine without the route
+	V1NoSocket       bool   // GET /ws answers 404: clients must poll
+	StorageAddr      string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
 }
 
 func (o Options) withDefaults() Options {
@@ -119,6 +124,8 @@ type Server struct {
 	closeOnce   sync.Once
 	httpSrv     *http.Server
 	listenerURL atomic.Value // string: "http://127.0.0.1:PORT" once started
+
+	v1 v1State
 }
 
 // New builds a server and starts its workers. Serve it with Handler (e.g. with
@@ -147,6 +154,9 @@ func New(opts Options) *Server {
 	s.registerEventRoutes()
 	s.registerRouterRoutes()
 	s.registerRegistryRoutes()
+	s.registerV1Routes()
+	s.v1.subs = map[*socketSub]bool{}
+	s.startStorage()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
@@ -211,6 +221,7 @@ func (s *Server) Close() {
 			cancel()
 			_ = srv.Close()
 		}
+		s.stopStorage()
 		s.wg.Wait()
 	})
 }

@@ -2,8 +2,10 @@ package emulator
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // nodeError is one entry of details.node_errors of an invalid_workflow error.
@@ -179,6 +181,9 @@ func (s *Server) checkLiteralLocked(spec inputSpec, v any) (reason, msg string) 
 		str, ok := v.(string)
 		if !ok {
 			return reasonInvalidType, "expects STRING"
+		}
+		if len(spec.Choices) > 0 && !slices.Contains(spec.Choices, str) {
+			return reasonInvalidType, "must be one of " + strings.Join(spec.Choices, ", ")
 		}
 		if spec.Asset && s.assetByNameLocked(str) == nil {
 			return reasonUnknownFile, "no uploaded file named " + strconv.Quote(str)

@@ -157,6 +157,8 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 		NewRouterRequestResource,
 		NewNodeClaimResource,
 		NewNodeTranslationResource,
+		NewUploadResource,
+		NewPromptResource,
 	}
 }
 
@@ -166,6 +168,7 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelsDataSource,
 		NewModelDataSource,
 		NewModelSchemaDataSource,
+		NewObjectInfoDataSource,
 	}
 }
 

@@ -29,6 +29,7 @@ var (
 	_ resource.Resource                = (*jobResource)(nil)
 	_ resource.ResourceWithConfigure   = (*jobResource)(nil)
 	_ resource.ResourceWithImportState = (*jobResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*jobResource)(nil)
 )
 
 const (
@@ -52,6 +53,7 @@ type jobResourceModel struct {
 	WaitForCompletion  types.Bool           `tfsdk:"wait_for_completion"`
 	CancelOnDestroy    types.Bool           `tfsdk:"cancel_on_destroy"`
 	RerunOnExpiry      types.Bool           `tfsdk:"rerun_on_expiry"`
+	Validate           types.Bool           `tfsdk:"validate"`
 	Timeouts           timeouts.Value       `tfsdk:"timeouts"`
 	jobRecordModel
 }
@@ -116,6 +118,13 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held.",
 	}
+	attrs["validate"] = schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
+			"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
+			"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+			"does not serve object_info, the check is skipped with a warning. Default `false`.",
+	}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
 
 	resp.Schema = schema.Schema{
@@ -131,6 +140,27 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan checks a new or changed workflow against object_info when validate is set.
+func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state jobResourceModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() || !plan.Validate.ValueBool() || plan.Workflow.IsUnknown() || plan.Workflow.IsNull() {
+		return
+	}
+	if !state.Workflow.IsNull() {
+		if same, _ := plan.Workflow.StringSemanticEquals(ctx, state.Workflow); same {
+			return // an existing job is not judged again
+		}
+	}
+	r.data.validateWorkflowAtPlan(ctx, path.Root("workflow"), plan.Workflow.ValueString(), &resp.Diagnostics)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -309,6 +339,7 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), false)...)
 }
 
 // workflowChanged requires replacement for a real change of workflow, but not when state holds

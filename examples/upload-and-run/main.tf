@@ -1,0 +1,55 @@
+# Upload an image, run a workflow on it through the v1 interface, and list the files it made.
+#
+#   terraform apply -var image=./photo.png
+
+terraform {
+  required_providers {
+    svc = {
+      source = "svc-org/svc"
+    }
+  }
+}
+
+variable "image" {
+  description = "Path of a PNG or JPEG to process."
+  type        = string
+}
+
+variable "direction" {
+  description = "How to flip the image: horizontal or vertical."
+  type        = string
+  default     = "vertical"
+}
+
+# endpoint and api_key come from SVC_ENDPOINT and SVC_API_KEY.
+provider "svc" {}
+
+# Editing the file changes source_sha256 at plan time, which uploads it again.
+resource "svc_upload" "input" {
+  source    = var.image
+  overwrite = true
+}
+
+resource "svc_prompt" "flip" {
+  # Checked at plan time against GET /api/object_info (validate defaults to true):
+  # unknown node classes and missing required inputs fail the plan, before anything is sent.
+  workflow = jsonencode({
+    "1" = { class_type = "LoadImage", inputs = { image = svc_upload.input.name } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = var.direction } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "flipped" } }
+  })
+
+  # With overwrite the uploaded name stays the same, so rerun explicitly when the image changes.
+  lifecycle {
+    replace_triggered_by = [svc_upload.input.source_sha256]
+  }
+}
+
+output "status" {
+  value = svc_prompt.flip.status
+}
+
+# Each output names a file for GET /api/view (filename, subfolder, type).
+output "files" {
+  value = [for o in svc_prompt.flip.outputs : { node = o.node_id, file = o.filename, type = o.type, kind = o.kind }]
+}

@@ -1,0 +1,426 @@
+package client
+
+// The v1 cloud interface (cloud-v1-and-registry.md): object info, uploads, prompt submission,
+// status polling and /api/view. Every call sends X-API-Key. The real-time socket is in socket.go,
+// its binary frames in frames.go, and waiting for a prompt in prompt_wait.go.
+//
+// What the contract leaves open, and what we assume:
+//   - POST /api/prompt has no idempotency key. It is sent once; it is retried only when the
+//     connection was never established. A 5xx or a failure after sending is an unknown outcome.
+//   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any body with
+//     "error" (whatever the status) is a rejection.
+//   - Statuses: the five terminal values of the current set and those of the older set are
+//     terminal; anything else is in flight.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// v1 job statuses that end a prompt: the current set and the older one.
+const (
+	PromptSuccess           = "success"
+	PromptError             = "error"
+	PromptNonRetryableError = "non_retryable_error"
+	PromptLost              = "lost"
+	PromptCancelled         = "cancelled"
+	PromptCompleted         = "completed" // older set: success
+	PromptFailed            = "failed"    // older set
+)
+
+// PromptTerminal reports whether a v1 status is terminal. Only the terminal values are matched:
+// anything else, in-flight names of either set included, or a name added later, is in flight.
+func PromptTerminal(status string) bool {
+	switch status {
+	case PromptSuccess, PromptError, PromptNonRetryableError, PromptLost, PromptCancelled, PromptCompleted, PromptFailed:
+		return true
+	}
+	return false
+}
+
+// PromptSucceeded reports whether a terminal v1 status means success (either set).
+func PromptSucceeded(status string) bool { return status == PromptSuccess || status == PromptCompleted }
+
+// NodeClassInfo is one node class of GET /api/object_info.
+type NodeClassInfo struct {
+	Name           string
+	Category       string
+	RequiredInputs []string // sorted
+	OptionalInputs []string // sorted
+	// Choices lists, for inputs whose type is a list of values, the values offered.
+	Choices    map[string][]string
+	Outputs    []string
+	OutputNode bool
+	Raw        json.RawMessage
+}
+
+// ObjectInfo is the node class registry of a v1 surface.
+type ObjectInfo struct {
+	Classes   map[string]NodeClassInfo
+	Raw       json.RawMessage
+	RequestID string
+}
+
+// GetObjectInfo reads GET /api/object_info.
+func (c *Client) GetObjectInfo(ctx context.Context) (*ObjectInfo, error) {
+	const op = "read object info"
+	var raw json.RawMessage
+	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: joinPath(c.endpoint, "api", "object_info"),
+		cred: credAPIKey, policy: retryIdempotent}, &raw)
+	if err != nil {
+		return nil, err
+	}
+	info, err := ParseObjectInfo(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (request id %q)", op, err, resp.header.Get("X-Svc-Request-Id"))
+	}
+	info.RequestID = resp.header.Get("X-Svc-Request-Id")
+	return info, nil
+}
+
+// ParseObjectInfo reads an object_info document. Input specs are [type, options] where type is a
+// type name or a list of choices; fields the client does not know are kept in Raw only.
+func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
+	var classes map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &classes); err != nil {
+		return nil, fmt.Errorf("object info is not a JSON object of node classes: %w", err)
+	}
+	info := &ObjectInfo{Classes: make(map[string]NodeClassInfo, len(classes)), Raw: raw}
+	for name, def := range classes {
+		var d struct {
+			Input struct {
+				Required map[string]json.RawMessage `json:"required"`
+				Optional map[string]json.RawMessage `json:"optional"`
+			} `json:"input"`
+			Output     []json.RawMessage `json:"output"`
+			OutputNode bool              `json:"output_node"`
+			Category   string            `json:"category"`
+		}
+		if err := json.Unmarshal(def, &d); err != nil {
+			return nil, fmt.Errorf("node class %q: %w", name, err)
+		}
+		ci := NodeClassInfo{Name: name, Category: d.Category, OutputNode: d.OutputNode, Raw: def,
+			RequiredInputs: sortedKeys(d.Input.Required), OptionalInputs: sortedKeys(d.Input.Optional),
+			Choices: map[string][]string{}, Outputs: []string{}}
+		for _, specs := range []map[string]json.RawMessage{d.Input.Required, d.Input.Optional} {
+			for in, spec := range specs {
+				var parts []json.RawMessage
+				var choices []string
+				if json.Unmarshal(spec, &parts) == nil && len(parts) > 0 && json.Unmarshal(parts[0], &choices) == nil {
+					ci.Choices[in] = choices
+				}
+			}
+		}
+		for _, o := range d.Output {
+			var s string
+			if json.Unmarshal(o, &s) != nil {
+				s = "COMBO" // an output typed by a list of values
+			}
+			ci.Outputs = append(ci.Outputs, s)
+		}
+		info.Classes[name] = ci
+	}
+	return info, nil
+}
+
+// UploadInput is one file for POST /api/upload/image or /api/upload/mask.
+type UploadInput struct {
+	Mask        bool   // /api/upload/mask instead of /api/upload/image
+	FileName    string // name given in the multipart file part
+	Content     []byte
+	ContentType string // of the file part; guessed by the server when empty
+	Type        string // "input" or "temp"
+	Overwrite   bool
+	Subfolder   string // accepted and ignored by cloud storage
+	OriginalRef string // masks: a JSON object naming the image, sent as a string
+}
+
+// UploadResult is the upload response.
+type UploadResult struct {
+	Name      string `json:"name"`
+	Subfolder string `json:"subfolder"`
+	Type      string `json:"type"`
+	RequestID string `json:"-"`
+}
+
+// Upload sends one file as multipart/form-data; the client sets the boundary. With overwrite
+// the same upload can be repeated harmlessly, so transient failures are retried; without it a
+// repeat could store a second copy under a new name, so it is resent only when it never left.
+func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, error) {
+	op, route := "upload image", "image"
+	if in.Mask {
+		op, route = "upload mask", "mask"
+	}
+	body, contentType, err := multipartUpload(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	policy := retryUnsent
+	if in.Overwrite {
+		policy = retryIdempotent
+	}
+	var out UploadResult
+	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "upload", route),
+		cred: credAPIKey, header: http.Header{"Content-Type": {contentType}}, body: body, policy: policy, fresh: !in.Overwrite}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	if out.Name == "" {
+		return nil, fmt.Errorf("%s: the response names no file (request id %q)", op, out.RequestID)
+	}
+	return &out, nil
+}
+
+func multipartUpload(in UploadInput) ([]byte, string, error) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fields := [][2]string{}
+	if in.Type != "" {
+		fields = append(fields, [2]string{"type", in.Type})
+	}
+	if in.Mask {
+		fields = append(fields, [2]string{"subfolder", in.Subfolder}, [2]string{"original_ref", in.OriginalRef})
+	} else {
+		fields = append(fields, [2]string{"overwrite", strconv.FormatBool(in.Overwrite)})
+		if in.Subfolder != "" {
+			fields = append(fields, [2]string{"subfolder", in.Subfolder})
+		}
+	}
+	for _, f := range fields {
+		if err := mw.WriteField(f[0], f[1]); err != nil {
+			return nil, "", err
+		}
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="image"; filename=%q`, in.FileName))
+	ct := in.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	h.Set("Content-Type", ct)
+	part, err := mw.CreatePart(h)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := part.Write(in.Content); err != nil {
+		return nil, "", err
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return buf.Bytes(), mw.FormDataContentType(), nil
+}
+
+// SubmitPromptInput is the body of POST /api/prompt.
+type SubmitPromptInput struct {
+	Workflow  json.RawMessage // API-format graph, sent verbatim as "prompt"
+	ExtraData map[string]string
+	ClientID  string // the socket's clientId, so a future service can address messages
+}
+
+// PromptSubmission is the submission response.
+type PromptSubmission struct {
+	PromptID  string
+	RequestID string
+}
+
+// PromptRejectedError is a submission answered with "error" instead of a prompt id.
+type PromptRejectedError struct {
+	StatusCode int
+	RequestID  string
+	Type       string // error.type, when the error is an object
+	Message    string
+	NodeErrors map[string][]string // node id -> "input: message" lines
+}
+
+func (e *PromptRejectedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "submit prompt: HTTP %d", e.StatusCode)
+	if e.Type != "" {
+		fmt.Fprintf(&b, " %s", e.Type)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.RequestID != "" {
+		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
+	} else {
+		b.WriteString(" (no request id returned)")
+	}
+	for _, id := range sortedKeys(e.NodeErrors) {
+		for _, line := range e.NodeErrors[id] {
+			fmt.Fprintf(&b, "\n  node %q: %s", id, line)
+		}
+	}
+	return b.String()
+}
+
+// SubmitPrompt sends POST /api/prompt once. The route has no idempotency key, so the request is
+// resent only when it never reached the service. A 5xx, a timeout or a reset after sending is an
+// *UnknownOutcomeError: a prompt may be running, and resubmitting could run it twice.
+func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*PromptSubmission, error) {
+	const op = "submit prompt"
+	body := map[string]any{"prompt": in.Workflow}
+	if len(in.ExtraData) > 0 {
+		body["extra_data"] = in.ExtraData
+	}
+	if in.ClientID != "" {
+		body["client_id"] = in.ClientID
+	}
+	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "prompt"),
+		cred: credAPIKey, body: mustJSON(body), policy: retryUnsent, fresh: true, accept: []int{http.StatusBadRequest}})
+	if err != nil {
+		if outcomeUnknown(err) {
+			return nil, &UnknownOutcomeError{Operation: op, Cause: err}
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	reqID := resp.Header.Get("X-Svc-Request-Id")
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody))
+	if err != nil {
+		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("reading the response (HTTP %d, request id %q): %w", resp.StatusCode, reqID, err)}
+	}
+	var out struct {
+		PromptID   string                     `json:"prompt_id"`
+		Error      json.RawMessage            `json:"error"`
+		NodeErrors map[string]json.RawMessage `json:"node_errors"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		if resp.StatusCode == http.StatusBadRequest {
+			resp.Body = io.NopCloser(bytes.NewReader(data))
+			return nil, newAPIError(op, resp)
+		}
+		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
+	}
+	if len(out.Error) > 0 && string(out.Error) != "null" || resp.StatusCode == http.StatusBadRequest {
+		return nil, newPromptRejected(resp.StatusCode, reqID, out.Error, out.NodeErrors)
+	}
+	if out.PromptID == "" {
+		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("the response has neither prompt_id nor error (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
+	}
+	return &PromptSubmission{PromptID: out.PromptID, RequestID: reqID}, nil
+}
+
+func newPromptRejected(status int, reqID string, rawErr json.RawMessage, nodeErrors map[string]json.RawMessage) *PromptRejectedError {
+	e := &PromptRejectedError{StatusCode: status, RequestID: reqID, NodeErrors: map[string][]string{}}
+	var obj struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+		Details string `json:"details"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(rawErr, &s) == nil:
+		e.Message = s
+	case json.Unmarshal(rawErr, &obj) == nil:
+		e.Type, e.Message = obj.Type, obj.Message
+		if obj.Details != "" {
+			e.Message += ": " + obj.Details
+		}
+	default:
+		e.Message = excerpt(rawErr)
+	}
+	for id, raw := range nodeErrors {
+		var ne struct {
+			Errors []struct {
+				Type      string `json:"type"`
+				Message   string `json:"message"`
+				Details   string `json:"details"`
+				ExtraInfo struct {
+					InputName string `json:"input_name"`
+				} `json:"extra_info"`
+			} `json:"errors"`
+			ClassType string `json:"class_type"`
+		}
+		if json.Unmarshal(raw, &ne) != nil {
+			continue
+		}
+		for _, x := range ne.Errors {
+			line := x.Type
+			if x.ExtraInfo.InputName != "" {
+				line = x.ExtraInfo.InputName + ": " + line
+			}
+			if x.Message != "" {
+				line += ": " + x.Message
+			}
+			if ne.ClassType != "" {
+				line += " (" + ne.ClassType + ")"
+			}
+			e.NodeErrors[id] = append(e.NodeErrors[id], line)
+		}
+	}
+	return e
+}
+
+// PromptStatus is GET /api/job/{prompt_id}/status.
+type PromptStatus struct {
+	Status    string `json:"status"`
+	RequestID string `json:"-"`
+}
+
+// GetPromptStatus reads a prompt's status. A 404 comes back as an *APIError: either the prompt is
+// unknown or the surface lacks the route (the local engine); callers decide which matters.
+func (c *Client) GetPromptStatus(ctx context.Context, promptID string) (*PromptStatus, error) {
+	seg, err := pathSegment("prompt id", promptID)
+	if err != nil {
+		return nil, err
+	}
+	var out PromptStatus
+	resp, err := c.doJSON(ctx, call{op: "read prompt status", method: http.MethodGet,
+		url: joinPath(c.endpoint, "api", "job", seg, "status"), cred: credAPIKey, policy: retryIdempotent}, &out)
+	if err != nil {
+		return nil, err
+	}
+	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	if out.Status == "" {
+		return nil, fmt.Errorf("read prompt status %s: the response has no status (request id %q)", promptID, out.RequestID)
+	}
+	return &out, nil
+}
+
+// ViewFile names an output file of a prompt.
+type ViewFile struct {
+	Filename  string
+	Subfolder string
+	Type      string // "output" or "temp"
+}
+
+// ViewURL is the /api/view URL of f (it answers with a redirect to signed storage).
+func (c *Client) ViewURL(f ViewFile) string {
+	q := url.Values{"filename": {f.Filename}, "subfolder": {f.Subfolder}, "type": {f.Type}}
+	return joinPath(c.endpoint, "api", "view") + "?" + q.Encode()
+}
+
+// DownloadView streams an output file into w through GET /api/view. The redirect to the signed
+// storage URL is followed without X-API-Key or any other credential header: the signed URL
+// carries its own authorization, and the key must never reach the storage host.
+func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer) (*Download, error) {
+	if f.Filename == "" {
+		return nil, fmt.Errorf("view: filename must not be empty")
+	}
+	resp, err := c.do(ctx, call{op: "view", method: http.MethodGet, url: c.ViewURL(f), cred: credAPIKey,
+		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(w, resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("view %s: after %d bytes: %w", f.Filename, n, err)
+	}
+	if resp.ContentLength >= 0 && n != resp.ContentLength {
+		return nil, fmt.Errorf("view %s: got %d bytes, Content-Length said %d", f.Filename, n, resp.ContentLength)
+	}
+	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: resp.Header.Get("X-Svc-Request-Id")}, nil
+}

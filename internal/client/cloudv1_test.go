@@ -1,0 +1,313 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+const v1Key = "v1-secret-key"
+
+// recordingLogger keeps every log line with its fields rendered, to check what is never logged.
+type recordingLogger struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *recordingLogger) add(msg string, f map[string]any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf("%s %v", msg, f))
+}
+func (l *recordingLogger) Debug(_ context.Context, m string, f map[string]any) { l.add(m, f) }
+func (l *recordingLogger) Trace(_ context.Context, m string, f map[string]any) { l.add(m, f) }
+func (l *recordingLogger) Warn(_ context.Context, m string, f map[string]any)  { l.add(m, f) }
+func (l *recordingLogger) all() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}
+
+func v1Server(t *testing.T, opts emulator.Options) *emulator.Server {
+	t.Helper()
+	opts.Token = v1Key
+	srv := emulator.New(opts)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func v1Client(t *testing.T, srv *emulator.Server, log Logger) *Client {
+	return testClient(t, srv.URL(), func(c *Config) { c.APIKey = v1Key; c.Logger = log })
+}
+
+var fastWait = PromptWaitOptions{PollInterval: 5 * time.Millisecond, PollIntervalSocket: 20 * time.Millisecond, SocketGrace: 2 * time.Second}
+
+func pngBytes(t *testing.T) []byte {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewNRGBA(image.Rect(0, 0, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestUploadImageAndMaskSendMultipartFields(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{})
+	c := v1Client(t, srv, nil)
+	ctx := context.Background()
+
+	img, err := c.Upload(ctx, UploadInput{FileName: "cat.png", Content: pngBytes(t), ContentType: "image/png", Type: "input", Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := `{"filename":"cat.png","subfolder":"","type":"input"}`
+	mask, err := c.Upload(ctx, UploadInput{Mask: true, FileName: "cat-mask.png", Content: pngBytes(t), Type: "input", OriginalRef: ref})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Name != "cat.png" || mask.Name != "cat-mask.png" {
+		t.Fatalf("names: %q, %q", img.Name, mask.Name)
+	}
+	ups := srv.Uploads()
+	if len(ups) != 2 {
+		t.Fatalf("uploads: %d", len(ups))
+	}
+	want := []struct {
+		route  string
+		fields map[string]string
+	}{
+		{"image", map[string]string{"type": "input", "overwrite": "true"}},
+		{"mask", map[string]string{"type": "input", "subfolder": "", "original_ref": ref}},
+	}
+	for i, w := range want {
+		u := ups[i]
+		if u.Route != w.route || u.FileField != "image" || u.Size == 0 || !strings.HasPrefix(u.ContentType, "multipart/form-data; boundary=") {
+			t.Errorf("upload %d: %+v", i, u)
+		}
+		for k, v := range w.fields {
+			if got, ok := u.Fields[k]; !ok || got != v {
+				t.Errorf("upload %d field %s = %q (present %v), want %q", i, k, got, ok, v)
+			}
+		}
+	}
+	if h := srv.LastRequestHeader(emulator.OpV1UploadImage); h.Get("X-Api-Key") != v1Key || h.Get("Authorization") != "" {
+		t.Errorf("upload credentials: X-API-Key %q Authorization %q", h.Get("X-Api-Key"), h.Get("Authorization"))
+	}
+}
+
+func TestObjectInfoRequiredOptionalChoices(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{})
+	info, err := v1Client(t, srv, nil).GetObjectInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := info.Classes["ImageNoiseSampler"]
+	if fmt.Sprint(s.RequiredInputs) != "[image seed steps]" || fmt.Sprint(s.OptionalInputs) != "[denoise]" || fmt.Sprint(s.Outputs) != "[IMAGE]" || s.OutputNode {
+		t.Errorf("ImageNoiseSampler: %+v", s)
+	}
+	if !info.Classes["SaveImage"].OutputNode {
+		t.Error("SaveImage is an output node")
+	}
+	if got := info.Classes["ImageFlip"].Choices["direction"]; fmt.Sprint(got) != "[horizontal vertical]" {
+		t.Errorf("ImageFlip.direction choices: %v", got)
+	}
+	if len(info.Raw) == 0 || info.Classes["SaveImage"].Raw == nil {
+		t.Error("raw JSON missing")
+	}
+}
+
+const v1Workflow = `{
+  "1": {"class_type": "EmptyImage", "inputs": {"width": 4, "height": 4, "batch_size": 2, "color": 255}},
+  "2": {"class_type": "ImageNoiseSampler", "inputs": {"image": ["1", 0], "seed": 1, "steps": 2}},
+  "3": {"class_type": "SaveImage", "inputs": {"images": ["2", 0], "filename_prefix": "v1"}}
+}`
+
+// runPrompt connects the socket, submits and waits, as svc_prompt does.
+func runPrompt(t *testing.T, c *Client, workflow string) (*PromptResult, error) {
+	t.Helper()
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow), ExtraData: map[string]string{"api_key_svc_org": "partner"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.WaitPrompt(ctx, sub.PromptID, sock, fastWait)
+}
+
+func TestPromptSuccessOutputsFromSocketAndViewWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{})
+	log := &recordingLogger{}
+	c := v1Client(t, srv, log)
+	res, err := runPrompt(t, c, v1Workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || res.Status != PromptSuccess || res.SocketOutcome != SocketSuccess || !res.OutputsComplete {
+		t.Fatalf("result: %+v", res)
+	}
+	if len(res.Outputs) != 2 || res.Outputs[0].NodeID != "3" || res.Outputs[0].Kind != "image" || res.Outputs[0].Type != "output" ||
+		!strings.HasPrefix(res.Outputs[0].Filename, "v1_") {
+		t.Fatalf("outputs: %+v", res.Outputs)
+	}
+	if res.Previews == 0 {
+		t.Error("no binary preview frames decoded")
+	}
+	var buf bytes.Buffer
+	o := res.Outputs[0]
+	if _, err := c.DownloadView(context.Background(), ViewFile{Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := srv.ViewContent(o.Filename)
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("view returned %d bytes, want %d", buf.Len(), len(want))
+	}
+	if h := srv.LastRequestHeader(emulator.OpV1View); h.Get("X-Api-Key") != v1Key {
+		t.Error("the service's own /api/view did not get X-API-Key")
+	}
+	hs := srv.StorageRequestHeaders()
+	if len(hs) != 1 {
+		t.Fatalf("storage requests: %d", len(hs))
+	}
+	for _, h := range []string{"X-Api-Key", "Authorization", "Cookie"} {
+		if v := hs[0].Get(h); v != "" {
+			t.Errorf("storage host received %s: %q", h, v)
+		}
+	}
+	if logs := log.all(); strings.Contains(logs, v1Key) || !strings.Contains(logs, "token=REDACTED") {
+		t.Errorf("logs must name the socket URL with its token redacted:\n%s", logs)
+	}
+}
+
+func TestPromptExecutionErrorFromSocket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code, status string
+	}{{"", PromptError}, {emulator.NonRetryableCode, PromptNonRetryableError}} {
+		srv := v1Server(t, emulator.Options{})
+		srv.FailNode("ImageNoiseSampler", tc.code, "CUDA out of memory")
+		res, err := runPrompt(t, v1Client(t, srv, nil), v1Workflow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := res.Error
+		if res.Status != tc.status || res.Succeeded() || e == nil || e.ExceptionType != "RuntimeError" || e.ExceptionMessage != "CUDA out of memory" ||
+			e.NodeID != "2" || e.NodeType != "ImageNoiseSampler" || !strings.Contains(e.Traceback, "Traceback") {
+			t.Errorf("%s: result %+v error %+v", tc.status, res, e)
+		}
+	}
+}
+
+func TestPromptOlderStatusSet(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{V1LegacyStatuses: true})
+	var seen []string
+	c := v1Client(t, srv, nil)
+	sub, err := c.SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := fastWait
+	opts.OnStatus = func(s string) { seen = append(seen, s) }
+	res, err := c.WaitPrompt(context.Background(), sub.PromptID, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != PromptCompleted || !res.Succeeded() || res.OutputsComplete {
+		t.Errorf("result: %+v (statuses %v)", res, seen)
+	}
+}
+
+func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{V1NoStatusRoute: true})
+	res, err := runPrompt(t, v1Client(t, srv, nil), v1Workflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.StatusRouteMissing || !res.StatusFromSocket || res.Status != PromptSuccess || len(res.Outputs) != 2 {
+		t.Errorf("result: %+v", res)
+	}
+}
+
+func TestSubmitPromptErrorBodies(t *testing.T) {
+	t.Parallel()
+	t.Run("200 with error", func(t *testing.T) {
+		t.Parallel()
+		srv := v1Server(t, emulator.Options{})
+		srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 200, Body: `{"error":"no active subscription"}`, Headers: map[string]string{"X-Svc-Request-Id": "req-1"}})
+		_, err := v1Client(t, srv, nil).SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+		var rej *PromptRejectedError
+		if !errors.As(err, &rej) || !strings.Contains(err.Error(), "HTTP 200: no active subscription (request id req-1)") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("400 with node errors", func(t *testing.T) {
+		t.Parallel()
+		srv := v1Server(t, emulator.Options{})
+		_, err := v1Client(t, srv, nil).SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(
+			`{"1":{"class_type":"SaveImage","inputs":{"filename_prefix":"x"}}}`)})
+		if err == nil || !strings.Contains(err.Error(), "HTTP 400 prompt_outputs_failed_validation") ||
+			!strings.Contains(err.Error(), `node "1": images: required_input_missing`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("lost response is never resent", func(t *testing.T) {
+		t.Parallel()
+		srv := v1Server(t, emulator.Options{})
+		srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Drop: true, AfterHandling: true})
+		_, err := v1Client(t, srv, nil).SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+		var unknown *UnknownOutcomeError
+		if !errors.As(err, &unknown) || srv.Requests(emulator.OpV1Prompt) != 1 || srv.JobCount() != 1 {
+			t.Fatalf("err = %v, requests %d", err, srv.Requests(emulator.OpV1Prompt))
+		}
+	})
+}
+
+func TestSocketDialErrorHidesToken(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{})
+	log := &recordingLogger{}
+	c := testClient(t, srv.URL(), func(c *Config) { c.APIKey = "wrong-key/with+chars"; c.Logger = log })
+	_, err := c.DialSocket(context.Background(), "id")
+	if err == nil {
+		t.Fatal("dial with a wrong token succeeded")
+	}
+	for _, leak := range []string{"wrong-key", "with%2Bchars"} {
+		if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
+			t.Errorf("token leaked: %v\n%s", err, log.all())
+		}
+	}
+}
+
+func TestPromptTerminalStatuses(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string][2]bool{
+		"success": {true, true}, "completed": {true, true}, "error": {true, false}, "non_retryable_error": {true, false},
+		"lost": {true, false}, "cancelled": {true, false}, "failed": {true, false},
+		"submitted": {false, false}, "executing": {false, false}, "pending": {false, false}, "in_progress": {false, false},
+		"some_future_state": {false, false}, "": {false, false},
+	} {
+		if PromptTerminal(s) != want[0] || PromptSucceeded(s) != want[1] {
+			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), PromptSucceeded(s), want)
+		}
+	}
+}

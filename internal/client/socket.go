@@ -1,0 +1,167 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+)
+
+// maxSocketMessage bounds one socket message: previews are small images, JSON messages smaller.
+const maxSocketMessage = 16 << 20
+
+// SocketMessage is a JSON text frame of the v1 socket: {"type", "data"}. PromptID is
+// data.prompt_id, empty for messages about the queue as a whole.
+type SocketMessage struct {
+	Type     string
+	PromptID string
+	Data     json.RawMessage
+}
+
+// SocketEvent is one frame: a JSON message, or a decoded binary frame.
+type SocketEvent struct {
+	Message *SocketMessage
+	Frame   *Frame
+}
+
+// Socket is a connection to the v1 real-time socket. Every connection of a user receives every
+// prompt's messages; consumers filter on PromptID.
+type Socket struct {
+	conn      *websocket.Conn
+	events    chan SocketEvent
+	cancel    context.CancelFunc
+	connected atomic.Bool
+	log       Logger
+	redacted  string
+}
+
+// DialSocket connects to {endpoint}/ws?clientId=<clientID>&token=<api key>. The token is a
+// secret: every log line and error names the URL with it redacted.
+func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, error) {
+	u := *c.endpoint
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/ws"
+	u.RawPath = ""
+	q := url.Values{"clientId": {clientID}}
+	if c.apiKey != "" {
+		q.Set("token", c.apiKey)
+	}
+	u.RawQuery = q.Encode()
+	redacted := redactURL(&u)
+
+	dialCtx, cancelDial := context.WithTimeout(ctx, c.short.Timeout)
+	defer cancelDial()
+	c.log.Debug(ctx, "connecting to the socket", map[string]any{"url": redacted})
+	// coder/websocket owns the handshake response's body (on success it is the connection).
+	conn, resp, err := websocket.Dial(dialCtx, u.String(), &websocket.DialOptions{ //nolint:bodyclose // owned by the library
+		HTTPClient: &http.Client{Transport: c.stream.Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // a redirect would carry the token in the URL elsewhere
+		}},
+		HTTPHeader: http.Header{"User-Agent": {c.userAgent}},
+	})
+	if err != nil {
+		msg := c.scrub(err.Error())
+		if resp != nil {
+			msg += fmt.Sprintf(" (HTTP %d, request id %q)", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+		}
+		return nil, errors.New("connect to the socket " + redacted + ": " + msg)
+	}
+	conn.SetReadLimit(maxSocketMessage)
+	readCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, log: c.log, redacted: redacted}
+	s.connected.Store(true)
+	c.log.Debug(ctx, "socket connected", map[string]any{"url": redacted})
+	go s.read(readCtx)
+	return s, nil
+}
+
+// scrub removes the API key, raw or query-escaped, from a message that may quote the URL.
+func (c *Client) scrub(msg string) string {
+	if c.apiKey == "" {
+		return msg
+	}
+	for _, v := range []string{c.apiKey, url.QueryEscape(c.apiKey), url.PathEscape(c.apiKey)} {
+		msg = strings.ReplaceAll(msg, v, "REDACTED")
+	}
+	return msg
+}
+
+// Events delivers the socket's frames; it is closed when the connection ends.
+func (s *Socket) Events() <-chan SocketEvent { return s.events }
+
+// Connected reports whether the connection is still open.
+func (s *Socket) Connected() bool { return s != nil && s.connected.Load() }
+
+// Close ends the connection.
+func (s *Socket) Close() {
+	if s == nil {
+		return
+	}
+	s.cancel()
+	_ = s.conn.Close(websocket.StatusNormalClosure, "")
+}
+
+func (s *Socket) read(ctx context.Context) {
+	defer close(s.events)
+	defer s.connected.Store(false)
+	for {
+		typ, data, err := s.conn.Read(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Debug(ctx, "socket closed", map[string]any{"url": s.redacted, "reason": websocket.CloseStatus(err).String()})
+			}
+			return
+		}
+		var ev SocketEvent
+		switch typ {
+		case websocket.MessageText:
+			m, ok := parseSocketMessage(data)
+			if !ok {
+				s.log.Trace(ctx, "ignoring a socket message that is not {type, data} JSON", nil)
+				continue
+			}
+			ev.Message = m
+		case websocket.MessageBinary:
+			f, err := DecodeFrame(data)
+			if err != nil {
+				s.log.Trace(ctx, "ignoring a binary socket frame", map[string]any{"reason": err.Error()})
+				continue
+			}
+			ev.Frame = &f
+		}
+		select {
+		case s.events <- ev:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func parseSocketMessage(data []byte) (*SocketMessage, bool) {
+	var raw struct {
+		Type string          `json:"type"`
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(data, &raw) != nil || raw.Type == "" {
+		return nil, false
+	}
+	m := &SocketMessage{Type: raw.Type, Data: raw.Data}
+	var ids struct {
+		PromptID string `json:"prompt_id"`
+	}
+	if json.Unmarshal(raw.Data, &ids) == nil {
+		m.PromptID = ids.PromptID
+	}
+	return m, true
+}

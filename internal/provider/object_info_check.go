@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/workflow"
+)
+
+// objectInfoCache keeps one object_info document per configured client for the life of the
+// provider process: a plan that validates many prompts reads it once.
+var objectInfoCache sync.Map // *client.Client -> *objectInfoEntry
+
+type objectInfoEntry struct {
+	once sync.Once
+	info *client.ObjectInfo
+	err  error
+}
+
+func (d *providerData) objectInfo(ctx context.Context) (*client.ObjectInfo, error) {
+	v, _ := objectInfoCache.LoadOrStore(d.client, &objectInfoEntry{})
+	e := v.(*objectInfoEntry)
+	e.once.Do(func() { e.info, e.err = d.client.GetObjectInfo(ctx) })
+	return e.info, e.err
+}
+
+// checkWorkflowNodes reports, per node, what the service's node classes say the engine would
+// refuse before running: an unknown class, a required input that is missing. Values are not
+// judged: a link ["node", slot], a value from the class's choice list, or any literal the engine
+// might coerce are all accepted here, so a workflow the engine would run is never rejected.
+func checkWorkflowNodes(info *client.ObjectInfo, graph workflow.Graph) map[string][]string {
+	problems := map[string][]string{}
+	for id, n := range graph {
+		class, ok := info.Classes[n.ClassType]
+		if !ok {
+			problems[id] = append(problems[id], fmt.Sprintf("unknown node class %q (the service's object_info does not list it)", n.ClassType))
+			continue
+		}
+		for _, in := range class.RequiredInputs {
+			if _, present := n.Inputs[in]; !present {
+				problems[id] = append(problems[id], fmt.Sprintf("required input %q of %s is missing", in, n.ClassType))
+			}
+		}
+	}
+	return problems
+}
+
+// validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per
+// failing node. When the service cannot be asked (provider settings unknown until apply, or the
+// read fails), the check is skipped with a warning rather than blocking the plan.
+func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, diags *diag.Diagnostics) {
+	if d == nil || d.configUnknown {
+		return
+	}
+	graph, err := workflow.Parse([]byte(raw))
+	if err != nil {
+		return // the attribute's validator reports it
+	}
+	info, err := d.objectInfo(d.logContext(ctx))
+	if err != nil {
+		diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
+			d.redact(fmt.Sprintf("Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n%v", err)))
+		return
+	}
+	problems := checkWorkflowNodes(info, graph)
+	for _, id := range slices.Sorted(maps.Keys(problems)) {
+		diags.AddAttributeError(attr, fmt.Sprintf("Workflow node %q would be rejected", id),
+			fmt.Sprintf("Node %q (%s): %s.\n\nThe check uses the service's GET /api/object_info; set validate = false to submit anyway.",
+				id, graph[id].ClassType, strings.Join(problems[id], "; ")))
+	}
+}

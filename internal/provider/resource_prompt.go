@@ -1,0 +1,374 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*promptResource)(nil)
+	_ resource.ResourceWithImportState = (*promptResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*promptResource)(nil)
+)
+
+const defaultPromptCreateTimeout = 30 * time.Minute
+
+// promptWait tunes the wait for a prompt; tests shorten the intervals. The defaults poll the
+// status every 2 s without a socket (the contract's example) and every 10 s while it is connected.
+var promptWait = client.PromptWaitOptions{}
+
+// NewPromptResource returns the svc_prompt resource.
+func NewPromptResource() resource.Resource { return &promptResource{} }
+
+type promptResource struct {
+	data *providerData
+}
+
+type promptModel struct {
+	ID                types.String         `tfsdk:"id"`
+	Workflow          jsontypes.Normalized `tfsdk:"workflow"`
+	PartnerAPIKeyWO   types.String         `tfsdk:"partner_api_key_wo"`
+	Validate          types.Bool           `tfsdk:"validate"`
+	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
+	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	Status            types.String         `tfsdk:"status"`
+	Outputs           types.List           `tfsdk:"outputs"`
+	OutputsComplete   types.Bool           `tfsdk:"outputs_complete"`
+	Error             types.Object         `tfsdk:"error"`
+	Interrupted       types.Bool           `tfsdk:"interrupted"`
+}
+
+var promptFields = []computedField{
+	{name: "status", kind: kindString, desc: "Last status read: `success`, `error`, `non_retryable_error`, `lost`, `cancelled` when " +
+		"finished (or `completed`, `failed` from the older interface revision); anything else means in flight."},
+	{name: "outputs", kind: kindObjectList, desc: "Files the workflow's nodes reported in `executed` socket messages, in arrival order. " +
+		"Download one with `svc_output_file`'s `view`.", nested: []computedField{
+		{name: "node_id", kind: kindString, desc: "Node that produced the file."},
+		{name: "filename", kind: kindString, desc: "File name, for `/api/view`."},
+		{name: "subfolder", kind: kindString, desc: "Subfolder (usually empty)."},
+		{name: "type", kind: kindString, desc: "`output` for final files, `temp` for previews."},
+		{name: "kind", kind: kindString, desc: "`image`, `video`, `audio`, or the name of the list the node used."},
+	}},
+	{name: "outputs_complete", kind: kindBool, desc: "Whether the socket was connected for the whole run and delivered its terminal " +
+		"message. Outputs come only from the socket: when `false`, some may be missing."},
+	{name: "error", kind: kindObject, desc: "The `execution_error` message; null unless execution failed.", nested: []computedField{
+		{name: "node_id", kind: kindString, desc: "Failing node."},
+		{name: "node_type", kind: kindString, desc: "Failing node's class."},
+		{name: "exception_type", kind: kindString, desc: "Exception type, e.g. `RuntimeError`."},
+		{name: "exception_message", kind: kindString, desc: "Exception message."},
+		{name: "traceback", kind: kindString, desc: "Traceback."},
+	}},
+	{name: "interrupted", kind: kindBool, desc: "Whether the socket reported `execution_interrupted` (cancelled by a user)."},
+}
+
+var (
+	promptOutputAttrTypes = nestedAttrTypes(promptFields, "outputs")
+	promptErrorAttrTypes  = nestedAttrTypes(promptFields, "error")
+)
+
+type promptOutputModel struct {
+	NodeID    string `tfsdk:"node_id"`
+	Filename  string `tfsdk:"filename"`
+	Subfolder string `tfsdk:"subfolder"`
+	Type      string `tfsdk:"type"`
+	Kind      string `tfsdk:"kind"`
+}
+
+type promptErrorModel struct {
+	NodeID           string `tfsdk:"node_id"`
+	NodeType         string `tfsdk:"node_type"`
+	ExceptionType    string `tfsdk:"exception_type"`
+	ExceptionMessage string `tfsdk:"exception_message"`
+	Traceback        string `tfsdk:"traceback"`
+}
+
+func (r *promptResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_prompt"
+}
+
+func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := keepStateForUnknown(resourceAttributes(promptFields))
+	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
+	attrs["workflow"] = schema.StringAttribute{
+		Required: true, CustomType: jsontypes.NormalizedType{},
+		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
+			"Formatting differences are not changes. Changing it replaces the prompt (runs it again).",
+		Validators: []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(workflowChanged,
+			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
+	}
+	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
+		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`."}
+	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
+			"unknown classes and missing required inputs are reported per node, before anything is sent. Values are not judged (a link " +
+			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
+			"the provider's settings are only known at apply. Default `true`."}
+	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
+			"interface reports them on the socket only, so with `false` the outputs stay empty and refresh only updates `status`."}
+	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
+			"real-time socket with status polling as the truth (`GET /api/job/{prompt_id}/status`). Prefer `svc_job` (v2) where the " +
+			"service offers it.\n\n" +
+			"**No idempotency.** v1 submissions carry no idempotency key. The provider sends the submission once and resends it only " +
+			"when the connection was never established. When the outcome is unknown (a `5xx`, a timeout or a lost connection after " +
+			"the request left) the provider reports it and does **not** resubmit: a prompt may be running, and resubmitting blindly " +
+			"could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
+			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
+			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
+			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
+			"terminal message decides. Destroying forgets the prompt: the v1 interface has no cancel route.",
+		Attributes: attrs,
+	}
+}
+
+func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan validates a new or changed workflow against the service's node classes.
+func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan, state promptModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	}
+	if resp.Diagnostics.HasError() || !plan.Validate.ValueBool() || plan.Workflow.IsUnknown() || plan.Workflow.IsNull() {
+		return
+	}
+	if !state.Workflow.IsNull() {
+		if same, _ := plan.Workflow.StringSemanticEquals(ctx, state.Workflow); same {
+			return // an existing prompt is not judged again
+		}
+	}
+	r.data.validateWorkflowAtPlan(ctx, path.Root("workflow"), plan.Workflow.ValueString(), &resp.Diagnostics)
+}
+
+func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan promptModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var apiKeyWO types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &apiKeyWO)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	createTimeout, diags := plan.Timeouts.Create(ctx, defaultPromptCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
+	defer cancel()
+
+	// Connect first: the socket does not replay, and the outputs are only reported there.
+	var sock *client.Socket
+	clientID := uuid.NewString()
+	if plan.WaitForCompletion.ValueBool() {
+		var err error
+		if sock, err = r.data.client.DialSocket(waitCtx, clientID); err != nil {
+			tflog.Warn(ctx, "socket unavailable; following the prompt by status polling only (outputs will be missing)", map[string]any{"error": err.Error()})
+		}
+		defer sock.Close()
+	}
+
+	sub, err := r.data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
+		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
+		ExtraData: r.data.partnerExtraData(apiKeyWO, types.StringNull()),
+		ClientID:  clientID,
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Prompt submission failed", r.data.redact(describePromptSubmitError(err)))
+		return
+	}
+	tflog.Info(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
+
+	// The id reaches state now: whatever happens while waiting, the prompt is not lost.
+	plan.ID = types.StringValue(sub.PromptID)
+	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
+	plan.Status = types.StringNull()
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+		return
+	}
+
+	opts := promptWait
+	opts.OnStatus = func(s string) {
+		tflog.Info(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s})
+	}
+	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
+	r.setResult(ctx, &plan, res, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if waitErr != nil {
+		resp.Diagnostics.AddError("Prompt did not finish", r.data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
+		return
+	}
+	if !res.Succeeded() {
+		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), r.data.redact(describeUnsuccessfulPrompt(res)))
+		return
+	}
+	if !res.OutputsComplete {
+		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
+			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.", res.PromptID, len(res.Outputs)))
+	}
+}
+
+// setResult copies what waiting learned into the model.
+func (r *promptResource) setResult(ctx context.Context, m *promptModel, res *client.PromptResult, diags *diag.Diagnostics) {
+	m.Status = types.StringValue(res.Status)
+	if res.Status == "" {
+		m.Status = types.StringNull()
+	}
+	outs := make([]promptOutputModel, 0, len(res.Outputs))
+	for _, o := range res.Outputs {
+		outs = append(outs, promptOutputModel{NodeID: o.NodeID, Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type, Kind: o.Kind})
+	}
+	list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: promptOutputAttrTypes}, outs)
+	diags.Append(d...)
+	m.Outputs = list
+	m.OutputsComplete = types.BoolValue(res.OutputsComplete)
+	m.Interrupted = types.BoolValue(res.SocketOutcome == client.SocketInterrupted)
+	m.Error = types.ObjectNull(promptErrorAttrTypes)
+	if e := res.Error; e != nil {
+		obj, d := types.ObjectValueFrom(ctx, promptErrorAttrTypes, promptErrorModel{NodeID: e.NodeID, NodeType: e.NodeType,
+			ExceptionType: e.ExceptionType, ExceptionMessage: e.ExceptionMessage, Traceback: e.Traceback})
+		diags.Append(d...)
+		m.Error = obj
+	}
+}
+
+func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state promptModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	st, err := r.data.client.GetPromptStatus(ctx, state.ID.ValueString())
+	switch {
+	case client.StatusOf(err) == http.StatusNotFound:
+		// Either the engine lacks the route or the record aged out: neither is drift.
+		tflog.Info(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
+		return
+	case err != nil:
+		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(err.Error()))
+		return
+	}
+	state.Status = types.StringValue(st.Status)
+	if state.Outputs.IsNull() {
+		r.setResult(ctx, &state, &client.PromptResult{Status: st.Status}, &resp.Diagnostics)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update changes provider-side settings only (validate, wait_for_completion, timeouts).
+func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan promptModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// Delete forgets the prompt: the v1 interface has no cancel route.
+func (r *promptResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+
+func (r *promptResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	if strings.TrimSpace(req.ID) == "" {
+		resp.Diagnostics.AddError("Invalid import id", "Import svc_prompt by prompt_id.")
+		return
+	}
+	// Import learns the status only: outputs were reported on the socket while the prompt ran.
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
+}
+
+// describePromptSubmitError explains a failed submission and what the user can do about it.
+func describePromptSubmitError(err error) string {
+	var unknown *client.UnknownOutcomeError
+	var rejected *client.PromptRejectedError
+	switch {
+	case errors.As(err, &unknown):
+		return fmt.Sprintf("The submission was sent but no definitive answer came back, so the prompt may or may not be running.\n\n"+
+			"Cause: %v\n\n"+
+			"The v1 interface has no idempotency key, so the provider does not resubmit: a second submission could run (and bill) the "+
+			"workflow twice. Check the service for a prompt submitted at this time before applying again; if one ran, import it with "+
+			"`terraform import <address> <prompt_id>`.", unknown.Cause)
+	case errors.As(err, &rejected):
+		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
+	}
+	return err.Error()
+}
+
+func describePromptWaitError(ctx context.Context, err error, res *client.PromptResult, limit time.Duration) string {
+	var why string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		why = fmt.Sprintf("The create timeout (%s) passed", limit)
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		why = "Terraform was interrupted"
+	default:
+		why = fmt.Sprintf("Following the prompt failed (%v)", err)
+	}
+	status := res.Status
+	if status == "" {
+		status = "in flight"
+	}
+	return fmt.Sprintf("%s while prompt %s was %s. The prompt may keep running on the service; its id is saved in state, marked "+
+		"tainted. To keep it instead of running the workflow again, run `terraform untaint <address>`; otherwise the next apply "+
+		"submits the workflow anew.", why, res.PromptID, status)
+}
+
+func describeUnsuccessfulPrompt(res *client.PromptResult) string {
+	var b strings.Builder
+	switch {
+	case res.SocketOutcome == client.SocketInterrupted || res.Status == client.PromptCancelled:
+		fmt.Fprintf(&b, "Prompt %s was interrupted (cancelled) before it finished.", res.PromptID)
+	case res.Status == client.PromptNonRetryableError:
+		fmt.Fprintf(&b, "Prompt %s failed with non_retryable_error: the service says retrying will not help; change the workflow or its inputs.", res.PromptID)
+	case res.Status == client.PromptLost:
+		fmt.Fprintf(&b, "Prompt %s was lost by the service before it finished.", res.PromptID)
+	default:
+		fmt.Fprintf(&b, "Prompt %s failed (status %s).", res.PromptID, res.Status)
+	}
+	if e := res.Error; e != nil {
+		b.WriteString("\n\n")
+		if e.NodeID != "" || e.NodeType != "" {
+			fmt.Fprintf(&b, "Node %q (%s) raised ", e.NodeID, e.NodeType)
+		}
+		fmt.Fprintf(&b, "%s: %s", e.ExceptionType, e.ExceptionMessage)
+		if e.Traceback != "" {
+			fmt.Fprintf(&b, "\n\nTraceback (last lines):\n%s", lastLines(e.Traceback, 6))
+		}
+	} else if res.Status != client.PromptCancelled {
+		b.WriteString("\n\nThe socket did not deliver an execution_error with the details.")
+	}
+	b.WriteString("\n\nThe prompt id is saved in state and the resource is tainted: the next apply submits the workflow again.")
+	return b.String()
+}

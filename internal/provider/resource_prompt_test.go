@@ -1,0 +1,280 @@
+package provider
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+func init() {
+	// Poll fast: the reference server finishes prompts in milliseconds.
+	promptWait = client.PromptWaitOptions{PollInterval: 10 * time.Millisecond, PollIntervalSocket: 50 * time.Millisecond, SocketGrace: 5 * time.Second}
+}
+
+const v1AccKey = "v1-acc-key-0123456789"
+
+func promptConfig(srv *emulator.Server, workflow, extra string) string {
+	return providerConfig(srv, fmt.Sprintf("api_key = %q\n  partner_api_key = \"partner-default-key\"", v1AccKey)) + fmt.Sprintf(`
+resource "svc_prompt" "test" {
+  workflow = %s
+  %s
+}
+`, workflow, extra)
+}
+
+// promptID reads the prompt id of svc_prompt.test.
+func promptID(s *terraform.State) string {
+	return s.RootModule().Resources["svc_prompt.test"].Primary.ID
+}
+
+func TestAccPrompt_uploadAndRun(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	img := filepath.Join(t.TempDir(), "input.png")
+	writePNG(t, img, color.NRGBA{B: 255, A: 255})
+	cfg := providerConfig(srv, fmt.Sprintf("api_key = %q\n  partner_api_key = \"partner-default-key\"", v1AccKey)) + fmt.Sprintf(`
+resource "svc_upload" "input" {
+  source = %q
+}
+
+resource "svc_prompt" "test" {
+  workflow = jsonencode({
+    "1" = { class_type = "LoadImage", inputs = { image = svc_upload.input.name } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = "vertical" } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "flipped" } }
+  })
+}
+`, img)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_prompt.test", "status", "success"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "1"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.0.node_id", "3"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.0.kind", "image"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.0.type", "output"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.0.subfolder", ""),
+				resource.TestMatchResourceAttr("svc_prompt.test", "outputs.0.filename", regexp.MustCompile(`^flipped_00001_\.png$`)),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs_complete", "true"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "interrupted", "false"),
+				resource.TestCheckNoResourceAttr("svc_prompt.test", "error"),
+				resource.TestCheckNoResourceAttr("svc_prompt.test", "partner_api_key_wo"),
+				func(s *terraform.State) error {
+					if got := srv.JobExtraData(promptID(s))["api_key_svc_org"]; got != "partner-default-key" {
+						return fmt.Errorf("extra_data.api_key_svc_org = %v", got)
+					}
+					if h := srv.LastRequestHeader(emulator.OpV1Prompt); h.Get("X-Api-Key") != v1AccKey || h.Get("Authorization") != "" {
+						return fmt.Errorf("prompt credentials: %v", h)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+func TestAccPrompt_executionError(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.FailNode("ImageInvert", "", "CUDA out of memory")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), ""),
+			ExpectError: regexp.MustCompile(`(?s)Prompt error.*failed \(status error\).*Node "2" \(ImageInvert\) raised RuntimeError: CUDA out of memory.*Traceback`),
+		}},
+	})
+}
+
+func TestAccPrompt_nonRetryableError(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.FailNode("ImageInvert", emulator.NonRetryableCode, "bad input")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), ""),
+			ExpectError: regexp.MustCompile(`(?s)non_retryable_error:\s+the\s+service\s+says\s+retrying\s+will\s+not\s+help`),
+		}},
+	})
+}
+
+func TestAccPrompt_olderStatusSet(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1LegacyStatuses: true})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: promptConfig(srv, imageWorkflowHCL(2), ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_prompt.test", "status", "completed"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "2"),
+			),
+		}},
+	})
+}
+
+func TestAccPrompt_statusRouteMissing(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1NoStatusRoute: true})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: promptConfig(srv, imageWorkflowHCL(1), ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_prompt.test", "status", "success"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "1"),
+			),
+		}},
+	})
+}
+
+func TestAccPrompt_bodyWithError(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 200, Body: `{"error":"no active subscription"}`,
+		Headers: map[string]string{"X-Svc-Request-Id": "req-v1-err"}})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), ""),
+			ExpectError: regexp.MustCompile(`(?s)refused the prompt.*HTTP 200: no active subscription \(request id req-v1-err\)`),
+		}},
+	})
+}
+
+func TestAccPrompt_unknownOutcomeNotResubmitted(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 502, Body: "<html>Bad Gateway</html>", AfterHandling: true})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), ""),
+			ExpectError: regexp.MustCompile(`(?s)may\s+or\s+may\s+not\s+be\s+running.*HTTP 502.*does\s+not\s+resubmit`),
+		}},
+	})
+	if n := srv.Requests(emulator.OpV1Prompt); n != 1 {
+		t.Errorf("POST /api/prompt sent %d times, want 1", n)
+	}
+}
+
+func TestAccPrompt_planTimeValidation(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	for _, tc := range []struct {
+		name, workflow, want string
+	}{
+		{"missing required input", `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "3" = { class_type = "SaveImage", inputs = { filename_prefix = "x" } }
+  })`, `(?s)Workflow node "3" would be rejected.*required input "images" of SaveImage is missing`},
+		{"unknown class", `jsonencode({
+    "1" = { class_type = "NoSuchNode", inputs = {} }
+    "2" = { class_type = "SaveImage", inputs = { images = ["1", 0], filename_prefix = "x" } }
+  })`, `(?s)Workflow node "1" would be rejected.*unknown node class "NoSuchNode"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      promptConfig(srv, tc.workflow, ""),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+			})
+		})
+	}
+	t.Run("links and choices are accepted", func(t *testing.T) {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config: promptConfig(srv, `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = "vertical" } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
+  })`, ""),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			}},
+		})
+	})
+	t.Run("validate = false skips the check", func(t *testing.T) {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config: promptConfig(srv, `jsonencode({
+    "3" = { class_type = "SaveImage", inputs = { filename_prefix = "x" } }
+  })`, "validate = false"),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			}},
+		})
+	})
+	if n := srv.Requests(emulator.OpV1Prompt); n != 0 {
+		t.Errorf("%d prompts submitted by plans", n)
+	}
+	if n := srv.Requests(emulator.OpV1ObjectInfo); n == 0 {
+		t.Error("object_info was never read")
+	}
+}
+
+func TestAccObjectInfoDataSource(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + `
+data "svc_object_info" "all" {}
+
+output "flip_directions" {
+  value = length(jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["direction"][0])
+}
+`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.output_node", "true"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.#", "2"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.0", "filename_prefix"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.ImageNoiseSampler.optional_inputs.0", "denoise"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.outputs.1", "MASK"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.output_node", "false"),
+				resource.TestCheckOutput("flip_directions", "2"),
+			),
+		}},
+	})
+}
+
+func TestAccJob_validateThroughObjectInfo(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	missing := `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageInvert", inputs = {} }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
+  })`
+	cfg := func(extra string) string {
+		return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf("resource \"svc_job\" \"test\" {\n  workflow = %s\n  %s\n}\n", missing, extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg("validate = true"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
+			{Config: cfg(""), PlanOnly: true, ExpectNonEmptyPlan: true}, // default false: plans, the service judges at submit
+		},
+	})
+	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
+		t.Errorf("%d jobs submitted by plans", n)
+	}
+}
