@@ -60,20 +60,25 @@ func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer) (*D
 	if origin(u) == origin(c.endpoint) {
 		cred = credBearerKey
 	}
-	resp, err := c.do(ctx, call{
+	return c.streamTo(ctx, call{
 		op: "download", method: http.MethodGet, url: rawURL, cred: cred,
 		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true,
-	})
+	}, w)
+}
+
+// streamTo runs cl and copies the response body into w as it arrives, checking its length.
+func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer) (*Download, error) {
+	resp, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(w, resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("download %s: after %d bytes: %w", redactURL(u), n, err)
+		return nil, fmt.Errorf("%s %s: after %d bytes: %w", cl.op, redactLink(cl.url), n, err)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return nil, fmt.Errorf("download %s: got %d bytes, Content-Length said %d", redactURL(u), n, resp.ContentLength)
+		return nil, fmt.Errorf("%s %s: got %d bytes, Content-Length said %d", cl.op, redactLink(cl.url), n, resp.ContentLength)
 	}
 	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: resp.Header.Get("X-Svc-Request-Id")}, nil
 }

@@ -409,18 +409,6 @@ func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer) (*Do
 	if f.Filename == "" {
 		return nil, fmt.Errorf("view: filename must not be empty")
 	}
-	resp, err := c.do(ctx, call{op: "view", method: http.MethodGet, url: c.ViewURL(f), cred: credAPIKey,
-		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true})
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("view %s: after %d bytes: %w", f.Filename, n, err)
-	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return nil, fmt.Errorf("view %s: got %d bytes, Content-Length said %d", f.Filename, n, resp.ContentLength)
-	}
-	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: resp.Header.Get("X-Svc-Request-Id")}, nil
+	return c.streamTo(ctx, call{op: "view", method: http.MethodGet, url: c.ViewURL(f), cred: credAPIKey,
+		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true}, w)
 }

@@ -65,19 +65,14 @@ type v1State struct {
 }
 
 func (s *Server) registerV1Routes() {
-	key := withAuth(s.apiKeyAuth)
+	key := authWith(s.apiKeyAuth)
 	s.route("GET /api/object_info", OpV1ObjectInfo, s.handleObjectInfo, key)
 	s.route("POST /api/upload/image", OpV1UploadImage, s.handleUpload("image"), key)
 	s.route("POST /api/upload/mask", OpV1UploadMask, s.handleUpload("mask"), key)
 	s.route("POST /api/prompt", OpV1Prompt, s.handlePrompt, key)
 	s.route("GET /api/job/{id}/status", OpV1Status, s.handlePromptStatus, key)
 	s.route("GET /api/view", OpV1View, s.handleView, key)
-	s.route("GET /ws", OpV1Socket, s.handleSocket, withAuth(s.tokenQueryAuth))
-}
-
-// withAuth replaces a route's credential check.
-func withAuth(check func(w http.ResponseWriter, r *http.Request) bool) routeOption {
-	return func(c *routeConfig) { c.auth = check }
+	s.route("GET /ws", OpV1Socket, s.handleSocket, authWith(s.tokenQueryAuth))
 }
 
 // apiKeyAuth is the v1 credential check: X-API-Key.

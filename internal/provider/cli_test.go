@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -70,7 +71,13 @@ func serveProviderForCLI(t *testing.T) string {
 			tf6server.WithoutLogStderrOverride(),
 			tf6server.WithLoggingSink(t)) // provider logs follow TF_LOG / TF_ACC_LOG_PATH, as in resource.Test
 	}()
-	cfg := <-reattach
+	var cfg *plugin.ReattachConfig
+	select {
+	case cfg = <-reattach:
+	case <-time.After(10 * time.Second):
+		cancel()
+		t.Fatal("the provider did not start")
+	}
 	t.Cleanup(func() { cancel(); <-closed })
 	info, err := json.Marshal(map[string]any{"registry.terraform.io/svc-org/svc": map[string]any{
 		"Protocol": cfg.Protocol, "ProtocolVersion": cfg.ProtocolVersion, "Pid": cfg.Pid, "Test": cfg.Test,

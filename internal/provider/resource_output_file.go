@@ -16,11 +16,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"lukechampine.com/blake3"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
 var _ resource.ResourceWithConfigure = (*outputFileResource)(nil)
@@ -36,12 +39,20 @@ type outputFileModel struct {
 	ID           types.String `tfsdk:"id"`
 	URL          types.String `tfsdk:"url"`
 	AssetID      types.String `tfsdk:"asset_id"`
+	View         *viewModel   `tfsdk:"view"`
 	Path         types.String `tfsdk:"path"`
 	ExpectedHash types.String `tfsdk:"expected_hash"`
 	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
 	Blake3       types.String `tfsdk:"blake3"`
 	SHA256       types.String `tfsdk:"sha256"`
 	ContentType  types.String `tfsdk:"content_type"`
+}
+
+// viewModel names a v1 output file, fetched through /api/view.
+type viewModel struct {
+	Filename  types.String `tfsdk:"filename"`
+	Subfolder types.String `tfsdk:"subfolder"`
+	Type      types.String `tfsdk:"type"`
 }
 
 var blake3HashPattern = regexp.MustCompile(`^blake3:[0-9a-f]{64}$`)
@@ -51,8 +62,7 @@ func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRe
 }
 
 func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	source := path.MatchRoot("url")
-	assetID := path.MatchRoot("asset_id")
+	sources := []path.Expression{path.MatchRoot("url"), path.MatchRoot("asset_id"), path.MatchRoot("view")}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
 			"written to a temporary name and renamed into place, so `path` never holds a partial download. A file " +
@@ -66,13 +76,25 @@ func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				Optional: true,
 				MarkdownDescription: "Download URL, usually a job's `outputs[i].url`. A new signed URL for the same " +
 					"content is not a change: nothing is downloaded again. Signed URLs expire, so prefer `asset_id`.",
-				Validators: []validator.String{stringvalidator.ExactlyOneOf(source, assetID)},
+				Validators: []validator.String{stringvalidator.ExactlyOneOf(sources...)},
 			},
 			"asset_id": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Asset id (`outputs[i].id`). A fresh URL is fetched with `GET /api/v2/assets/{id}` " +
 					"at download time, so this works long after the job's URLs expired.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"view": schema.SingleNestedAttribute{
+				Optional: true,
+				MarkdownDescription: "A v1 output file (from `svc_prompt.outputs`), fetched with `GET /api/view`. The " +
+					"service redirects to signed storage, which is followed without sending any credential.",
+				Attributes: map[string]schema.Attribute{
+					"filename":  schema.StringAttribute{Required: true, MarkdownDescription: "File name."},
+					"subfolder": schema.StringAttribute{Optional: true, MarkdownDescription: "Subfolder (ignored by cloud storage)."},
+					"type": schema.StringAttribute{Optional: true, MarkdownDescription: "`output` (default) or `temp`.",
+						Validators: []validator.String{stringvalidator.OneOf("output", "temp")}},
+				},
+				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			},
 			"path": schema.StringAttribute{
 				Required:            true,
@@ -114,14 +136,6 @@ func (r *outputFileResource) Create(ctx context.Context, req resource.CreateRequ
 // download streams the source into a temporary file beside path, hashing as it goes, checks
 // the expected hash, and renames the file into place.
 func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) error {
-	src := m.URL.ValueString()
-	if id := m.AssetID.ValueString(); id != "" {
-		asset, err := r.data.client.GetAsset(ctx, id)
-		if err != nil {
-			return err
-		}
-		src = asset.URL
-	}
 	dest, err := filepath.Abs(m.Path.ValueString())
 	if err != nil {
 		return err
@@ -135,7 +149,7 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
 	b3, s256 := blake3.New(32, nil), sha256.New()
-	got, err := r.data.client.DownloadTo(ctx, src, io.MultiWriter(tmp, b3, s256))
+	got, err := r.fetch(ctx, m, io.MultiWriter(tmp, b3, s256))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -155,6 +169,28 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	m.SHA256 = types.StringValue(hex.EncodeToString(s256.Sum(nil)))
 	m.ContentType = types.StringValue(got.ContentType)
 	return nil
+}
+
+// fetch streams the configured source into w.
+func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io.Writer) (*client.Download, error) {
+	switch {
+	case m.View != nil:
+		typ := m.View.Type.ValueString()
+		if typ == "" {
+			typ = "output"
+		}
+		return r.data.client.DownloadView(ctx, client.ViewFile{
+			Filename: m.View.Filename.ValueString(), Subfolder: m.View.Subfolder.ValueString(), Type: typ,
+		}, w)
+	case m.AssetID.ValueString() != "":
+		asset, err := r.data.client.GetAsset(ctx, m.AssetID.ValueString())
+		if err != nil {
+			return nil, err
+		}
+		return r.data.client.DownloadTo(ctx, asset.URL, w)
+	default:
+		return r.data.client.DownloadTo(ctx, m.URL.ValueString(), w)
+	}
 }
 
 func (r *outputFileResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

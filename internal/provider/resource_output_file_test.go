@@ -180,3 +180,47 @@ resource "svc_output_file" "big" {
 		t.Fatalf("peak heap %d MiB exceeds %d MiB: the download is not streamed", peak.Load()>>20, limit>>20)
 	}
 }
+
+// A v1 output is fetched through /api/view, which redirects to a storage host on another
+// origin: the file arrives, and that host never sees a credential.
+func TestAccOutputFile_v1ViewSendsNoCredentialToStorage(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	file := filepath.Join(t.TempDir(), "view.png")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: promptConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
+resource "svc_output_file" "png" {
+  view = {
+    filename  = svc_prompt.test.outputs[0].filename
+    subfolder = svc_prompt.test.outputs[0].subfolder
+    type      = svc_prompt.test.outputs[0].type
+  }
+  path = %q
+}
+`, file),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_output_file.png", "content_type", "image/png"),
+				func(*terraform.State) error {
+					b, err := os.ReadFile(file)
+					if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+						return fmt.Errorf("%s is not a PNG (%v)", file, err)
+					}
+					seen := srv.StorageRequestHeaders()
+					if len(seen) == 0 {
+						return fmt.Errorf("the storage host saw no request: the redirect was not followed")
+					}
+					for _, h := range seen {
+						for _, name := range []string{"X-Api-Key", "Authorization", "Cookie"} {
+							if h.Get(name) != "" {
+								return fmt.Errorf("the storage host received %s", name)
+							}
+						}
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
