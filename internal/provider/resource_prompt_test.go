@@ -154,22 +154,6 @@ func TestAccPrompt_bodyWithError(t *testing.T) {
 	})
 }
 
-func TestAccPrompt_unknownOutcomeNotResubmitted(t *testing.T) {
-	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
-	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 502, Body: "<html>Bad Gateway</html>", AfterHandling: true})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      promptConfig(srv, imageWorkflowHCL(1), ""),
-			ExpectError: regexp.MustCompile(`(?s)may\s+or\s+may\s+not\s+be\s+running.*HTTP 502.*does\s+not\s+resubmit`),
-		}},
-	})
-	if n := srv.Requests(emulator.OpV1Prompt); n != 1 {
-		t.Errorf("POST /api/prompt sent %d times, want 1", n)
-	}
-}
-
 func TestAccPrompt_planTimeValidation(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
