@@ -350,3 +350,21 @@ func printable(s string, keepNewlines bool) string {
 	}
 	return b.String()
 }
+
+// RefusedJobRecordError says the service accepted a submission and named the job, but answered
+// with a record the client will not follow (a link to another host, a missing self link). The job
+// exists: this is not an unknown outcome, and its id must not be lost.
+type RefusedJobRecordError struct {
+	Operation      string
+	JobID          string // as the service named it
+	Status         string // as the service gave it, possibly empty
+	IdempotencyKey string
+	Cause          error
+}
+
+func (e *RefusedJobRecordError) Error() string {
+	return fmt.Sprintf("%s: the service created job %s (Idempotency-Key %s) but its answer was refused: %v",
+		e.Operation, printable(e.JobID, false), e.IdempotencyKey, e.Cause)
+}
+
+func (e *RefusedJobRecordError) Unwrap() error { return e.Cause }
