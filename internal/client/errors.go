@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -40,6 +42,9 @@ type APIError struct {
 	FieldErrors []FieldError
 	// RetryAfter is the Retry-After header, when present.
 	RetryAfter time.Duration
+	// RetryAfterCap is set when RetryAfter was longer than the client waits (its cap), which is
+	// why the client stopped retrying.
+	RetryAfterCap time.Duration
 	// BodyExcerpt is the start of a body that did not parse, cleaned for display.
 	BodyExcerpt string
 	// Header is the response's headers (spend and upstream headers are read from it).
@@ -82,6 +87,8 @@ func (f FieldError) Path() string {
 }
 
 func (e *APIError) Error() string {
+	// Everything but the operation and the status came from the response: render it printable.
+	line := func(s string) string { return printable(s, false) }
 	var b strings.Builder
 	if e.Operation != "" {
 		b.WriteString(e.Operation)
@@ -89,37 +96,43 @@ func (e *APIError) Error() string {
 	}
 	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
 	if e.Code != "" {
-		fmt.Fprintf(&b, " %s", e.Code)
+		fmt.Fprintf(&b, " %s", line(e.Code))
 	}
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
+		fmt.Fprintf(&b, ": %s", printable(e.Message, true))
 	}
 	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
+		fmt.Fprintf(&b, " (request id %s)", line(e.RequestID))
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, "; Retry-After %s", e.RetryAfter)
+		if e.RetryAfterCap > 0 {
+			fmt.Fprintf(&b, ", longer than the %s this client waits, so it stopped retrying", e.RetryAfterCap)
+		}
+	}
 	for _, id := range sortedKeys(e.NodeErrors) {
 		for _, ne := range e.NodeErrors[id] {
-			fmt.Fprintf(&b, "\n  node %q: %s: %s", id, ne.Field, ne.Reason)
+			fmt.Fprintf(&b, "\n  node %s: %s: %s", line(strconv.Quote(id)), line(ne.Field), line(ne.Reason))
 		}
 	}
 	for _, fe := range e.FieldErrors {
 		if len(fe.Loc) == 0 && fe.Type == "" { // a registry details entry: a bare message
-			fmt.Fprintf(&b, "\n  %s", fe.Msg)
+			fmt.Fprintf(&b, "\n  %s", line(fe.Msg))
 			continue
 		}
-		fmt.Fprintf(&b, "\n  %s: %s", fe.Path(), fe.Msg)
+		fmt.Fprintf(&b, "\n  %s: %s", line(fe.Path()), line(fe.Msg))
 		if fe.Type != "" {
-			fmt.Fprintf(&b, " (%s", fe.Type)
+			fmt.Fprintf(&b, " (%s", line(fe.Type))
 			if len(fe.Ctx) > 0 {
-				fmt.Fprintf(&b, ", %s", fe.Ctx)
+				fmt.Fprintf(&b, ", %s", line(string(fe.Ctx)))
 			}
 			b.WriteString(")")
 		}
 	}
 	if e.BodyExcerpt != "" {
-		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", e.BodyExcerpt)
+		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", line(e.BodyExcerpt))
 	}
 	return b.String()
 }
@@ -316,3 +329,46 @@ func (e *UnknownOutcomeError) Error() string {
 }
 
 func (e *UnknownOutcomeError) Unwrap() error { return e.Cause }
+
+// printable makes text from a response safe to show in a terminal: invalid UTF-8 becomes U+FFFD,
+// and control characters (ESC, CR, NUL, C1 controls...) and bidirectional overrides are written as
+// escapes, so a hostile body cannot recolour, rewrite or reorder what the user reads. Newlines are
+// escaped too unless keepNewlines is set (multi-line service messages).
+func printable(s string, keepNewlines bool) string {
+	clean := func(r rune) bool {
+		return (r == '\n' && keepNewlines) || (!unicode.IsControl(r) && !unicode.Is(unicode.Bidi_Control, r))
+	}
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !clean(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case clean(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// RefusedJobRecordError says the service accepted a submission and named the job, but answered
+// with a record the client will not follow (a link to another host, a missing self link). The job
+// exists: this is not an unknown outcome, and its id must not be lost.
+type RefusedJobRecordError struct {
+	Operation      string
+	JobID          string // as the service named it
+	Status         string // as the service gave it, possibly empty
+	IdempotencyKey string
+	Cause          error
+}
+
+func (e *RefusedJobRecordError) Error() string {
+	return fmt.Sprintf("%s: the service created job %s (Idempotency-Key %s) but its answer was refused: %v",
+		e.Operation, printable(e.JobID, false), e.IdempotencyKey, e.Cause)
+}
+
+func (e *RefusedJobRecordError) Unwrap() error { return e.Cause }

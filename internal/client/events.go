@@ -24,6 +24,7 @@ const maxSSELine = 1 << 20
 func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxSSELine)
+	sc.Split(scanSSELines) // a lone CR ends a line too
 	var ev SSEEvent
 	var data []string
 	dispatch := func() error {

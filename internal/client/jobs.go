@@ -133,6 +133,9 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		return nil, err
 	}
 	if err := c.finishJob(op, resp, &job); err != nil {
+		if job.ID != "" { // the job exists, named by the service; only the rest is unusable
+			return nil, &RefusedJobRecordError{Operation: op, JobID: job.ID, Status: job.Status, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		}
 		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 	}
 	return &job, nil

@@ -85,7 +85,11 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	if resp.StatusCode/100 == 2 || slices.Contains(c.accept, resp.StatusCode) {
 		return resp, nil
 	}
-	return nil, newAPIError(c.op, resp)
+	apiErr := newAPIError(c.op, resp)
+	if apiErr.RetryAfter > cl.maxRetryAfter {
+		apiErr.RetryAfterCap = cl.maxRetryAfter // this is why checkRetry stopped: say so
+	}
+	return nil, apiErr
 }
 
 // answer is what doJSON keeps of a response once its body is decoded and closed.
@@ -115,6 +119,10 @@ func (cl *Client) doJSON(ctx context.Context, c call, out any) (answer, error) {
 
 // decodeJSON decodes a bounded JSON body; a body over the bound is an error, not a truncation.
 func decodeJSON(resp *http.Response, out any) error {
+	if resp.ContentLength > maxJSONBody { // declared too big: refuse without reading any of it
+		return fmt.Errorf("response body of %d bytes is over %d MiB refused (HTTP %d, request id %q)",
+			resp.ContentLength, maxJSONBody>>20, resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody+1))
 	if err != nil {
 		return fmt.Errorf("reading response (HTTP %d, request id %q): %w", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"), err)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"math/rand/v2"
@@ -69,7 +70,7 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		}
 		if err != nil {
 			if p == retryJobSubmit || p == retryNotApplied {
-				return neverSent(err), nil
+				return neverSent(err) && transientTransportError(err), nil
 			}
 			return transientTransportError(err), nil
 		}
@@ -111,9 +112,14 @@ func routerInvokeRetryable(resp *http.Response) bool {
 }
 
 // neverSent reports whether err shows the request cannot have reached the service: the
-// connection was never established.
+// connection was never established, or its TLS handshake failed verification (the request is
+// written only after the handshake).
 func neverSent(err error) bool {
 	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var verifyErr *tls.CertificateVerificationError
+	if errors.As(err, &verifyErr) {
 		return true
 	}
 	var dnsErr *net.DNSError

@@ -13,7 +13,17 @@ import (
 // describeSubmitError explains a failed submission and what the user can do about it.
 func describeSubmitError(err error, key string) string {
 	var unknown *client.UnknownOutcomeError
+	var refused *client.RefusedJobRecordError
 	switch {
+	case errors.As(err, &refused):
+		return fmt.Sprintf("The service created job %s (Idempotency-Key %s), but the provider refused its answer and sent "+
+			"nothing more: %v\n\n"+
+			"A link in a job record pointing at another host would receive your API key, so it is never followed. "+
+			"Check that endpoint is the service itself (not a proxy that rewrites links). The job id is saved in state "+
+			"and the resource is tainted, so the workflow is not submitted again until this job is dealt with: once "+
+			"the endpoint is right, apply again (the job is canceled and the workflow resubmitted), or run "+
+			"`terraform state rm <address>` to forget it.",
+			refused.JobID, key, refused.Cause)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The submission was sent but no definitive answer came back, so a job may or may not exist.\n\n"+
 			"Idempotency-Key: %s\nCause: %v\n\n"+

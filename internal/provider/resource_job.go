@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -196,6 +197,14 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Job submission failed", r.data.redact(describeSubmitError(err, key)))
+		var refused *client.RefusedJobRecordError
+		if errors.As(err, &refused) {
+			// The job exists even though its record was refused: keep its id (the resource is
+			// tainted), so it is neither lost nor submitted a second time by the next apply.
+			plan.ID = types.StringValue(refused.JobID)
+			resp.Diagnostics.Append(plan.setRecord(ctx, &client.Job{ID: refused.JobID, Status: refused.Status})...)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		}
 		return
 	}
 	tflog.Info(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})

@@ -205,7 +205,7 @@ resource "svc_output_file" "png" {
 				func(*terraform.State) error {
 					b, err := os.ReadFile(file)
 					if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
-						return fmt.Errorf("%s is not a PNG (%v)", file, err)
+						return fmt.Errorf("%s is not a PNG: %w", file, err)
 					}
 					seen := srv.StorageRequestHeaders()
 					if len(seen) == 0 {

@@ -85,21 +85,60 @@ func TestNodeIDsAndIsLink(t *testing.T) {
 	}
 }
 
-// FuzzParse checks Parse never panics and that whatever it accepts is a JSON object whose
-// values all carry a class_type.
+// FuzzParse checks Parse never panics and agrees with a plain reading of the JSON: whatever it
+// accepts is a non-empty JSON object, not the UI export, whose values are all objects with a
+// class_type; whatever it calls a UI export has "nodes" and "links" arrays. SetInputs keeps every
+// node of an accepted workflow and its result is accepted again.
 func FuzzParse(f *testing.F) {
-	for _, seed := range []string{`{"1":{"class_type":"A","inputs":{"x":["2",0]}}}`, `{"nodes":[],"links":[]}`, `[]`, `{`, `{"1":null}`} {
+	for _, seed := range []string{
+		`{"1":{"class_type":"A","inputs":{"x":["2",0]}}}`, `{"nodes":[],"links":[]}`, `[]`, `{`, `{"1":null}`,
+		` {"1":{"class_type":"A","inputs":null}} `, `{"1":{"class_type":"A"},"1":{"class_type":""}}`,
+		`{"nodes":{"class_type":"X"},"links":[]}`, `{"last_node_id":1,"nodes":[{"id":1}],"links":[],"version":0.4}`,
+		`{"1":{"class_type":"A","inputs":5}}`, `{"\u00ff":{"class_type":"\ud800"}}`, `{"1":{"class_type":"A"}} x`,
+	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Parse(data)
+		var top map[string]json.RawMessage
+		plainErr := json.Unmarshal(data, &top)
+		if errors.Is(err, ErrUIFormat) {
+			if plainErr != nil || !IsUIFormat(top) {
+				t.Fatalf("%q called a UI export", data)
+			}
+			return
+		}
 		if err != nil {
 			return
 		}
+		if plainErr != nil || top == nil {
+			t.Fatalf("%q accepted, but it is not a JSON object: %v", data, plainErr)
+		}
+		if len(g) == 0 || len(g) != len(top) || IsUIFormat(top) {
+			t.Fatalf("%q accepted as %d nodes (object has %d keys, UI format %v)", data, len(g), len(top), IsUIFormat(top))
+		}
 		for id, n := range g {
-			if n.ClassType == "" {
-				t.Fatalf("node %q accepted without class_type", id)
+			if n.ClassType == "" || n.Inputs == nil {
+				t.Fatalf("node %q accepted without class_type or inputs: %+v", id, n)
 			}
+			if _, ok := top[id]; !ok {
+				t.Fatalf("node %q is not a key of the workflow", id)
+			}
+		}
+		// Patching any node keeps the workflow an API-format workflow with the same nodes.
+		for id := range g {
+			out, err := SetInputs(data, map[string]map[string]any{id: {"fuzz_input": 1}})
+			if err != nil {
+				t.Fatalf("SetInputs on accepted workflow %q: %v", data, err)
+			}
+			g2, err := Parse(out)
+			if err != nil {
+				t.Fatalf("SetInputs(%q) = %q, which Parse refuses: %v", data, out, err)
+			}
+			if len(g2) != len(g) || g2[id].ClassType != g[id].ClassType || string(g2[id].Inputs["fuzz_input"]) != "1" {
+				t.Fatalf("SetInputs(%q) = %q lost nodes or the patch", data, out)
+			}
+			break
 		}
 	})
 }

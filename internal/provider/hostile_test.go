@@ -1,0 +1,218 @@
+package provider
+
+// Hostile input and hostile servers at the Terraform level: ids that could change the path
+// requested are refused before anything is sent, and a job record pointing at another host never
+// makes the provider send it anything.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// hostileIDs are ids that, put into a path unescaped, would request another path or carry a
+// query; "%2e%2e" is ".." once a server decodes it.
+var hostileIDs = []string{
+	"../../admin", "..", ".", "a/b", "%2e%2e", "%2F", "x?y=1", "x#frag", "a b", " ",
+	"11111111-1111-1111-1111-111111111111/../x", "11111111-1111-1111-1111-111111111111?x=1",
+	"11111111-1111-1111-1111-111111111111 ", "11111111-1111-1111-1111-111111111111/",
+}
+
+// countedServer is an emulator behind a listener that counts every request, routed or not.
+func countedServer(t *testing.T) (url string, requests *atomic.Int32) {
+	t.Helper()
+	srv := emulator.New(emulator.Options{})
+	requests = new(atomic.Int32)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { ts.Close(); srv.Close() })
+	return ts.URL, requests
+}
+
+func providerBlock(endpoint string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    svc = { source = "svc-org/svc" }
+  }
+}
+
+provider "svc" {
+  endpoint    = %q
+  api_key     = "k-secret"
+  max_retries = 1
+}
+`, endpoint)
+}
+
+func TestAccHostile_importIDRejectedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
+	endpoint, requests := countedServer(t)
+	steps := make([]resource.TestStep, 0, len(hostileIDs))
+	for _, id := range hostileIDs {
+		steps = append(steps, resource.TestStep{
+			Config:        providerBlock(endpoint) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+			ResourceName:  "svc_job.x",
+			ImportState:   true,
+			ImportStateId: id,
+			ExpectError:   regexp.MustCompile(`(?s)Invalid import id.*Import svc_job by job id \(a UUID\)`),
+		})
+	}
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("the service received %d requests; a hostile import id must be refused before sending", n)
+	}
+}
+
+func TestAccHostile_dataSourceIDRejectedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
+	endpoint, requests := countedServer(t)
+	steps := make([]resource.TestStep, 0, len(hostileIDs))
+	for _, id := range hostileIDs {
+		steps = append(steps, resource.TestStep{
+			Config:      providerBlock(endpoint) + fmt.Sprintf(`data "svc_job" "x" { id = %q }`, id),
+			ExpectError: regexp.MustCompile(`(?s)Invalid job id.*A job id is a UUID`),
+		})
+	}
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("the service received %d requests; a hostile data source id must be refused before sending", n)
+	}
+}
+
+// linkService answers a submission with a job record one of whose links points at another host,
+// and afterwards reads of that job with a clean, canceled record (so the test can check state and
+// clean up). Every request it gets is counted.
+type linkService struct {
+	foreign string // base URL of the other host
+	badLink string // "self", "events" or "cancel"
+	submits atomic.Int32
+}
+
+const hostileJobID = "77777777-7777-4777-8777-777777777777"
+
+func (s *linkService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Svc-Request-Id", "req-link")
+	links := map[string]string{
+		"self":   "/api/v2/jobs/" + hostileJobID,
+		"events": "/api/v2/jobs/" + hostileJobID + "/events",
+		"cancel": "/api/v2/jobs/" + hostileJobID + "/cancel",
+	}
+	status := "canceled"
+	if r.Method == http.MethodPost && r.URL.Path == "/api/v2/jobs" {
+		s.submits.Add(1)
+		links[s.badLink] = s.foreign + "/steal/" + s.badLink
+		status = "queued"
+		w.WriteHeader(http.StatusCreated)
+	}
+	fmt.Fprintf(w, `{"id":%q,"status":%q,"created_at":"2026-01-01T00:00:00Z","expires_at":"2099-01-01T00:00:00Z",`+
+		`"outputs":[],"urls":{"self":%q,"events":%q,"cancel":%q}}`, hostileJobID, status, links["self"], links["events"], links["cancel"])
+}
+
+// foreignHost records whatever reaches it.
+type foreignHost struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (f *foreignHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.seen = append(f.seen, fmt.Sprintf("%s %s Authorization=%q X-Api-Key=%q", r.Method, r.URL, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")))
+	f.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func TestAccHostile_foreignJobLinksNeverFollowed(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"self", "events", "cancel"} {
+		t.Run(bad, func(t *testing.T) {
+			t.Parallel()
+			foreign := &foreignHost{}
+			fs := httptest.NewServer(foreign)
+			defer fs.Close()
+			svc := &linkService{badLink: bad, foreign: fs.URL}
+			ss := httptest.NewServer(svc)
+			defer ss.Close()
+
+			config := providerBlock(ss.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						ExpectError: regexp.MustCompile(`(?s)created job ` + hostileJobID + `.*urls\.` + bad +
+							`: link\s+points\s+to\s+another\s+host.*never\s+followed.*saved in state`),
+					},
+					{
+						// The job id reached state despite the refusal; reading it by id works.
+						RefreshState:       true,
+						ExpectNonEmptyPlan: true, // tainted: the next apply replaces it
+						Check: resource.ComposeTestCheckFunc(
+							resource.TestCheckResourceAttr("svc_job.x", "id", hostileJobID),
+							resource.TestCheckResourceAttr("svc_job.x", "status", "canceled"),
+						),
+					},
+				},
+			})
+			if n := svc.submits.Load(); n != 1 {
+				t.Errorf("the workflow was submitted %d times, want once", n)
+			}
+			foreign.mu.Lock()
+			defer foreign.mu.Unlock()
+			if len(foreign.seen) != 0 {
+				t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
+			}
+		})
+	}
+}
+
+// A job read by id (data source) whose record links elsewhere is refused the same way.
+func TestAccHostile_dataSourceForeignLinkRefused(t *testing.T) {
+	t.Parallel()
+	foreign := &foreignHost{}
+	fs := httptest.NewServer(foreign)
+	defer fs.Close()
+	ss := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, fs.URL+"/steal")
+	}))
+	defer ss.Close()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      providerBlock(ss.URL) + fmt.Sprintf(`data "svc_job" "x" { id = %q }`, hostileJobID),
+			ExpectError: regexp.MustCompile(`(?s)Reading job failed.*urls\.self: link\s+points\s+to\s+another\s+host`),
+		}},
+	})
+	foreign.mu.Lock()
+	defer foreign.mu.Unlock()
+	if len(foreign.seen) != 0 {
+		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
+	}
+}
+
+// The provider offers no switch that disables TLS verification.
+func TestProviderHasNoInsecureSetting(t *testing.T) {
+	var resp provider.SchemaResponse
+	New("test")().Schema(context.Background(), provider.SchemaRequest{}, &resp)
+	for name := range resp.Schema.Attributes {
+		for _, bad := range []string{"insecure", "skip", "verify", "tls", "ca_"} {
+			if strings.Contains(strings.ToLower(name), bad) {
+				t.Errorf("provider attribute %q looks like a TLS verification switch", name)
+			}
+		}
+	}
+}
