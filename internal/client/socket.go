@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 )
+
+// socketGreetingWait bounds how long DialSocket waits for the server's first message.
+const socketGreetingWait = 3 * time.Second
 
 // maxSocketMessage bounds one socket message: previews are small images, JSON messages smaller.
 const maxSocketMessage = 16 << 20
@@ -37,6 +42,8 @@ type Socket struct {
 	events    chan SocketEvent
 	cancel    context.CancelFunc
 	connected atomic.Bool
+	greeted   chan struct{} // closed at the first frame the server sends
+	greetOnce sync.Once
 	log       Logger
 	redacted  string
 }
@@ -79,10 +86,20 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	}
 	conn.SetReadLimit(maxSocketMessage)
 	readCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, log: c.log, redacted: redacted}
+	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, greeted: make(chan struct{}), log: c.log, redacted: redacted}
 	s.connected.Store(true)
 	c.log.Debug(ctx, "socket connected", map[string]any{"url": redacted})
 	go s.read(readCtx)
+	// The server greets a new connection with a status message once it has subscribed it.
+	// Until then, messages of a prompt submitted now could be broadcast before this
+	// connection is listening, and the socket does not replay them. So wait for the greeting
+	// (bounded: a server that sends none only costs this wait).
+	select {
+	case <-s.greeted:
+	case <-time.After(socketGreetingWait):
+		c.log.Debug(ctx, "the socket sent no greeting; going on", map[string]any{"url": redacted})
+	case <-ctx.Done():
+	}
 	return s, nil
 }
 
@@ -117,6 +134,7 @@ func (s *Socket) read(ctx context.Context) {
 	defer s.connected.Store(false)
 	for {
 		typ, data, err := s.conn.Read(ctx)
+		s.greetOnce.Do(func() { close(s.greeted) })
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Debug(ctx, "socket closed", map[string]any{"url": s.redacted, "reason": websocket.CloseStatus(err).String()})

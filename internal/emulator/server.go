@@ -62,10 +62,13 @@ type Options struct {
 
 	Router RouterOptions // the model router (router.go)
 	// v1 cloud interface (cloudv1.go, socket.go); Token is checked as X-API-Key there.
-	V1LegacyStatuses bool   // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
-	V1NoStatusRoute  bool   // GET /api/job/{id}/status answers 404, as an engine without the route
-	V1NoSocket       bool   // GET /ws answers 404: clients must poll
-	StorageAddr      string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
+	V1LegacyStatuses bool // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
+	V1NoStatusRoute  bool // GET /api/job/{id}/status answers 404, as an engine without the route
+	V1NoSocket       bool // GET /ws answers 404: clients must poll
+	// V1SocketSubscribeDelay is how long a new socket connection stays unsubscribed after the
+	// handshake, as on a busy server: messages broadcast meanwhile never reach it.
+	V1SocketSubscribeDelay time.Duration
+	StorageAddr            string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
 }
 
 func (o Options) withDefaults() Options {

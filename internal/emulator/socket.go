@@ -66,6 +66,13 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { _ = conn.CloseNow() }()
+	if d := s.opts.V1SocketSubscribeDelay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	sub := &socketSub{notify: make(chan struct{}, 1)}
 	s.mu.Lock()
 	s.v1.subs[sub] = true

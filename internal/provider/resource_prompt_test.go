@@ -262,3 +262,20 @@ func TestAccJob_validateThroughObjectInfo(t *testing.T) {
 		t.Errorf("%d jobs submitted by plans", n)
 	}
 }
+
+// A server that subscribes a new socket a little after the handshake would miss a fast
+// prompt's messages if the provider submitted at once; it waits for the server's greeting.
+func TestAccPrompt_slowSocketSubscription(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1SocketSubscribeDelay: 300 * time.Millisecond})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: promptConfig(srv, imageWorkflowHCL(1), ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "1"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs_complete", "true"),
+			),
+		}},
+	})
+}
