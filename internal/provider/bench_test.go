@@ -189,7 +189,7 @@ func benchApply(t *testing.T) string {
 
 	srv := newTestServer(t, emulator.Options{Workers: 8, StepDuration: 50 * time.Millisecond})
 	tf := newBinaryTerraform(t, bin)
-	writeBenchConfig(t, tf.dir, 10) // 10 steps of 50 ms: 0.5 s per job
+	writeJobsConfig(t, tf.dir, 10) // 10 steps of 50 ms: 0.5 s per job
 	vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "jobs=100"}
 	peak := watchPeakRSS("terraform-provider-svc")
 	start := time.Now()
@@ -202,7 +202,7 @@ func benchApply(t *testing.T) string {
 
 	srv2 := newTestServer(t, emulator.Options{Workers: 8})
 	tf2 := newBinaryTerraform(t, bin)
-	writeBenchConfig(t, tf2.dir, 1)
+	writeJobsConfig(t, tf2.dir, 1)
 	vars2 := []string{"-var", "endpoint=" + srv2.URL(), "-var", "jobs=500"}
 	tf2.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=20"}, vars2...)...)
 	before := requestsTotal(srv2)
@@ -223,7 +223,9 @@ func requestsTotal(srv *emulator.Server) int {
 	return n
 }
 
-func writeBenchConfig(t *testing.T, dir string, steps int) {
+// writeJobsConfig writes a configuration of var.jobs svc_job resources (count), each a small
+// image job with a sampler of the given steps, for the soak and the benchmark.
+func writeJobsConfig(t *testing.T, dir string, steps int) {
 	t.Helper()
 	cfg := strings.ReplaceAll(`
 terraform {
@@ -239,12 +241,12 @@ provider "svc" {
   endpoint = var.endpoint
 }
 
-resource "svc_job" "bench" {
+resource "svc_job" "many" {
   count = var.jobs
   workflow = jsonencode({
     "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = count.index } }
     "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = count.index, steps = STEPS, denoise = 0.5 } }
-    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "bench" } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "job" } }
   })
 }
 `, "STEPS", strconv.Itoa(steps))

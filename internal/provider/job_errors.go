@@ -44,15 +44,7 @@ func describeSubmitError(err error, key string) string {
 // describeWaitError explains a wait that ended before the job was terminal: a timeout, an
 // interrupt, or a read that kept failing. The job keeps running on the service.
 func describeWaitError(ctx context.Context, err error, last *client.Job, limit time.Duration) string {
-	var why string
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		why = fmt.Sprintf("The create timeout (%s) passed", limit)
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		why = "Terraform was interrupted"
-	default:
-		why = fmt.Sprintf("Reading the job failed (%v)", err)
-	}
+	why := whyWaitEnded(ctx, err, limit, "Reading the job failed")
 	return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service and its id is saved in state, "+
 		"marked tainted. To keep this job instead of running the workflow again, run `terraform untaint <address>` "+
 		"and refresh later; otherwise the next apply cancels it and submits the workflow anew.",

@@ -327,15 +327,7 @@ func describePromptSubmitError(err error) string {
 }
 
 func describePromptWaitError(ctx context.Context, err error, res *client.PromptResult, limit time.Duration) string {
-	var why string
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		why = fmt.Sprintf("The create timeout (%s) passed", limit)
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		why = "Terraform was interrupted"
-	default:
-		why = fmt.Sprintf("Following the prompt failed (%v)", err)
-	}
+	why := whyWaitEnded(ctx, err, limit, "Following the prompt failed")
 	status := res.Status
 	if status == "" {
 		status = "in flight"

@@ -48,15 +48,7 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 
 // describeRouterWaitError explains a wait that ended before the request completed.
 func describeRouterWaitError(ctx context.Context, err error, last *client.QueueRequest, limit time.Duration) string {
-	var why string
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		why = fmt.Sprintf("The create timeout (%s) passed", limit)
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		why = "Terraform was interrupted"
-	default:
-		why = fmt.Sprintf("Reading the request failed (%v)", err)
-	}
+	why := whyWaitEnded(ctx, err, limit, "Reading the request failed")
 	return fmt.Sprintf("%s while request %s was %s. The request id is saved in state and the resource is tainted; the "+
 		"router keeps running it. To keep it, run `terraform untaint <address>`: a later refresh collects the result once it "+
 		"is COMPLETED. Otherwise the next apply cancels it and calls the model again.", why, last.RequestID, last.Status)

@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +30,7 @@ func TestSoak(t *testing.T) {
 			srv := newTestServer(t, emulator.Options{Workers: 8, StepDuration: 5 * time.Millisecond})
 			srv.SetChaos(&emulator.Chaos{Seed: seed, Rate: 0.2})
 			tf := newTerraformCLI(t, "")
-			writeSoakConfig(t, tf.dir)
+			writeJobsConfig(t, tf.dir, 10)
 			vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "jobs=" + strconv.Itoa(jobs)}
 			tf.run("init", "-input=false", "-no-color")
 
@@ -70,36 +69,6 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-func writeSoakConfig(t *testing.T, dir string) {
-	t.Helper()
-	const cfg = `
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-variable "endpoint" { type = string }
-variable "jobs" { type = number }
-
-provider "svc" {
-  endpoint = var.endpoint
-}
-
-resource "svc_job" "soak" {
-  count = var.jobs
-  workflow = jsonencode({
-    "1" = { class_type = "EmptyImage", inputs = { width = 16, height = 16, batch_size = 1, color = count.index } }
-    "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = count.index, steps = 10, denoise = 0.5 } }
-    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "soak" } }
-  })
-}
-`
-	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // stateJobIDs returns the ids of the svc_job resources in the working directory's state.
 func stateJobIDs(t *testing.T, tf *terraformCLI) map[string]bool {
 	t.Helper()
@@ -126,15 +95,6 @@ func stateJobIDs(t *testing.T, tf *terraformCLI) map[string]bool {
 }
 
 func tail(s string, lines int) string {
-	var idx []int
-	for i := range s {
-		if s[i] == '\n' {
-			idx = append(idx, i)
-		}
-	}
-	if len(idx) <= lines {
-		return s
-	}
-	sort.Ints(idx)
-	return s[idx[len(idx)-lines-1]+1:]
+	all := strings.Split(s, "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
