@@ -33,6 +33,8 @@ const (
 	ChaosHTML502        = "html_502"         // a proxy's HTML 502 page, before handling
 	ChaosStreamCut      = "stream_cut"       // event stream ended early, without a terminal status
 	ChaosTooManyStreams = "too_many_streams" // 429 too_many_streams on the event stream
+	ChaosRateLimited    = "rate_limited"     // router 429 rate_limited with Retry-After, before handling
+	ChaosLostAnswer     = "lost_answer"      // handled, then the connection is closed: the work is done, the answer lost
 )
 
 // chaosKinds are the faults each operation may get by default. Operations not listed get none.
@@ -43,6 +45,12 @@ var chaosKinds = map[string][]string{
 	OpGetAsset:     {ChaosUnavailable, ChaosDrop, ChaosHTML502},
 	OpAssetContent: {ChaosUnavailable, ChaosDrop},
 	OpJobEvents:    {ChaosStreamCut, ChaosTooManyStreams},
+	// The router's key replays, so even a lost answer after the run was accepted is survivable:
+	// the same key collects the same run.
+	OpSubmitRequest:  {ChaosRateLimited, ChaosUnavailable, ChaosLostAnswer},
+	OpInvokeModel:    {ChaosRateLimited, ChaosUnavailable, ChaosLostAnswer},
+	OpRequestStatus:  {ChaosUnavailable, ChaosDrop, ChaosHTML502},
+	OpCollectRequest: {ChaosUnavailable, ChaosDrop, ChaosHTML502},
 }
 
 type chaosState struct {
@@ -132,6 +140,12 @@ func (s *Server) applyChaos(f chaosFault, w http.ResponseWriter, r *http.Request
 	case ChaosTooManyStreams:
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		writeError(w, http.StatusTooManyRequests, "too_many_streams", "too many open event streams; poll or retry later", nil)
+	case ChaosRateLimited:
+		writeRouterError(w, http.StatusTooManyRequests, "rate_limited", "allowance exhausted; retry later",
+			map[string]string{"Retry-After": strconv.Itoa(retryAfter)})
+	case ChaosLostAnswer:
+		next(newRecorder(), r)
+		dropConnection(w)
 	case ChaosUnavailable:
 		writeError(w, http.StatusServiceUnavailable, "service_unavailable", "temporarily unavailable", nil)
 	case ChaosHTML502:

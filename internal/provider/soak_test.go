@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,4 +98,68 @@ func stateJobIDs(t *testing.T, tf *terraformCLI) map[string]bool {
 func tail(s string, lines int) string {
 	all := strings.Split(s, "\n")
 	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// TestSoakRouter is the soak for router requests, half queued and half synchronous: 429
+// rate_limited and 503 before the call, answers lost after the run was accepted, and 503s,
+// drops and HTML 502 pages on status and collect. The replaying key must turn every fault into
+// exactly one run.
+func TestSoakRouter(t *testing.T) {
+	skipUnlessAcc(t)
+	requests, parallelism, seeds := 20, 10, []int64{1}
+	if os.Getenv("SVC_SOAK") != "" {
+		requests, parallelism, seeds = 100, 20, []int64{1, 2, 3}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			srv := newTestServer(t, emulator.Options{})
+			srv.SetChaos(&emulator.Chaos{Seed: seed, Rate: 0.2})
+			tf := newTerraformCLI(t, "")
+			cfg := `
+terraform {
+  required_providers {
+    svc = { source = "svc-org/svc" }
+  }
+}
+
+variable "endpoint" { type = string }
+variable "requests" { type = number }
+
+provider "svc" {
+  endpoint = var.endpoint
+}
+
+resource "svc_router_request" "soak" {
+  count = var.requests
+  model = "demo/echo"
+  mode  = count.index % 2 == 0 ? "queued" : "sync"
+  input = jsonencode({ prompt = "request ${count.index}" })
+}
+`
+			if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "requests=" + strconv.Itoa(requests)}
+			tf.run("init", "-input=false", "-no-color")
+			applies := 1
+			if out, err := tf.try(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(parallelism)}, vars...)...); err != nil {
+				t.Errorf("the first apply failed:\n%s", tail(out, 40))
+				applies++
+				tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
+			}
+			runs := srv.RouterRuns(emulator.ModelEcho)
+			if plan, err := tf.try(append([]string{"plan", "-detailed-exitcode", "-input=false", "-no-color"}, vars...)...); err != nil {
+				t.Errorf("the second plan is not empty (or failed):\n%s", tail(plan, 40))
+			}
+			tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
+			t.Logf("router soak seed=%d: runs %d/%d, duplicates %d, applies needed %d; faults: %s",
+				seed, runs, requests, runs-requests, applies, srv.ChaosSummary())
+			if runs != requests || applies != 1 {
+				t.Fatalf("want %d runs in one apply", requests)
+			}
+			if len(srv.ChaosCounts()) == 0 {
+				t.Fatal("no fault was injected: the soak proved nothing")
+			}
+		})
+	}
 }
