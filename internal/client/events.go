@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -68,23 +67,17 @@ func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
 
 // wakeup is a hint from the event stream that the job record changed.
 type wakeup struct {
-	urgent bool // a status event: re-read now
-}
-
-type eventWatch struct {
-	wake      chan wakeup
-	connected func() bool
+	urgent bool // the terminal status: re-read now
 }
 
 // watchEvents follows the job's event stream in the background and turns each event into a
 // wake-up. It gives up quietly (closing the channel) when the service answers 429
 // too_many_streams, 501 not_implemented, or anything else unexpected: polling then carries on
 // alone. A stream cut mid-way is reopened a few times with backoff.
-func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
-	var up atomic.Bool
-	w := eventWatch{wake: make(chan wakeup, 1), connected: up.Load}
+func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeup {
+	wake := make(chan wakeup, 1)
 	go func() {
-		defer close(w.wake)
+		defer close(wake)
 		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
 			resp, err := c.do(ctx, call{
 				op: "follow job events", method: http.MethodGet, url: eventsURL,
@@ -95,7 +88,6 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
 				c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
 				return
 			}
-			up.Store(true)
 			sawTerminal := false
 			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
 				// Only the terminal status cannot wait; every other event is a hint that the
@@ -105,16 +97,16 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
 					sawTerminal = true
 				}
 				select {
-				case w.wake <- wakeup{urgent: urgent}:
+				case wake <- wakeup{urgent: urgent}:
 				default: // a wake-up is already pending; one re-read covers both
 					if urgent {
 						// make sure the pending one is urgent
 						select {
-						case <-w.wake:
+						case <-wake:
 						default:
 						}
 						select {
-						case w.wake <- wakeup{urgent: true}:
+						case wake <- wakeup{urgent: true}:
 						default:
 						}
 					}
@@ -122,7 +114,6 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
 				return nil
 			})
 			resp.Body.Close()
-			up.Store(false)
 			if sawTerminal || ctx.Err() != nil {
 				return
 			}
@@ -134,7 +125,7 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) eventWatch {
 			}
 		}
 	}()
-	return w
+	return wake
 }
 
 func containsTerminalStatus(data string) bool {

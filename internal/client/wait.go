@@ -22,9 +22,11 @@ const (
 	defaultPollMin       = 100 * time.Millisecond
 	defaultPollMax       = 2 * time.Second
 	defaultPollStreaming = 10 * time.Second
-	// hintGap is the least time between two re-reads prompted by non-terminal events (status,
-	// progress, output, log). A terminal status, or the stream's end, re-reads at once.
-	hintGap = time.Second
+	// minHintGap is the least time between two re-reads prompted by non-terminal events
+	// (status, progress, output, log); the gap then grows with the time waited (a third of
+	// it), so a long job's chatty stream costs a few reads, not one per step. A terminal
+	// status, or the stream's end, re-reads at once.
+	minHintGap = time.Second
 )
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only
@@ -38,15 +40,16 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	defer stop()
 
 	var wake <-chan wakeup
-	streaming := func() bool { return false }
 	if !opts.NoEvents && job.URLs.Events != "" {
-		w := c.watchEvents(ctx, job.URLs.Events)
-		wake, streaming = w.wake, w.connected
+		wake = c.watchEvents(ctx, job.URLs.Events)
 	}
 
 	sched := newPollSchedule(opts)
-	lastRead := time.Now()
-	timer := time.NewTimer(sched.next(job, streaming()))
+	started := time.Now()
+	lastRead := started
+	// While a stream is expected, the timer is only a safety net; if the stream is refused or
+	// ends, its channel closes and the loop re-reads at once, then polls on the schedule.
+	timer := time.NewTimer(sched.next(job, wake != nil))
 	defer timer.Stop()
 	for !job.Terminal() {
 		select {
@@ -55,7 +58,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		case w, ok := <-wake:
 			if !ok {
 				wake = nil // stream over (terminal, or given up): re-read now, then poll
-			} else if !w.urgent && time.Since(lastRead) < hintGap {
+			} else if !w.urgent && time.Since(lastRead) < max(minHintGap, time.Since(started)/3) {
 				continue // coalesce hints; the timer still runs
 			}
 		case <-timer.C:
@@ -78,7 +81,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 			default:
 			}
 		}
-		timer.Reset(sched.next(job, streaming() && wake != nil))
+		timer.Reset(sched.next(job, wake != nil))
 	}
 	return job, nil
 }
