@@ -200,7 +200,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
-			// tainted), so it is neither lost nor submitted a second time by the next apply.
+			// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
 			plan.ID = types.StringValue(refused.JobID)
 			resp.Diagnostics.Append(plan.setRecord(ctx, &client.Job{ID: refused.JobID, Status: refused.Status})...)
 			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)

@@ -514,3 +514,61 @@ resource "svc_job" "test" {
 		}
 	}
 }
+
+// The API key comes from another resource, so it is unknown when the provider is configured
+// for the plan; the plan must still work, and the apply use the key.
+func TestAccJob_providerConfigUnknownAtPlan(t *testing.T) {
+	t.Parallel()
+	const key = "key-from-another-resource-123"
+	srv := newTestServer(t, emulator.Options{Token: key})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`
+resource "terraform_data" "key" {
+  input = %q
+}
+`, key) + providerConfig(srv, "api_key = terraform_data.key.output") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  workflow = %s
+}
+`, imageWorkflowHCL(1)),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+				func(*terraform.State) error {
+					if got := srv.LastRequestHeader(emulator.OpSubmitJob).Get("Authorization"); got != "Bearer "+key {
+						return fmt.Errorf("the submission carried Authorization %q", got)
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+// A job that vanished before its expires_at is gone, not expired: it leaves state with a
+// warning and the next apply submits the workflow again.
+func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Retention: time.Hour})
+	var id string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: jobConfig(srv, imageWorkflowHCL(1), ""), Check: captureID(&id)},
+			{
+				PreConfig: func() { srv.PurgeJob(id) },
+				Config:    jobConfig(srv, imageWorkflowHCL(1), ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionCreate),
+				}},
+				Check: func(s *terraform.State) error {
+					if s.RootModule().Resources["svc_job.test"].Primary.ID == id || srv.JobCount() != 2 {
+						return fmt.Errorf("want a second job replacing the vanished %s (server has %d)", id, srv.JobCount())
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
