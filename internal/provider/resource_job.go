@@ -236,6 +236,12 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	ctx = r.data.logContext(ctx)
+	if r.data.configUnknown {
+		// The provider's settings (an endpoint or key from a resource not applied yet) are not
+		// known during this plan: reading now would ask the wrong service. Keep state.
+		tflog.Info(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
+		return
+	}
 
 	var job *client.Job
 	var err error
