@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -355,26 +356,35 @@ func (q *QueueRequest) finish(op string, a answer) error {
 	if d, ok := parseRetryAfter(a.header.Get("Retry-After")); ok {
 		q.RetryAfter = d
 	}
-	if q.RequestID == "" || q.Status == "" {
-		return fmt.Errorf("%s: the response is not a queued request (no request_id or status; request id %q)", op, q.HTTPRequestID)
+	if q.RequestID == "" {
+		return fmt.Errorf("%s: the response is not a queued request (no request_id; request id %q)", op, q.HTTPRequestID)
 	}
+	var errs []error
+	if q.Status == "" {
+		errs = append(errs, fmt.Errorf("%s: request %s has no status (request id %q)", op, q.RequestID, q.HTTPRequestID))
+	}
+	// Every link is checked, and one that cannot be followed is left empty rather than kept
+	// unresolved, so a caller holding the handle never follows it by mistake.
 	for _, l := range []struct {
 		name string
 		link *string
 	}{{"status_url", &q.StatusURL}, {"response_url", &q.ResponseURL}, {"cancel_url", &q.CancelURL}} {
 		if *l.link == "" {
-			return fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID)
+			errs = append(errs, fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID))
+			continue
 		}
 		abs, err := ResolveLink(a.url, *l.link)
 		if err != nil {
-			return fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err)
+			errs = append(errs, fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err))
 		}
 		*l.link = abs
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // SubmitModelRequest queues a run (POST .../requests) under the same retry table as InvokeModel.
+// When the router accepted the run but its answer cannot be used in full (a link that is missing
+// or points elsewhere), the handle is returned WITH the error, so the request id is not lost.
 func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*QueueRequest, error) {
 	u, err := c.modelURL(in.Model, "requests")
 	if err != nil {
@@ -391,7 +401,12 @@ func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*Queue
 		return nil, routerOutcome(op, in.IdempotencyKey, err)
 	}
 	if err := q.finish(op, a); err != nil {
-		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		if q.RequestID == "" {
+			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		}
+		// Accepted, but a link cannot be followed: the run exists and is billable, so its id goes
+		// back with the error for the caller to keep; the unusable link is left empty.
+		return &q, err
 	}
 	return &q, nil
 }

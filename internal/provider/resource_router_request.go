@@ -253,16 +253,25 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	q, err := r.data.client.SubmitModelRequest(ctx, in)
-	if err != nil {
+	if q != nil {
+		tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
+		// The handle reaches state now, even with an error: the router accepted the run, so
+		// whatever happens next, the request is not lost.
+		plan.ID = types.StringValue(q.RequestID)
+		plan.setQueue(q)
+		plan.Replayed = types.BoolValue(q.Replayed)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	switch {
+	case err != nil && q != nil:
+		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
+			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
+				"Check router_endpoint against the links the router returns.", q.RequestID, err)))
+		return
+	case err != nil:
 		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
 		return
 	}
-	tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
-	// The handle reaches state now: whatever happens while waiting, the request is not lost.
-	plan.ID = types.StringValue(q.RequestID)
-	plan.setQueue(q)
-	plan.Replayed = types.BoolValue(q.Replayed)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
 	}

@@ -351,3 +351,30 @@ func TestAccRouterRequest_importAndAgedOut(t *testing.T) {
 		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
 	})
 }
+
+func TestAccRouterRequest_acceptedWithUnusableLinksKeepsTheID(t *testing.T) {
+	t.Parallel()
+	// The router accepts the run (201, a request id) but its links point at another host, which
+	// the provider does not send the API key to. The run exists: its id must reach state, so that
+	// destroy asks the router to cancel it.
+	const id = "0b0c8f2e-0000-4000-8000-0000000000a1"
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, Status: 201, Body: `{"request_id":"` + id + `","status":"IN_QUEUE",` +
+		`"status_url":"https://elsewhere.example/s","response_url":"https://elsewhere.example/r","cancel_url":"https://elsewhere.example/c"}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 0, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hi" })
+`),
+			ExpectError: regexp.MustCompile(`(?s)accepted request ` + id + `.*link points to another host.*saved in state`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpCancelRequest); n != 1 {
+				return fmt.Errorf("%d cancel requests, want 1: the accepted request was not kept in state", n)
+			}
+			return nil
+		},
+	})
+}

@@ -61,15 +61,17 @@ func nullRecord() routerRecordModel {
 
 // setQueue copies a queued request's status and links.
 func (m *routerRecordModel) setQueue(q *client.QueueRequest) {
-	m.Status = types.StringValue(q.Status)
+	m.Status = optString(q.Status)
 	m.ErrorType = optString(q.ErrorType)
 	m.QueuePosition = types.Int64PointerValue(q.QueuePosition)
 	if q.Completed() {
 		m.QueuePosition = types.Int64Null()
 	}
-	m.StatusURL = types.StringValue(q.StatusURL)
-	m.ResponseURL = types.StringValue(q.ResponseURL)
-	m.CancelURL = types.StringValue(q.CancelURL)
+	// A link the client refused is empty: null here, so Read and Delete fall back to the
+	// router endpoint.
+	m.StatusURL = optString(q.StatusURL)
+	m.ResponseURL = optString(q.ResponseURL)
+	m.CancelURL = optString(q.CancelURL)
 }
 
 // setResult copies what was kept of a result and the charge headers that came with it.
