@@ -458,8 +458,15 @@ func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*
 	return nil, &q, nil
 }
 
-// CancelOutcome is the cancel body {request_id, status}: CANCELLATION_REQUESTED (202) or
-// ALREADY_COMPLETED (409).
+// Cancel outcomes, named by the contract. It does not name the cancel body's fields.
+const (
+	RouterCancelRequested   = "CANCELLATION_REQUESTED"
+	RouterCancelAlreadyDone = "ALREADY_COMPLETED"
+)
+
+// CancelOutcome is the answer to a cancel. Status comes from the body's status field when
+// there is one (our assumption: {request_id, status}), else from the HTTP status: the contract
+// gives the outcome by status code and leaves the body's field names open.
 type CancelOutcome struct {
 	RequestID string `json:"request_id"`
 	Status    string `json:"status"`
@@ -468,17 +475,28 @@ type CancelOutcome struct {
 
 // CancelModelRequest asks a queued run to stop (PUT cancel_url). Both 202 and 409 are answers:
 // the request was noted, or the run had already completed. A cancel is a request, not a
-// guarantee: partner work in flight may finish and be billed.
+// guarantee: partner work in flight may finish and be billed. A body of another shape than
+// assumed (empty, other fields, not JSON) does not turn the answer into an error.
 func (c *Client) CancelModelRequest(ctx context.Context, cancelURL string) (*CancelOutcome, error) {
-	var out CancelOutcome
-	a, err := c.doJSON(ctx, call{
+	resp, err := c.do(ctx, call{
 		op: "cancel model request", method: http.MethodPut, url: cancelURL, cred: credAPIKey,
 		policy: retryIdempotent, accept: []int{http.StatusConflict},
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
-	out.HTTPCode = a.status
+	defer resp.Body.Close()
+	var out CancelOutcome
+	_ = decodeJSON(resp, &out) // best effort: the status code is the answer
+	out.HTTPCode = resp.StatusCode
+	if out.Status == "" {
+		switch resp.StatusCode {
+		case http.StatusAccepted:
+			out.Status = RouterCancelRequested
+		case http.StatusConflict:
+			out.Status = RouterCancelAlreadyDone
+		}
+	}
 	return &out, nil
 }
 

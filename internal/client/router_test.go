@@ -288,3 +288,40 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 		t.Fatalf("wrong key: %v", err)
 	}
 }
+
+// The contract names the cancel outcomes but not the cancel body's fields: a server written
+// from it may answer with another body, or none, and the outcome must still be read.
+func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		want                    string
+	}{
+		{"assumed body", "application/json", `{"request_id":"r","status":"CANCELLATION_REQUESTED"}`, 202, RouterCancelRequested},
+		{"empty 202", "", "", 202, RouterCancelRequested},
+		{"other field names", "application/json", `{"id":"r","state":"CANCELLATION_REQUESTED","extra":1}`, 202, RouterCancelRequested},
+		{"plain text 409", "text/plain", "already completed", 409, RouterCancelAlreadyDone},
+		{"empty 409", "", "", 409, RouterCancelAlreadyDone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPut {
+					t.Errorf("method %s, want PUT", r.Method)
+				}
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer hs.Close()
+			out, err := testClient(t, hs.URL).CancelModelRequest(context.Background(), hs.URL+"/c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != tc.want || out.HTTPCode != tc.status {
+				t.Fatalf("got %+v, want status %s and HTTP %d", out, tc.want, tc.status)
+			}
+		})
+	}
+}
