@@ -411,34 +411,64 @@ func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*Queue
 	return &q, nil
 }
 
-// QueueStatusURL builds the status URL of a request, for import (otherwise status_url is used).
-func (c *Client) QueueStatusURL(model, requestID string) (string, error) {
+// QueueLinks is a handle for request requestID of model with its links built on the router
+// endpoint. The router's own links are followed whenever they are known; this serves import, and
+// a handle whose links could not be used.
+func (c *Client) QueueLinks(model, requestID string) (*QueueRequest, error) {
 	if err := ValidateRouterRequestID(requestID); err != nil {
-		return "", err
+		return nil, err
 	}
-	return c.modelURL(model, "requests", requestID, "status")
-}
-
-// ModelRequestStatus reads a queued run's status through its status URL.
-func (c *Client) ModelRequestStatus(ctx context.Context, statusURL string) (*QueueRequest, error) {
-	const op = "read model request status"
-	var q QueueRequest
-	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: statusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	base, err := c.modelURL(model, "requests", requestID)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.finish(op, a); err != nil {
+	return &QueueRequest{RequestID: requestID, StatusURL: base + "/status", ResponseURL: base, CancelURL: base + "/cancel"}, nil
+}
+
+// finishStatus completes a status answer (the status route, or a collect answered 202) to the
+// handle held. Unlike a submission, its links are not needed: one that is missing or cannot be
+// followed is taken from the held handle, so a server that sends them only once does not break
+// the wait.
+func (q *QueueRequest) finishStatus(op string, a answer, held *QueueRequest) error {
+	if err := q.finish(op, a); err != nil && (q.RequestID == "" || q.Status == "") {
+		return err
+	}
+	q.FillLinks(held)
+	return nil
+}
+
+// FillLinks takes each link q lacks from other.
+func (q *QueueRequest) FillLinks(other *QueueRequest) {
+	for _, l := range []struct{ mine, theirs *string }{
+		{&q.StatusURL, &other.StatusURL}, {&q.ResponseURL, &other.ResponseURL}, {&q.CancelURL, &other.CancelURL},
+	} {
+		if *l.mine == "" {
+			*l.mine = *l.theirs
+		}
+	}
+}
+
+// ModelRequestStatus reads a queued run's status through the held handle's status URL.
+func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*QueueRequest, error) {
+	const op = "read model request status"
+	var q QueueRequest
+	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: held.StatusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.finishStatus(op, a, held); err != nil {
 		return nil, err
 	}
 	return &q, nil
 }
 
-// CollectModelRequest asks for the result at response_url. A 200 returns the result (close its
-// Body); a 202 means the run is not complete yet and returns its status instead.
-func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*RouterResult, *QueueRequest, error) {
+// CollectModelRequest asks for the result at the held handle's response URL. A 200 returns the
+// result (close its Body); a 202 means the run is not complete yet and returns its status
+// instead (the held handle, with the answer's Retry-After, when the body is not a status).
+func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*RouterResult, *QueueRequest, error) {
 	const op = "collect model request"
 	resp, err := c.do(ctx, call{
-		op: op, method: http.MethodGet, url: responseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
+		op: op, method: http.MethodGet, url: held.ResponseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
 		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
 	})
 	if err != nil {
@@ -448,12 +478,13 @@ func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*
 		return newRouterResult(resp), nil, nil
 	}
 	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
 	var q QueueRequest
-	if err := decodeJSON(resp, &q); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := q.finish(op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}); err != nil {
-		return nil, nil, err
+	if decodeJSON(resp, &q) != nil || q.finishStatus(op, a, held) != nil {
+		// "Not yet" is the answer whatever the body: the status route tells the rest.
+		q = *held
+		q.HTTPRequestID = resp.Header.Get("X-Svc-Request-Id")
+		q.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"))
 	}
 	return nil, &q, nil
 }
@@ -522,7 +553,7 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 			return q, ctx.Err()
 		case <-t.C:
 		}
-		next, err := c.ModelRequestStatus(ctx, q.StatusURL)
+		next, err := c.ModelRequestStatus(ctx, q)
 		if err != nil {
 			if ctx.Err() != nil {
 				return q, ctx.Err()
@@ -559,7 +590,7 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		if q.Failed() {
 			return q, nil, nil
 		}
-		res, pending, err := c.CollectModelRequest(ctx, q.ResponseURL)
+		res, pending, err := c.CollectModelRequest(ctx, q)
 		if err != nil {
 			return q, nil, err
 		}

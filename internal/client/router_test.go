@@ -251,7 +251,7 @@ func TestQueuedSubmitWaitCollectCancel(t *testing.T) {
 	if err != nil || out.Status != "ALREADY_COMPLETED" || out.HTTPCode != 409 {
 		t.Fatalf("second cancel: %+v %v", out, err)
 	}
-	st, err := c.ModelRequestStatus(ctx, slow.StatusURL)
+	st, err := c.ModelRequestStatus(ctx, slow)
 	if err != nil || !st.Failed() || st.ErrorType != "cancelled" {
 		t.Fatalf("status after cancel: %+v %v", st, err)
 	}
@@ -323,5 +323,60 @@ func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
 				t.Fatalf("got %+v, want status %s and HTTP %d", out, tc.want, tc.status)
 			}
 		})
+	}
+}
+
+// A router written from the contract alone may send the queue links only on submission, answer
+// a collect with 202 and no body or Retry-After, and return plain text: the wait goes on with
+// the links already held.
+func TestAwaitModelResultWithSparseStatusAnswers(t *testing.T) {
+	const id = "0b0c8f2e-0000-4000-8000-0000000000b2"
+	var statusReads, collects int
+	mux := http.NewServeMux()
+	var base string
+	mux.HandleFunc("POST /v2/models/acme/m/requests", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"request_id":"`+id+`","status":"IN_QUEUE","status_url":"`+base+`/q/`+id+`/status",`+
+			`"response_url":"`+base+`/q/`+id+`","cancel_url":"`+base+`/q/`+id+`/cancel","unknown_field":true}`)
+	})
+	mux.HandleFunc("GET /q/"+id+"/status", func(w http.ResponseWriter, _ *http.Request) {
+		statusReads++
+		status := "IN_PROGRESS"
+		if statusReads > 1 {
+			status = RouterCompleted
+		}
+		_, _ = io.WriteString(w, `{"request_id":"`+id+`","status":"`+status+`"}`)
+	})
+	mux.HandleFunc("GET /q/"+id, func(w http.ResponseWriter, _ *http.Request) {
+		collects++
+		if collects == 1 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "done")
+	})
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	base = hs.URL
+	c := testClient(t, hs.URL, func(cfg *Config) { cfg.RouterEndpoint = hs.URL })
+
+	ctx := context.Background()
+	q, err := c.SubmitModelRequest(ctx, InvokeInput{Model: "acme/m", Input: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, res, err := c.AwaitModelResult(ctx, q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "done" || statusReads != 2 || collects != 2 {
+		t.Fatalf("body %q after %d status reads and %d collects", body, statusReads, collects)
+	}
+	if final.CancelURL != q.CancelURL || final.ResponseURL != q.ResponseURL {
+		t.Fatalf("links lost: %+v", final)
 	}
 }

@@ -332,15 +332,12 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return // a synchronous call leaves no record on the service to read
 	}
 	ctx = r.data.logContext(ctx)
-	statusURL := state.StatusURL.ValueString()
-	if statusURL == "" {
-		var err error
-		if statusURL, err = r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString()); err != nil {
-			resp.Diagnostics.AddError("Reading model request failed", err.Error())
-			return
-		}
+	held, err := state.heldRequest(r.data.client)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading model request failed", err.Error())
+		return
 	}
-	q, err := r.data.client.ModelRequestStatus(ctx, statusURL)
+	q, err := r.data.client.ModelRequestStatus(ctx, held)
 	switch code := client.StatusOf(err); {
 	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
 		tflog.Info(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
@@ -358,7 +355,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	state.setQueue(q)
 	if q.Completed() && !q.Failed() && state.ResultSHA256.IsNull() {
 		// Completed since the last look (wait_for_completion = false, or import): collect it.
-		res, _, err := r.data.client.CollectModelRequest(ctx, q.ResponseURL)
+		res, _, err := r.data.client.CollectModelRequest(ctx, q)
 		switch {
 		case err != nil:
 			resp.Diagnostics.AddWarning("Result not collected", r.data.redact(fmt.Sprintf("Request %s completed but collecting its result failed; the next refresh tries again.\n\n%v", q.RequestID, err)))
@@ -388,7 +385,11 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 		case state.Mode.ValueString() == modeSync:
 			resp.Diagnostics.AddWarning("Result not written", "A synchronous call's result cannot be fetched again, so result_path was not written. Replace the resource to call the model again.")
 		case state.Status.ValueString() == client.RouterCompleted && state.ErrorType.IsNull():
-			res, _, err := r.data.client.CollectModelRequest(ctx, state.ResponseURL.ValueString())
+			held, err := state.heldRequest(r.data.client)
+			var res *client.RouterResult
+			if err == nil {
+				res, _, err = r.data.client.CollectModelRequest(ctx, held)
+			}
 			if err != nil {
 				resp.Diagnostics.AddError("Collecting the result again failed", r.data.redact(err.Error()))
 				return
@@ -418,16 +419,12 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	ctx = r.data.logContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
-	cancelURL := state.CancelURL.ValueString()
-	if cancelURL == "" {
-		statusURL, err := r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString())
-		if err != nil {
-			resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
-			return
-		}
-		cancelURL = strings.TrimSuffix(statusURL, "/status") + "/cancel"
+	held, err := state.heldRequest(r.data.client)
+	if err != nil {
+		resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
+		return
 	}
-	out, err := r.data.client.CancelModelRequest(ctx, cancelURL)
+	out, err := r.data.client.CancelModelRequest(ctx, held.CancelURL)
 	switch code := client.StatusOf(err); {
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return // aged out: nothing left to cancel

@@ -99,3 +99,21 @@ func optString(s string) types.String {
 	}
 	return types.StringValue(s)
 }
+
+// heldRequest is the handle state holds: the router's own links, and links built on the router
+// endpoint where state has none (after import, or when the router's could not be followed).
+func (m *routerRequestModel) heldRequest(c *client.Client) (*client.QueueRequest, error) {
+	q := &client.QueueRequest{
+		RequestID: m.ID.ValueString(), Status: m.Status.ValueString(), ErrorType: m.ErrorType.ValueString(),
+		StatusURL: m.StatusURL.ValueString(), ResponseURL: m.ResponseURL.ValueString(), CancelURL: m.CancelURL.ValueString(),
+	}
+	if q.StatusURL != "" && q.ResponseURL != "" && q.CancelURL != "" {
+		return q, nil
+	}
+	built, err := c.QueueLinks(m.Model.ValueString(), q.RequestID)
+	if err != nil {
+		return nil, err
+	}
+	q.FillLinks(built)
+	return q, nil
+}
