@@ -282,7 +282,11 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	plan.setQueue(final)
 	if err != nil {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.AddError("Model request did not finish", r.data.redact(describeRouterWaitError(ctx, err, final, createTimeout)))
+		title := "Model request did not finish"
+		if final.Completed() {
+			title = "Model result not collected"
+		}
+		resp.Diagnostics.AddError(title, r.data.redact(describeRouterWaitError(ctx, err, final, createTimeout)))
 		return
 	}
 	if final.Failed() {

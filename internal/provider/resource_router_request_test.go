@@ -378,3 +378,28 @@ func TestAccRouterRequest_acceptedWithUnusableLinksKeepsTheID(t *testing.T) {
 		},
 	})
 }
+
+func TestAccRouterRequest_collectFailureAfterCompletion(t *testing.T) {
+	t.Parallel()
+	// The run completes; collecting its result fails. The error must say that the run is over
+	// and that only the collection failed, not that the router keeps running it.
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpCollectRequest, Nth: 1, Status: 502, Body: `{"detail":"upstream broke"}`,
+		Headers: map[string]string{"X-Svc-Error-Type": "provider_error"}})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 0, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hi" })
+`),
+			ExpectError: regexp.MustCompile(`(?s)Model result not collected.*Collecting the result failed.*502.*provider_error.*after\s+request\s+[0-9a-f-]{36}\s+completed.*a\s+replay,\s+not\s+a\s+new\s+run`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpCancelRequest); n != 0 {
+				return fmt.Errorf("%d cancel requests for a completed request", n)
+			}
+			return checkRuns(srv, emulator.ModelEcho, 1)(nil)
+		},
+	})
+}
