@@ -380,3 +380,32 @@ func TestAwaitModelResultWithSparseStatusAnswers(t *testing.T) {
 		t.Fatalf("links lost: %+v", final)
 	}
 }
+
+// The contract names the x-svc-input-schema-authored flag but not where it sits; a document
+// without it is unauthored, so the router, not the provider, decides.
+func TestParseModelSchemaAuthoredFlag(t *testing.T) {
+	op := func(flag string) string {
+		return `{"/v2/models/acme/m":{"post":{` + flag + `"requestBody":{"content":{"application/json":{"schema":{"type":"object"}}}}}}}`
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      bool
+	}{
+		{"root", `{"x-svc-input-schema-authored":true,"paths":` + op("") + `}`, true},
+		{"info", `{"info":{"title":"m","x-svc-input-schema-authored":true},"paths":` + op("") + `}`, true},
+		{"operation", `{"paths":` + op(`"x-svc-input-schema-authored":true,`) + `}`, true},
+		{"root false wins over operation", `{"x-svc-input-schema-authored":false,"paths":` + op(`"x-svc-input-schema-authored":true,`) + `}`, false},
+		{"absent", `{"info":{"title":"m"},"paths":` + op("") + `}`, false},
+		{"authored without a request body", `{"x-svc-input-schema-authored":true,"paths":{}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := parseModelSchema("acme/m", json.RawMessage(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ms.InputSchemaAuthored != tc.want {
+				t.Fatalf("InputSchemaAuthored = %v, want %v", ms.InputSchemaAuthored, tc.want)
+			}
+		})
+	}
+}
