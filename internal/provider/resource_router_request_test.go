@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -401,5 +404,39 @@ func TestAccRouterRequest_collectFailureAfterCompletion(t *testing.T) {
 			}
 			return checkRuns(srv, emulator.ModelEcho, 1)(nil)
 		},
+	})
+}
+
+func TestAccRouterRequest_importedThenAppliedHasNoDiff(t *testing.T) {
+	t.Parallel()
+	// A queued request made elsewhere is imported with an import block; the apply adopts the
+	// configured input without calling the model, and the next plan must be empty.
+	srv := newTestServer(t, emulator.Options{})
+	c, err := client.New(client.Config{Endpoint: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := c.SubmitModelRequest(context.Background(), client.InvokeInput{
+		Model: emulator.ModelEcho, Input: json.RawMessage(`{"prompt":"made elsewhere"}`), IdempotencyKey: "made-elsewhere",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "made elsewhere" })
+`) + fmt.Sprintf(`
+import {
+  to = svc_router_request.test
+  id = "demo/echo/%s"
+}
+`, q.RequestID)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: resource.TestCheckResourceAttr(routerRes, "id", q.RequestID)},
+			{Config: cfg, PlanOnly: true},
+		},
+		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
 	})
 }
