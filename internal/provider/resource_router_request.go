@@ -315,11 +315,15 @@ func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequ
 }
 
 // keepResult stores a collected result into the model; a failure to write it is an error (the
-// request id is in state, and re-collecting a queued result is a replay, not a new run).
+// request id is in state, and re-collecting a queued result is a replay, not a new run). The
+// error says how to keep the paid run: in Create it taints the resource, and the replacement
+// would call the model again under a new key.
 func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequestModel, res *client.RouterResult, diags *diag.Diagnostics) {
 	stored, err := storeResult(res, m.ResultPath.ValueString())
 	if err != nil {
-		diags.AddError("Keeping the result failed", r.data.redact(err.Error()))
+		diags.AddError("Keeping the result failed", r.data.redact(fmt.Sprintf("%v\n\nThe model run itself succeeded and is "+
+			"billed. A queued result can be collected again as a replay: fix the problem, and if this apply tainted the "+
+			"resource, run `terraform untaint <address>` first; otherwise the next apply calls the model again.", err)))
 		return
 	}
 	m.setResult(res, stored)

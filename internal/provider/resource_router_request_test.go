@@ -440,3 +440,26 @@ import {
 		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
 	})
 }
+
+func TestAccRouterRequest_resultPathUnwritableSaysHowToKeepTheRun(t *testing.T) {
+	t.Parallel()
+	// The run succeeds but its result cannot be written. The error must say the run is paid for
+	// and how to keep it, since the taint would otherwise call the model again.
+	srv := newTestServer(t, emulator.Options{})
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, fmt.Sprintf(`
+  model       = "demo/pixel"
+  input       = jsonencode({ size = 4 })
+  result_path = %q
+`, filepath.Join(notADir, "sub", "out.png"))),
+			ExpectError: regexp.MustCompile(`(?s)Keeping the result failed.*succeeded\s+and\s+is\s+billed.*terraform\s+untaint`),
+		}},
+		CheckDestroy: checkRuns(srv, emulator.ModelPixel, 1),
+	})
+}
