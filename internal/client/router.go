@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -355,26 +356,35 @@ func (q *QueueRequest) finish(op string, a answer) error {
 	if d, ok := parseRetryAfter(a.header.Get("Retry-After")); ok {
 		q.RetryAfter = d
 	}
-	if q.RequestID == "" || q.Status == "" {
-		return fmt.Errorf("%s: the response is not a queued request (no request_id or status; request id %q)", op, q.HTTPRequestID)
+	if q.RequestID == "" {
+		return fmt.Errorf("%s: the response is not a queued request (no request_id; request id %q)", op, q.HTTPRequestID)
 	}
+	var errs []error
+	if q.Status == "" {
+		errs = append(errs, fmt.Errorf("%s: request %s has no status (request id %q)", op, q.RequestID, q.HTTPRequestID))
+	}
+	// Every link is checked, and one that cannot be followed is left empty rather than kept
+	// unresolved, so a caller holding the handle never follows it by mistake.
 	for _, l := range []struct {
 		name string
 		link *string
 	}{{"status_url", &q.StatusURL}, {"response_url", &q.ResponseURL}, {"cancel_url", &q.CancelURL}} {
 		if *l.link == "" {
-			return fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID)
+			errs = append(errs, fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID))
+			continue
 		}
 		abs, err := ResolveLink(a.url, *l.link)
 		if err != nil {
-			return fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err)
+			errs = append(errs, fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err))
 		}
 		*l.link = abs
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // SubmitModelRequest queues a run (POST .../requests) under the same retry table as InvokeModel.
+// When the router accepted the run but its answer cannot be used in full (a link that is missing
+// or points elsewhere), the handle is returned WITH the error, so the request id is not lost.
 func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*QueueRequest, error) {
 	u, err := c.modelURL(in.Model, "requests")
 	if err != nil {
@@ -391,39 +401,74 @@ func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*Queue
 		return nil, routerOutcome(op, in.IdempotencyKey, err)
 	}
 	if err := q.finish(op, a); err != nil {
-		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		if q.RequestID == "" {
+			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
+		}
+		// Accepted, but a link cannot be followed: the run exists and is billable, so its id goes
+		// back with the error for the caller to keep; the unusable link is left empty.
+		return &q, err
 	}
 	return &q, nil
 }
 
-// QueueStatusURL builds the status URL of a request, for import (otherwise status_url is used).
-func (c *Client) QueueStatusURL(model, requestID string) (string, error) {
+// QueueLinks is a handle for request requestID of model with its links built on the router
+// endpoint. The router's own links are followed whenever they are known; this serves import, and
+// a handle whose links could not be used.
+func (c *Client) QueueLinks(model, requestID string) (*QueueRequest, error) {
 	if err := ValidateRouterRequestID(requestID); err != nil {
-		return "", err
+		return nil, err
 	}
-	return c.modelURL(model, "requests", requestID, "status")
-}
-
-// ModelRequestStatus reads a queued run's status through its status URL.
-func (c *Client) ModelRequestStatus(ctx context.Context, statusURL string) (*QueueRequest, error) {
-	const op = "read model request status"
-	var q QueueRequest
-	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: statusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	base, err := c.modelURL(model, "requests", requestID)
 	if err != nil {
 		return nil, err
 	}
-	if err := q.finish(op, a); err != nil {
+	return &QueueRequest{RequestID: requestID, StatusURL: base + "/status", ResponseURL: base, CancelURL: base + "/cancel"}, nil
+}
+
+// finishStatus completes a status answer (the status route, or a collect answered 202) to the
+// handle held. Unlike a submission, its links are not needed: one that is missing or cannot be
+// followed is taken from the held handle, so a server that sends them only once does not break
+// the wait.
+func (q *QueueRequest) finishStatus(op string, a answer, held *QueueRequest) error {
+	if err := q.finish(op, a); err != nil && (q.RequestID == "" || q.Status == "") {
+		return err
+	}
+	q.FillLinks(held)
+	return nil
+}
+
+// FillLinks takes each link q lacks from other.
+func (q *QueueRequest) FillLinks(other *QueueRequest) {
+	for _, l := range []struct{ mine, theirs *string }{
+		{&q.StatusURL, &other.StatusURL}, {&q.ResponseURL, &other.ResponseURL}, {&q.CancelURL, &other.CancelURL},
+	} {
+		if *l.mine == "" {
+			*l.mine = *l.theirs
+		}
+	}
+}
+
+// ModelRequestStatus reads a queued run's status through the held handle's status URL.
+func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*QueueRequest, error) {
+	const op = "read model request status"
+	var q QueueRequest
+	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: held.StatusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.finishStatus(op, a, held); err != nil {
 		return nil, err
 	}
 	return &q, nil
 }
 
-// CollectModelRequest asks for the result at response_url. A 200 returns the result (close its
-// Body); a 202 means the run is not complete yet and returns its status instead.
-func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*RouterResult, *QueueRequest, error) {
+// CollectModelRequest asks for the result at the held handle's response URL. A 200 returns the
+// result (close its Body); a 202 means the run is not complete yet and returns its status
+// instead (the held handle, with the answer's Retry-After, when the body is not a status).
+func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*RouterResult, *QueueRequest, error) {
 	const op = "collect model request"
 	resp, err := c.do(ctx, call{
-		op: op, method: http.MethodGet, url: responseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
+		op: op, method: http.MethodGet, url: held.ResponseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
 		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
 	})
 	if err != nil {
@@ -433,18 +478,26 @@ func (c *Client) CollectModelRequest(ctx context.Context, responseURL string) (*
 		return newRouterResult(resp), nil, nil
 	}
 	defer resp.Body.Close()
+	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
 	var q QueueRequest
-	if err := decodeJSON(resp, &q); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", op, err)
-	}
-	if err := q.finish(op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}); err != nil {
-		return nil, nil, err
+	if decodeJSON(resp, &q) != nil || q.finishStatus(op, a, held) != nil {
+		// "Not yet" is the answer whatever the body: the status route tells the rest.
+		q = *held
+		q.HTTPRequestID = resp.Header.Get("X-Svc-Request-Id")
+		q.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"))
 	}
 	return nil, &q, nil
 }
 
-// CancelOutcome is the cancel body {request_id, status}: CANCELLATION_REQUESTED (202) or
-// ALREADY_COMPLETED (409).
+// Cancel outcomes, named by the contract. It does not name the cancel body's fields.
+const (
+	RouterCancelRequested   = "CANCELLATION_REQUESTED"
+	RouterCancelAlreadyDone = "ALREADY_COMPLETED"
+)
+
+// CancelOutcome is the answer to a cancel. Status comes from the body's status field when
+// there is one (our assumption: {request_id, status}), else from the HTTP status: the contract
+// gives the outcome by status code and leaves the body's field names open.
 type CancelOutcome struct {
 	RequestID string `json:"request_id"`
 	Status    string `json:"status"`
@@ -453,17 +506,28 @@ type CancelOutcome struct {
 
 // CancelModelRequest asks a queued run to stop (PUT cancel_url). Both 202 and 409 are answers:
 // the request was noted, or the run had already completed. A cancel is a request, not a
-// guarantee: partner work in flight may finish and be billed.
+// guarantee: partner work in flight may finish and be billed. A body of another shape than
+// assumed (empty, other fields, not JSON) does not turn the answer into an error.
 func (c *Client) CancelModelRequest(ctx context.Context, cancelURL string) (*CancelOutcome, error) {
-	var out CancelOutcome
-	a, err := c.doJSON(ctx, call{
+	resp, err := c.do(ctx, call{
 		op: "cancel model request", method: http.MethodPut, url: cancelURL, cred: credAPIKey,
 		policy: retryIdempotent, accept: []int{http.StatusConflict},
-	}, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
-	out.HTTPCode = a.status
+	defer resp.Body.Close()
+	var out CancelOutcome
+	_ = decodeJSON(resp, &out) // best effort: the status code is the answer
+	out.HTTPCode = resp.StatusCode
+	if out.Status == "" {
+		switch resp.StatusCode {
+		case http.StatusAccepted:
+			out.Status = RouterCancelRequested
+		case http.StatusConflict:
+			out.Status = RouterCancelAlreadyDone
+		}
+	}
 	return &out, nil
 }
 
@@ -489,7 +553,7 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 			return q, ctx.Err()
 		case <-t.C:
 		}
-		next, err := c.ModelRequestStatus(ctx, q.StatusURL)
+		next, err := c.ModelRequestStatus(ctx, q)
 		if err != nil {
 			if ctx.Err() != nil {
 				return q, ctx.Err()
@@ -526,7 +590,7 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		if q.Failed() {
 			return q, nil, nil
 		}
-		res, pending, err := c.CollectModelRequest(ctx, q.ResponseURL)
+		res, pending, err := c.CollectModelRequest(ctx, q)
 		if err != nil {
 			return q, nil, err
 		}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,8 +120,11 @@ type openAPIOperation struct {
 // the only POST with a JSON requestBody.
 func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 	var top struct {
-		Authored *bool                                 `json:"x-svc-input-schema-authored"`
-		Paths    map[string]map[string]json.RawMessage `json:"paths"`
+		Authored *bool `json:"x-svc-input-schema-authored"`
+		Info     struct {
+			Authored *bool `json:"x-svc-input-schema-authored"`
+		} `json:"info"`
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
 	if err := json.Unmarshal(doc, &top); err != nil {
 		return nil, fmt.Errorf("the schema document is not an OpenAPI object: %w", err)
@@ -145,11 +149,12 @@ func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 			chosen, chosenPath = &op, p
 		}
 	}
-	authored := top.Authored
+	// The contract calls the flag the document's but does not say where it sits: the document's
+	// root, its info object and the model operation are all read, in that order. A document
+	// without it is taken as unauthored: the router then validates, and nothing is refused here.
+	authored := cmp.Or(top.Authored, top.Info.Authored)
 	if chosen != nil {
-		if authored == nil {
-			authored = chosen.Authored
-		}
+		authored = cmp.Or(authored, chosen.Authored)
 		ms.InputSchema = chosen.RequestBody.Content["application/json"].Schema
 		ms.inputPointer = "#/paths/" + pointerEscape(chosenPath) + "/post/requestBody/content/application~1json/schema"
 		if ok := chosen.Responses["200"]; ok.Content != nil {

@@ -251,7 +251,7 @@ func TestQueuedSubmitWaitCollectCancel(t *testing.T) {
 	if err != nil || out.Status != "ALREADY_COMPLETED" || out.HTTPCode != 409 {
 		t.Fatalf("second cancel: %+v %v", out, err)
 	}
-	st, err := c.ModelRequestStatus(ctx, slow.StatusURL)
+	st, err := c.ModelRequestStatus(ctx, slow)
 	if err != nil || !st.Failed() || st.ErrorType != "cancelled" {
 		t.Fatalf("status after cancel: %+v %v", st, err)
 	}
@@ -286,5 +286,126 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 	bad := testClient(t, c.routerEndpoint.String(), func(cfg *Config) { cfg.APIKey = "wrong" })
 	if _, err := bad.ListModelsPage(ctx, "", 0); StatusOf(err) != 401 {
 		t.Fatalf("wrong key: %v", err)
+	}
+}
+
+// The contract names the cancel outcomes but not the cancel body's fields: a server written
+// from it may answer with another body, or none, and the outcome must still be read.
+func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		want                    string
+	}{
+		{"assumed body", "application/json", `{"request_id":"r","status":"CANCELLATION_REQUESTED"}`, 202, RouterCancelRequested},
+		{"empty 202", "", "", 202, RouterCancelRequested},
+		{"other field names", "application/json", `{"id":"r","state":"CANCELLATION_REQUESTED","extra":1}`, 202, RouterCancelRequested},
+		{"plain text 409", "text/plain", "already completed", 409, RouterCancelAlreadyDone},
+		{"empty 409", "", "", 409, RouterCancelAlreadyDone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method != http.MethodPut {
+					t.Errorf("method %s, want PUT", r.Method)
+				}
+				if tc.contentType != "" {
+					w.Header().Set("Content-Type", tc.contentType)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer hs.Close()
+			out, err := testClient(t, hs.URL).CancelModelRequest(context.Background(), hs.URL+"/c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Status != tc.want || out.HTTPCode != tc.status {
+				t.Fatalf("got %+v, want status %s and HTTP %d", out, tc.want, tc.status)
+			}
+		})
+	}
+}
+
+// A router written from the contract alone may send the queue links only on submission, answer
+// a collect with 202 and no body or Retry-After, and return plain text: the wait goes on with
+// the links already held.
+func TestAwaitModelResultWithSparseStatusAnswers(t *testing.T) {
+	const id = "0b0c8f2e-0000-4000-8000-0000000000b2"
+	var statusReads, collects int
+	mux := http.NewServeMux()
+	var base string
+	mux.HandleFunc("POST /v2/models/acme/m/requests", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"request_id":"`+id+`","status":"IN_QUEUE","status_url":"`+base+`/q/`+id+`/status",`+
+			`"response_url":"`+base+`/q/`+id+`","cancel_url":"`+base+`/q/`+id+`/cancel","unknown_field":true}`)
+	})
+	mux.HandleFunc("GET /q/"+id+"/status", func(w http.ResponseWriter, _ *http.Request) {
+		statusReads++
+		status := "IN_PROGRESS"
+		if statusReads > 1 {
+			status = RouterCompleted
+		}
+		_, _ = io.WriteString(w, `{"request_id":"`+id+`","status":"`+status+`"}`)
+	})
+	mux.HandleFunc("GET /q/"+id, func(w http.ResponseWriter, _ *http.Request) {
+		collects++
+		if collects == 1 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "done")
+	})
+	hs := httptest.NewServer(mux)
+	defer hs.Close()
+	base = hs.URL
+	c := testClient(t, hs.URL, func(cfg *Config) { cfg.RouterEndpoint = hs.URL })
+
+	ctx := context.Background()
+	q, err := c.SubmitModelRequest(ctx, InvokeInput{Model: "acme/m", Input: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, res, err := c.AwaitModelResult(ctx, q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if string(body) != "done" || statusReads != 2 || collects != 2 {
+		t.Fatalf("body %q after %d status reads and %d collects", body, statusReads, collects)
+	}
+	if final.CancelURL != q.CancelURL || final.ResponseURL != q.ResponseURL {
+		t.Fatalf("links lost: %+v", final)
+	}
+}
+
+// The contract names the x-svc-input-schema-authored flag but not where it sits; a document
+// without it is unauthored, so the router, not the provider, decides.
+func TestParseModelSchemaAuthoredFlag(t *testing.T) {
+	op := func(flag string) string {
+		return `{"/v2/models/acme/m":{"post":{` + flag + `"requestBody":{"content":{"application/json":{"schema":{"type":"object"}}}}}}}`
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      bool
+	}{
+		{"root", `{"x-svc-input-schema-authored":true,"paths":` + op("") + `}`, true},
+		{"info", `{"info":{"title":"m","x-svc-input-schema-authored":true},"paths":` + op("") + `}`, true},
+		{"operation", `{"paths":` + op(`"x-svc-input-schema-authored":true,`) + `}`, true},
+		{"root false wins over operation", `{"x-svc-input-schema-authored":false,"paths":` + op(`"x-svc-input-schema-authored":true,`) + `}`, false},
+		{"absent", `{"info":{"title":"m"},"paths":` + op("") + `}`, false},
+		{"authored without a request body", `{"x-svc-input-schema-authored":true,"paths":{}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, err := parseModelSchema("acme/m", json.RawMessage(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ms.InputSchemaAuthored != tc.want {
+				t.Fatalf("InputSchemaAuthored = %v, want %v", ms.InputSchemaAuthored, tc.want)
+			}
+		})
 	}
 }

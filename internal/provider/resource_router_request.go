@@ -253,16 +253,25 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	q, err := r.data.client.SubmitModelRequest(ctx, in)
-	if err != nil {
+	if q != nil {
+		tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
+		// The handle reaches state now, even with an error: the router accepted the run, so
+		// whatever happens next, the request is not lost.
+		plan.ID = types.StringValue(q.RequestID)
+		plan.setQueue(q)
+		plan.Replayed = types.BoolValue(q.Replayed)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	switch {
+	case err != nil && q != nil:
+		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
+			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
+				"Check router_endpoint against the links the router returns.", q.RequestID, err)))
+		return
+	case err != nil:
 		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
 		return
 	}
-	tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
-	// The handle reaches state now: whatever happens while waiting, the request is not lost.
-	plan.ID = types.StringValue(q.RequestID)
-	plan.setQueue(q)
-	plan.Replayed = types.BoolValue(q.Replayed)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
 	}
@@ -273,7 +282,11 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	plan.setQueue(final)
 	if err != nil {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.AddError("Model request did not finish", r.data.redact(describeRouterWaitError(ctx, err, final, createTimeout)))
+		title := "Model request did not finish"
+		if final.Completed() {
+			title = "Model result not collected"
+		}
+		resp.Diagnostics.AddError(title, r.data.redact(describeRouterWaitError(ctx, err, final, createTimeout)))
 		return
 	}
 	if final.Failed() {
@@ -302,11 +315,15 @@ func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequ
 }
 
 // keepResult stores a collected result into the model; a failure to write it is an error (the
-// request id is in state, and re-collecting a queued result is a replay, not a new run).
+// request id is in state, and re-collecting a queued result is a replay, not a new run). The
+// error says how to keep the paid run: in Create it taints the resource, and the replacement
+// would call the model again under a new key.
 func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequestModel, res *client.RouterResult, diags *diag.Diagnostics) {
 	stored, err := storeResult(res, m.ResultPath.ValueString())
 	if err != nil {
-		diags.AddError("Keeping the result failed", r.data.redact(err.Error()))
+		diags.AddError("Keeping the result failed", r.data.redact(fmt.Sprintf("%v\n\nThe model run itself succeeded and is "+
+			"billed. A queued result can be collected again as a replay: fix the problem, and if this apply tainted the "+
+			"resource, run `terraform untaint <address>` first; otherwise the next apply calls the model again.", err)))
 		return
 	}
 	m.setResult(res, stored)
@@ -323,15 +340,12 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return // a synchronous call leaves no record on the service to read
 	}
 	ctx = r.data.logContext(ctx)
-	statusURL := state.StatusURL.ValueString()
-	if statusURL == "" {
-		var err error
-		if statusURL, err = r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString()); err != nil {
-			resp.Diagnostics.AddError("Reading model request failed", err.Error())
-			return
-		}
+	held, err := state.heldRequest(r.data.client)
+	if err != nil {
+		resp.Diagnostics.AddError("Reading model request failed", err.Error())
+		return
 	}
-	q, err := r.data.client.ModelRequestStatus(ctx, statusURL)
+	q, err := r.data.client.ModelRequestStatus(ctx, held)
 	switch code := client.StatusOf(err); {
 	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
 		tflog.Info(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
@@ -349,7 +363,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	state.setQueue(q)
 	if q.Completed() && !q.Failed() && state.ResultSHA256.IsNull() {
 		// Completed since the last look (wait_for_completion = false, or import): collect it.
-		res, _, err := r.data.client.CollectModelRequest(ctx, q.ResponseURL)
+		res, _, err := r.data.client.CollectModelRequest(ctx, q)
 		switch {
 		case err != nil:
 			resp.Diagnostics.AddWarning("Result not collected", r.data.redact(fmt.Sprintf("Request %s completed but collecting its result failed; the next refresh tries again.\n\n%v", q.RequestID, err)))
@@ -379,7 +393,11 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 		case state.Mode.ValueString() == modeSync:
 			resp.Diagnostics.AddWarning("Result not written", "A synchronous call's result cannot be fetched again, so result_path was not written. Replace the resource to call the model again.")
 		case state.Status.ValueString() == client.RouterCompleted && state.ErrorType.IsNull():
-			res, _, err := r.data.client.CollectModelRequest(ctx, state.ResponseURL.ValueString())
+			held, err := state.heldRequest(r.data.client)
+			var res *client.RouterResult
+			if err == nil {
+				res, _, err = r.data.client.CollectModelRequest(ctx, held)
+			}
 			if err != nil {
 				resp.Diagnostics.AddError("Collecting the result again failed", r.data.redact(err.Error()))
 				return
@@ -409,16 +427,12 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	ctx = r.data.logContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
-	cancelURL := state.CancelURL.ValueString()
-	if cancelURL == "" {
-		statusURL, err := r.data.client.QueueStatusURL(state.Model.ValueString(), state.ID.ValueString())
-		if err != nil {
-			resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
-			return
-		}
-		cancelURL = strings.TrimSuffix(statusURL, "/status") + "/cancel"
+	held, err := state.heldRequest(r.data.client)
+	if err != nil {
+		resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
+		return
 	}
-	out, err := r.data.client.CancelModelRequest(ctx, cancelURL)
+	out, err := r.data.client.CancelModelRequest(ctx, held.CancelURL)
 	switch code := client.StatusOf(err); {
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return // aged out: nothing left to cancel

@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -349,5 +352,114 @@ func TestAccRouterRequest_importAndAgedOut(t *testing.T) {
 			},
 		},
 		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
+	})
+}
+
+func TestAccRouterRequest_acceptedWithUnusableLinksKeepsTheID(t *testing.T) {
+	t.Parallel()
+	// The router accepts the run (201, a request id) but its links point at another host, which
+	// the provider does not send the API key to. The run exists: its id must reach state, so that
+	// destroy asks the router to cancel it.
+	const id = "0b0c8f2e-0000-4000-8000-0000000000a1"
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, Status: 201, Body: `{"request_id":"` + id + `","status":"IN_QUEUE",` +
+		`"status_url":"https://elsewhere.example/s","response_url":"https://elsewhere.example/r","cancel_url":"https://elsewhere.example/c"}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 0, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hi" })
+`),
+			ExpectError: regexp.MustCompile(`(?s)accepted request ` + id + `.*link points to another host.*saved in state`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpCancelRequest); n != 1 {
+				return fmt.Errorf("%d cancel requests, want 1: the accepted request was not kept in state", n)
+			}
+			return nil
+		},
+	})
+}
+
+func TestAccRouterRequest_collectFailureAfterCompletion(t *testing.T) {
+	t.Parallel()
+	// The run completes; collecting its result fails. The error must say that the run is over
+	// and that only the collection failed, not that the router keeps running it.
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpCollectRequest, Nth: 1, Status: 502, Body: `{"detail":"upstream broke"}`,
+		Headers: map[string]string{"X-Svc-Error-Type": "provider_error"}})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 0, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hi" })
+`),
+			ExpectError: regexp.MustCompile(`(?s)Model result not collected.*Collecting the result failed.*502.*provider_error.*after\s+request\s+[0-9a-f-]{36}\s+completed.*a\s+replay,\s+not\s+a\s+new\s+run`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpCancelRequest); n != 0 {
+				return fmt.Errorf("%d cancel requests for a completed request", n)
+			}
+			return checkRuns(srv, emulator.ModelEcho, 1)(nil)
+		},
+	})
+}
+
+func TestAccRouterRequest_importedThenAppliedHasNoDiff(t *testing.T) {
+	t.Parallel()
+	// A queued request made elsewhere is imported with an import block; the apply adopts the
+	// configured input without calling the model, and the next plan must be empty.
+	srv := newTestServer(t, emulator.Options{})
+	c, err := client.New(client.Config{Endpoint: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := c.SubmitModelRequest(context.Background(), client.InvokeInput{
+		Model: emulator.ModelEcho, Input: json.RawMessage(`{"prompt":"made elsewhere"}`), IdempotencyKey: "made-elsewhere",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "made elsewhere" })
+`) + fmt.Sprintf(`
+import {
+  to = svc_router_request.test
+  id = "demo/echo/%s"
+}
+`, q.RequestID)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg, Check: resource.TestCheckResourceAttr(routerRes, "id", q.RequestID)},
+			{Config: cfg, PlanOnly: true},
+		},
+		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
+	})
+}
+
+func TestAccRouterRequest_resultPathUnwritableSaysHowToKeepTheRun(t *testing.T) {
+	t.Parallel()
+	// The run succeeds but its result cannot be written. The error must say the run is paid for
+	// and how to keep it, since the taint would otherwise call the model again.
+	srv := newTestServer(t, emulator.Options{})
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 2, fmt.Sprintf(`
+  model       = "demo/pixel"
+  input       = jsonencode({ size = 4 })
+  result_path = %q
+`, filepath.Join(notADir, "sub", "out.png"))),
+			ExpectError: regexp.MustCompile(`(?s)Keeping the result failed.*succeeded\s+and\s+is\s+billed.*terraform\s+untaint`),
+		}},
+		CheckDestroy: checkRuns(srv, emulator.ModelPixel, 1),
 	})
 }

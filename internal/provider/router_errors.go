@@ -48,6 +48,14 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 
 // describeRouterWaitError explains a wait that ended before the request completed.
 func describeRouterWaitError(ctx context.Context, err error, last *client.QueueRequest, limit time.Duration) string {
+	if last.Completed() {
+		// The run is over (and billed): only collecting its result failed, and that can be
+		// repeated without running the model again.
+		why := whyWaitEnded(ctx, err, limit, "Collecting the result failed")
+		return fmt.Sprintf("%s after request %s completed. The request id is saved in state and the resource is "+
+			"tainted. To keep the run, run `terraform untaint <address>`: a later refresh collects the result again "+
+			"(a replay, not a new run). Otherwise the next apply calls the model again.", why, last.RequestID)
+	}
 	why := whyWaitEnded(ctx, err, limit, "Reading the request failed")
 	return fmt.Sprintf("%s while request %s was %s. The request id is saved in state and the resource is tainted; the "+
 		"router keeps running it. To keep it, run `terraform untaint <address>`: a later refresh collects the result once it "+

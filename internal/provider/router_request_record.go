@@ -61,15 +61,17 @@ func nullRecord() routerRecordModel {
 
 // setQueue copies a queued request's status and links.
 func (m *routerRecordModel) setQueue(q *client.QueueRequest) {
-	m.Status = types.StringValue(q.Status)
+	m.Status = optString(q.Status)
 	m.ErrorType = optString(q.ErrorType)
 	m.QueuePosition = types.Int64PointerValue(q.QueuePosition)
 	if q.Completed() {
 		m.QueuePosition = types.Int64Null()
 	}
-	m.StatusURL = types.StringValue(q.StatusURL)
-	m.ResponseURL = types.StringValue(q.ResponseURL)
-	m.CancelURL = types.StringValue(q.CancelURL)
+	// A link the client refused is empty: null here, so Read and Delete fall back to the
+	// router endpoint.
+	m.StatusURL = optString(q.StatusURL)
+	m.ResponseURL = optString(q.ResponseURL)
+	m.CancelURL = optString(q.CancelURL)
 }
 
 // setResult copies what was kept of a result and the charge headers that came with it.
@@ -96,4 +98,22 @@ func optString(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
+}
+
+// heldRequest is the handle state holds: the router's own links, and links built on the router
+// endpoint where state has none (after import, or when the router's could not be followed).
+func (m *routerRequestModel) heldRequest(c *client.Client) (*client.QueueRequest, error) {
+	q := &client.QueueRequest{
+		RequestID: m.ID.ValueString(), Status: m.Status.ValueString(), ErrorType: m.ErrorType.ValueString(),
+		StatusURL: m.StatusURL.ValueString(), ResponseURL: m.ResponseURL.ValueString(), CancelURL: m.CancelURL.ValueString(),
+	}
+	if q.StatusURL != "" && q.ResponseURL != "" && q.CancelURL != "" {
+		return q, nil
+	}
+	built, err := c.QueueLinks(m.Model.ValueString(), q.RequestID)
+	if err != nil {
+		return nil, err
+	}
+	q.FillLinks(built)
+	return q, nil
 }
