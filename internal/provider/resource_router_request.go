@@ -340,6 +340,9 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return // a synchronous call leaves no record on the service to read
 	}
 	ctx = r.data.logContext(ctx)
+	if r.data.configUnknown {
+		return // the provider's settings are not known during this plan: keep state
+	}
 	held, err := state.heldRequest(r.data.client)
 	if err != nil {
 		resp.Diagnostics.AddError("Reading model request failed", err.Error())
@@ -351,10 +354,13 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		tflog.Info(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
 		return
 	case code == http.StatusNotFound || code == http.StatusGone:
-		resp.Diagnostics.AddWarning("Model request no longer exists",
-			fmt.Sprintf("Request %s of %s is not known to the router (HTTP %d) and was not seen completed; it is removed from state and the next apply calls the model again.",
-				state.ID.ValueString(), state.Model.ValueString(), code))
-		resp.State.RemoveResource(ctx)
+		// The router accepted this request once and now does not know it. It may have run (and
+		// been billed) without being seen completed, so dropping it from state, which makes the
+		// next apply call the model again under a new key, is not ours to decide.
+		resp.Diagnostics.AddWarning("Model request no longer known to the router",
+			fmt.Sprintf("Request %s of %s is not known to the router (HTTP %d) and was last seen %s. State keeps it: the run may "+
+				"have completed and been billed. To call the model again, run `terraform apply -replace=<address>`.",
+				state.ID.ValueString(), state.Model.ValueString(), code, state.Status.ValueString()))
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Reading model request failed", r.data.redact(err.Error()))

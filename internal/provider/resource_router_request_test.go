@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -461,5 +462,31 @@ func TestAccRouterRequest_resultPathUnwritableSaysHowToKeepTheRun(t *testing.T) 
 			ExpectError: regexp.MustCompile(`(?s)Keeping the result failed.*succeeded\s+and\s+is\s+billed.*terraform\s+untaint`),
 		}},
 		CheckDestroy: checkRuns(srv, emulator.ModelPixel, 1),
+	})
+}
+
+// A queued request the router forgets before it was seen completed may still have run and been
+// billed: state keeps it (with a warning) rather than calling the model again on the next apply.
+func TestAccRouterRequest_forgottenBeforeCompletionIsKept(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: time.Minute}})
+	config := routerRequestConfig(srv, 2, `
+  model               = "demo/slow"
+  input               = jsonencode({ note = "long" })
+  wait_for_completion = false
+`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: srv.ForgetRouterRequests,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: checkRuns(srv, emulator.ModelSlow, 1),
+			},
+		},
 	})
 }
