@@ -123,7 +123,7 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`."}
 	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-			"unknown classes and missing required inputs are reported per node, before anything is sent. Values are not judged (a link " +
+			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
 			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
 			"the provider's settings are only known at apply. Default `true`."}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
