@@ -7,8 +7,8 @@ package client
 // What the contract leaves open, and what we assume:
 //   - POST /api/prompt has no idempotency key. It is sent once; it is retried only when the
 //     connection was never established. A 5xx or a failure after sending is an unknown outcome.
-//   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any body with
-//     "error" (whatever the status) is a rejection.
+//   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any other body
+//     with a non-empty "error" and no prompt_id is a rejection. A prompt_id means a queued prompt.
 //   - Statuses: the five terminal values of the current set and those of the older set are
 //     terminal; anything else is in flight.
 
@@ -303,13 +303,40 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 		}
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
 	}
-	if len(out.Error) > 0 && string(out.Error) != "null" || resp.StatusCode == http.StatusBadRequest {
+	// A prompt id on a 2xx means a queued prompt whatever else the body says: refusing it would
+	// lose the id of a prompt that runs. An error beside it is logged; the status route tells.
+	if resp.StatusCode == http.StatusBadRequest || out.PromptID == "" && hasValue(out.Error) {
 		return nil, newPromptRejected(resp.StatusCode, reqID, out.Error, out.NodeErrors)
 	}
 	if out.PromptID == "" {
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("the response has neither prompt_id nor error (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
 	}
+	if hasValue(out.Error) {
+		c.log.Warn(ctx, "the submission answered a prompt_id and an error; following the prompt", map[string]any{
+			"prompt_id": out.PromptID, "request_id": reqID, "error": excerpt(out.Error)})
+	}
 	return &PromptSubmission{PromptID: out.PromptID, RequestID: reqID}, nil
+}
+
+// hasValue reports whether a JSON field says something: absent, null, "", {}, [] and false do not.
+func hasValue(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return len(raw) > 0
+	}
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return v != ""
+	case bool:
+		return v
+	case map[string]any:
+		return len(v) > 0
+	case []any:
+		return len(v) > 0
+	}
+	return true
 }
 
 func newPromptRejected(status int, reqID string, rawErr json.RawMessage, nodeErrors map[string]json.RawMessage) *PromptRejectedError {

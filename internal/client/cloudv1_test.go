@@ -260,6 +260,24 @@ func TestSubmitPromptErrorBodies(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	// A server may carry an empty error beside the prompt id: the prompt is queued, and its id
+	// must reach the caller, or a running prompt would be lost.
+	for _, body := range []string{
+		`{"prompt_id":"p-9","number":0,"node_errors":{},"error":""}`,
+		`{"prompt_id":"p-9","error":{}}`,
+		`{"prompt_id":"p-9","error":null,"extra":[1]}`,
+		`{"prompt_id":"p-9","node_errors":{"4":{"errors":[{"type":"x"}]}}}`,
+	} {
+		t.Run("200 with prompt_id "+body, func(t *testing.T) {
+			t.Parallel()
+			srv := v1Server(t, emulator.Options{})
+			srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 200, Body: body})
+			sub, err := v1Client(t, srv, nil).SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+			if err != nil || sub.PromptID != "p-9" {
+				t.Fatalf("submission = %+v, err = %v", sub, err)
+			}
+		})
+	}
 	t.Run("400 with node errors", func(t *testing.T) {
 		t.Parallel()
 		srv := v1Server(t, emulator.Options{})
