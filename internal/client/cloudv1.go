@@ -52,15 +52,11 @@ func PromptSucceeded(status string) bool { return status == PromptSuccess || sta
 
 // NodeClassInfo is one node class of GET /api/object_info.
 type NodeClassInfo struct {
-	Name           string
 	Category       string
 	RequiredInputs []string // sorted
 	OptionalInputs []string // sorted
-	// Choices lists, for inputs whose type is a list of values, the values offered.
-	Choices    map[string][]string
-	Outputs    []string
-	OutputNode bool
-	Raw        json.RawMessage
+	Outputs        []string
+	OutputNode     bool
 }
 
 // ObjectInfo is the node class registry of a v1 surface.
@@ -87,8 +83,11 @@ func (c *Client) GetObjectInfo(ctx context.Context) (*ObjectInfo, error) {
 	return info, nil
 }
 
-// ParseObjectInfo reads an object_info document. Input specs are [type, options] where type is a
-// type name or a list of choices; fields the client does not know are kept in Raw only.
+// ParseObjectInfo reads an object_info document: an object of node class name to definition. Only
+// the top level must have that shape. Each field of a definition is read on its own, and one the
+// client cannot read is left empty rather than failing the document: servers differ in input spec
+// shapes (["STRING", {...}], a list of choices, ["COMBO", {"options": [...]}]) and add fields, and
+// a class the service lists must stay known even when its definition is unusual.
 func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 	var classes map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &classes); err != nil {
@@ -97,29 +96,20 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 	info := &ObjectInfo{Classes: make(map[string]NodeClassInfo, len(classes)), Raw: raw}
 	for name, def := range classes {
 		var d struct {
-			Input struct {
-				Required map[string]json.RawMessage `json:"required"`
-				Optional map[string]json.RawMessage `json:"optional"`
-			} `json:"input"`
+			Input      json.RawMessage   `json:"input"`
 			Output     []json.RawMessage `json:"output"`
-			OutputNode bool              `json:"output_node"`
-			Category   string            `json:"category"`
+			OutputNode json.RawMessage   `json:"output_node"`
+			Category   json.RawMessage   `json:"category"`
 		}
-		if err := json.Unmarshal(def, &d); err != nil {
-			return nil, fmt.Errorf("node class %q: %w", name, err)
+		var inputs struct {
+			Required map[string]json.RawMessage `json:"required"`
+			Optional map[string]json.RawMessage `json:"optional"`
 		}
-		ci := NodeClassInfo{Name: name, Category: d.Category, OutputNode: d.OutputNode, Raw: def,
-			RequiredInputs: sortedKeys(d.Input.Required), OptionalInputs: sortedKeys(d.Input.Optional),
-			Choices: map[string][]string{}, Outputs: []string{}}
-		for _, specs := range []map[string]json.RawMessage{d.Input.Required, d.Input.Optional} {
-			for in, spec := range specs {
-				var parts []json.RawMessage
-				var choices []string
-				if json.Unmarshal(spec, &parts) == nil && len(parts) > 0 && json.Unmarshal(parts[0], &choices) == nil {
-					ci.Choices[in] = choices
-				}
-			}
-		}
+		readLeniently(def, &d)
+		readLeniently(d.Input, &inputs)
+		ci := NodeClassInfo{RequiredInputs: sortedKeys(inputs.Required), OptionalInputs: sortedKeys(inputs.Optional), Outputs: []string{}}
+		readLeniently(d.OutputNode, &ci.OutputNode)
+		readLeniently(d.Category, &ci.Category)
 		for _, o := range d.Output {
 			var s string
 			if json.Unmarshal(o, &s) != nil {
@@ -130,6 +120,13 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		info.Classes[name] = ci
 	}
 	return info, nil
+}
+
+// readLeniently decodes raw into out when it has out's shape and leaves out as it is otherwise.
+func readLeniently(raw json.RawMessage, out any) {
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, out)
+	}
 }
 
 // UploadInput is one file for POST /api/upload/image or /api/upload/mask.

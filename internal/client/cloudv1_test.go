@@ -122,11 +122,41 @@ func TestObjectInfoRequiredOptionalChoices(t *testing.T) {
 	if !info.Classes["SaveImage"].OutputNode {
 		t.Error("SaveImage is an output node")
 	}
-	if got := info.Classes["ImageFlip"].Choices["direction"]; fmt.Sprint(got) != "[horizontal vertical]" {
-		t.Errorf("ImageFlip.direction choices: %v", got)
-	}
-	if len(info.Raw) == 0 || info.Classes["SaveImage"].Raw == nil {
+	if len(info.Raw) == 0 {
 		t.Error("raw JSON missing")
+	}
+}
+
+// Servers written from the same documents shape definitions differently; a field the client
+// cannot read leaves that field empty, never the whole document unreadable.
+func TestParseObjectInfoShapes(t *testing.T) {
+	t.Parallel()
+	info, err := ParseObjectInfo([]byte(`{
+	  "Text":  {"input": {"required": {"text": ["STRING", {"multiline": true}], "mode": [["a", "b"]], "ckpt": ["COMBO", {"options": ["x"]}]},
+	                      "optional": {"n": ["INT"]}, "hidden": {"id": "UNIQUE_ID"}}, "output": ["STRING", ["a", "b"]], "output_node": false,
+	            "category": "text", "python_module": "nodes", "api_node": true},
+	  "Odd":   {"input": {"required": ["text"], "optional": null}, "output": "IMAGE", "output_node": "true", "category": 5},
+	  "Bare":  {},
+	  "Null":  null
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Text": "{Category:text RequiredInputs:[ckpt mode text] OptionalInputs:[n] Outputs:[STRING COMBO] OutputNode:false}",
+		"Odd":  "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+		"Bare": "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+		"Null": "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+	}
+	for name, w := range want {
+		if got := fmt.Sprintf("%+v", info.Classes[name]); got != w {
+			t.Errorf("%s = %s, want %s", name, got, w)
+		}
+	}
+	for _, bad := range []string{`[]`, `"x"`, `{"A": 1`} {
+		if _, err := ParseObjectInfo([]byte(bad)); err == nil {
+			t.Errorf("ParseObjectInfo(%s) accepted", bad)
+		}
 	}
 }
 
