@@ -278,6 +278,44 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
+// A 404 from the status route right after submission may only mean the record is not there yet:
+// polling goes on, and only a 404 that persists without a socket ends the wait.
+func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		fault     emulator.Fault
+		wantErr   string
+		wantReads int // status reads made, 0 = not checked
+	}{
+		{name: "record appears after two reads", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 2, Status: 404}},
+		{name: "route missing", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 404},
+			wantErr: "the status route answered 404 3 times", wantReads: promptStatusMissingReads},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := v1Server(t, emulator.Options{})
+			srv.Inject(tc.fault)
+			c := v1Client(t, srv, nil)
+			sub, err := c.SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.WaitPrompt(context.Background(), sub.PromptID, nil, fastWait)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+			} else if err != nil || res.Status != PromptSuccess || res.StatusRouteMissing || res.StatusFromSocket {
+				t.Fatalf("result %+v, err %v", res, err)
+			}
+			if n := srv.Requests(emulator.OpV1Status); tc.wantReads != 0 && n != tc.wantReads {
+				t.Errorf("status reads = %d, want %d", n, tc.wantReads)
+			}
+		})
+	}
+}
+
 func TestSubmitPromptErrorBodies(t *testing.T) {
 	t.Parallel()
 	t.Run("200 with error", func(t *testing.T) {
