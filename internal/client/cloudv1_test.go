@@ -368,19 +368,30 @@ func TestSubmitPromptErrorBodies(t *testing.T) {
 	})
 }
 
+// The websocket library quotes the URL, token included, in its transport errors: every error and
+// log line must name it redacted, raw or escaped.
 func TestSocketDialErrorHidesToken(t *testing.T) {
 	t.Parallel()
 	srv := v1Server(t, emulator.Options{})
-	log := &recordingLogger{}
-	c := testClient(t, srv.URL(), func(c *Config) { c.APIKey = "wrong-key/with+chars"; c.Logger = log })
-	_, err := c.DialSocket(context.Background(), "id")
-	if err == nil {
-		t.Fatal("dial with a wrong token succeeded")
-	}
-	for _, leak := range []string{"wrong-key", "with%2Bchars"} {
-		if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
-			t.Errorf("token leaked: %v\n%s", err, log.all())
-		}
+	const token = "wrong-key/with+chars and space"
+	for _, tc := range []struct{ name, endpoint, want string }{
+		{"refused by the service", srv.URL(), "HTTP 401"},
+		{"connection refused", "http://127.0.0.1:1", "token=REDACTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			log := &recordingLogger{}
+			c := testClient(t, tc.endpoint, func(c *Config) { c.APIKey = token; c.Logger = log })
+			_, err := c.DialSocket(context.Background(), "id")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			for _, leak := range []string{"wrong-key", "with%2Bchars", "with+chars", "and+space", "and%20space"} {
+				if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
+					t.Errorf("token leaked (%s): %v\n%s", leak, err, log.all())
+				}
+			}
+		})
 	}
 }
 
