@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -406,5 +408,29 @@ func TestPromptTerminalStatuses(t *testing.T) {
 		if PromptTerminal(s) != want[0] || PromptSucceeded(s) != want[1] {
 			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), PromptSucceeded(s), want)
 		}
+	}
+}
+
+// A server may answer /api/view with a relative Location on its own origin: the download follows
+// it (the key may go along, it is the same host) and the file arrives whole.
+func TestDownloadViewRelativeRedirect(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/view", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("filename") != "out.png" || r.Header.Get("X-API-Key") != v1Key {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Location", "../signed/out.png?sig=abc")
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.HandleFunc("GET /signed/out.png", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("PNGDATA")) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := testClient(t, srv.URL, func(c *Config) { c.APIKey = v1Key })
+	var buf bytes.Buffer
+	d, err := c.DownloadView(context.Background(), ViewFile{Filename: "out.png", Type: "output"}, &buf)
+	if err != nil || buf.String() != "PNGDATA" || d.Size != 7 {
+		t.Fatalf("download = %+v, %q, err %v", d, buf.String(), err)
 	}
 }
