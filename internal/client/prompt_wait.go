@@ -49,7 +49,7 @@ type PromptResult struct {
 	// OutputsComplete is false when the socket was not connected for the whole run (or did not
 	// deliver its terminal message): outputs come only from the socket and some may be missing.
 	OutputsComplete bool
-	Previews        int // binary preview frames received for the prompt
+	Previews        int // binary preview images received for the prompt (TEXT frames are not counted)
 }
 
 // Succeeded reports whether the prompt finished successfully.
@@ -165,8 +165,9 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				resetTimer(0)
 				continue
 			}
-			if ev.Frame != nil {
-				if m := ev.Frame.Metadata; m == nil || m.PromptID == promptID {
+			if f := ev.Frame; f != nil {
+				// A TEXT frame is no preview; a bare PREVIEW_IMAGE names no prompt, so it counts.
+				if f.Type != FrameText && (f.Metadata == nil || f.Metadata.PromptID == promptID) {
 					res.Previews++
 				}
 				continue

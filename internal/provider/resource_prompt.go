@@ -213,7 +213,6 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	// The id reaches state now: whatever happens while waiting, the prompt is not lost.
 	plan.ID = types.StringValue(sub.PromptID)
 	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
-	plan.Status = types.StringNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
