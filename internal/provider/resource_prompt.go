@@ -184,7 +184,9 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx = r.data.logContext(ctx)
+	// The write-only key is a secret of this apply: masked like the provider's in logs and errors.
+	secrets := append(nonEmpty(apiKeyWO.ValueString()), r.data.secrets...)
+	ctx = maskSecrets(ctx, secrets)
 	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 
@@ -205,7 +207,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ClientID:  clientID,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", r.data.redact(describePromptSubmitError(err)))
+		resp.Diagnostics.AddError("Prompt submission failed", redact(describePromptSubmitError(err), secrets))
 		return
 	}
 	tflog.Info(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -226,11 +228,11 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if waitErr != nil {
-		resp.Diagnostics.AddError("Prompt did not finish", r.data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
+		resp.Diagnostics.AddError("Prompt did not finish", redact(describePromptWaitError(ctx, waitErr, res, createTimeout), secrets))
 		return
 	}
 	if !res.Succeeded() {
-		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), r.data.redact(describeUnsuccessfulPrompt(res)))
+		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), redact(describeUnsuccessfulPrompt(res), secrets))
 		return
 	}
 	if !res.OutputsComplete {

@@ -154,6 +154,25 @@ func TestAccPrompt_bodyWithError(t *testing.T) {
 	})
 }
 
+// The write-only partner key is a secret like the provider's: a service that echoes it in an
+// error must not put it in the diagnostic.
+func TestAccPrompt_writeOnlyKeyRedactedFromErrors(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 400,
+		Body: `{"error":{"type":"invalid_partner_key","message":"partner key wo-partner-key-987 was refused"},"node_errors":{}}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), `partner_api_key_wo = "wo-partner-key-987"`),
+			ExpectError: regexp.MustCompile(`invalid_partner_key: partner key \(redacted\)\s+was\s+refused`),
+		}},
+	})
+	if got := srv.JobCount(); got != 0 {
+		t.Errorf("%d prompts ran", got)
+	}
+}
+
 func TestAccPrompt_planTimeValidation(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
