@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -109,6 +110,13 @@ func (r *promptResource) Metadata(_ context.Context, req resource.MetadataReques
 
 func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := keepStateForUnknown(resourceAttributes(promptFields))
+	// keepStateForUnknown leaves booleans alone (another resource's flag changes on update); these
+	// two only change when the prompt runs again, which is a replacement.
+	for _, name := range []string{"outputs_complete", "interrupted"} {
+		a := attrs[name].(schema.BoolAttribute)
+		a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.UseStateForUnknown())
+		attrs[name] = a
+	}
 	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
 	attrs["workflow"] = schema.StringAttribute{
