@@ -7,8 +7,8 @@ package client
 // What the contract leaves open, and what we assume:
 //   - POST /api/prompt has no idempotency key. It is sent once; it is retried only when the
 //     connection was never established. A 5xx or a failure after sending is an unknown outcome.
-//   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any body with
-//     "error" (whatever the status) is a rejection.
+//   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any other body
+//     with a non-empty "error" and no prompt_id is a rejection. A prompt_id means a queued prompt.
 //   - Statuses: the five terminal values of the current set and those of the older set are
 //     terminal; anything else is in flight.
 
@@ -52,15 +52,11 @@ func PromptSucceeded(status string) bool { return status == PromptSuccess || sta
 
 // NodeClassInfo is one node class of GET /api/object_info.
 type NodeClassInfo struct {
-	Name           string
 	Category       string
 	RequiredInputs []string // sorted
 	OptionalInputs []string // sorted
-	// Choices lists, for inputs whose type is a list of values, the values offered.
-	Choices    map[string][]string
-	Outputs    []string
-	OutputNode bool
-	Raw        json.RawMessage
+	Outputs        []string
+	OutputNode     bool
 }
 
 // ObjectInfo is the node class registry of a v1 surface.
@@ -87,8 +83,11 @@ func (c *Client) GetObjectInfo(ctx context.Context) (*ObjectInfo, error) {
 	return info, nil
 }
 
-// ParseObjectInfo reads an object_info document. Input specs are [type, options] where type is a
-// type name or a list of choices; fields the client does not know are kept in Raw only.
+// ParseObjectInfo reads an object_info document: an object of node class name to definition. Only
+// the top level must have that shape. Each field of a definition is read on its own, and one the
+// client cannot read is left empty rather than failing the document: servers differ in input spec
+// shapes (["STRING", {...}], a list of choices, ["COMBO", {"options": [...]}]) and add fields, and
+// a class the service lists must stay known even when its definition is unusual.
 func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 	var classes map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &classes); err != nil {
@@ -97,29 +96,20 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 	info := &ObjectInfo{Classes: make(map[string]NodeClassInfo, len(classes)), Raw: raw}
 	for name, def := range classes {
 		var d struct {
-			Input struct {
-				Required map[string]json.RawMessage `json:"required"`
-				Optional map[string]json.RawMessage `json:"optional"`
-			} `json:"input"`
+			Input      json.RawMessage   `json:"input"`
 			Output     []json.RawMessage `json:"output"`
-			OutputNode bool              `json:"output_node"`
-			Category   string            `json:"category"`
+			OutputNode json.RawMessage   `json:"output_node"`
+			Category   json.RawMessage   `json:"category"`
 		}
-		if err := json.Unmarshal(def, &d); err != nil {
-			return nil, fmt.Errorf("node class %q: %w", name, err)
+		var inputs struct {
+			Required map[string]json.RawMessage `json:"required"`
+			Optional map[string]json.RawMessage `json:"optional"`
 		}
-		ci := NodeClassInfo{Name: name, Category: d.Category, OutputNode: d.OutputNode, Raw: def,
-			RequiredInputs: sortedKeys(d.Input.Required), OptionalInputs: sortedKeys(d.Input.Optional),
-			Choices: map[string][]string{}, Outputs: []string{}}
-		for _, specs := range []map[string]json.RawMessage{d.Input.Required, d.Input.Optional} {
-			for in, spec := range specs {
-				var parts []json.RawMessage
-				var choices []string
-				if json.Unmarshal(spec, &parts) == nil && len(parts) > 0 && json.Unmarshal(parts[0], &choices) == nil {
-					ci.Choices[in] = choices
-				}
-			}
-		}
+		readLeniently(def, &d)
+		readLeniently(d.Input, &inputs)
+		ci := NodeClassInfo{RequiredInputs: sortedKeys(inputs.Required), OptionalInputs: sortedKeys(inputs.Optional), Outputs: []string{}}
+		readLeniently(d.OutputNode, &ci.OutputNode)
+		readLeniently(d.Category, &ci.Category)
 		for _, o := range d.Output {
 			var s string
 			if json.Unmarshal(o, &s) != nil {
@@ -130,6 +120,13 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		info.Classes[name] = ci
 	}
 	return info, nil
+}
+
+// readLeniently decodes raw into out when it has out's shape and leaves out as it is otherwise.
+func readLeniently(raw json.RawMessage, out any) {
+	if len(raw) > 0 {
+		_ = json.Unmarshal(raw, out)
+	}
 }
 
 // UploadInput is one file for POST /api/upload/image or /api/upload/mask.
@@ -303,13 +300,40 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 		}
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
 	}
-	if len(out.Error) > 0 && string(out.Error) != "null" || resp.StatusCode == http.StatusBadRequest {
+	// A prompt id on a 2xx means a queued prompt whatever else the body says: refusing it would
+	// lose the id of a prompt that runs. An error beside it is logged; the status route tells.
+	if resp.StatusCode == http.StatusBadRequest || out.PromptID == "" && hasValue(out.Error) {
 		return nil, newPromptRejected(resp.StatusCode, reqID, out.Error, out.NodeErrors)
 	}
 	if out.PromptID == "" {
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("the response has neither prompt_id nor error (HTTP %d, request id %q): %s", resp.StatusCode, reqID, excerpt(data))}
 	}
+	if hasValue(out.Error) {
+		c.log.Warn(ctx, "the submission answered a prompt_id and an error; following the prompt", map[string]any{
+			"prompt_id": out.PromptID, "request_id": reqID, "error": excerpt(out.Error)})
+	}
 	return &PromptSubmission{PromptID: out.PromptID, RequestID: reqID}, nil
+}
+
+// hasValue reports whether a JSON field says something: absent, null, "", {}, [] and false do not.
+func hasValue(raw json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return len(raw) > 0
+	}
+	switch v := v.(type) {
+	case nil:
+		return false
+	case string:
+		return v != ""
+	case bool:
+		return v
+	case map[string]any:
+		return len(v) > 0
+	case []any:
+		return len(v) > 0
+	}
+	return true
 }
 
 func newPromptRejected(status int, reqID string, rawErr json.RawMessage, nodeErrors map[string]json.RawMessage) *PromptRejectedError {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -122,11 +124,41 @@ func TestObjectInfoRequiredOptionalChoices(t *testing.T) {
 	if !info.Classes["SaveImage"].OutputNode {
 		t.Error("SaveImage is an output node")
 	}
-	if got := info.Classes["ImageFlip"].Choices["direction"]; fmt.Sprint(got) != "[horizontal vertical]" {
-		t.Errorf("ImageFlip.direction choices: %v", got)
-	}
-	if len(info.Raw) == 0 || info.Classes["SaveImage"].Raw == nil {
+	if len(info.Raw) == 0 {
 		t.Error("raw JSON missing")
+	}
+}
+
+// Servers written from the same documents shape definitions differently; a field the client
+// cannot read leaves that field empty, never the whole document unreadable.
+func TestParseObjectInfoShapes(t *testing.T) {
+	t.Parallel()
+	info, err := ParseObjectInfo([]byte(`{
+	  "Text":  {"input": {"required": {"text": ["STRING", {"multiline": true}], "mode": [["a", "b"]], "ckpt": ["COMBO", {"options": ["x"]}]},
+	                      "optional": {"n": ["INT"]}, "hidden": {"id": "UNIQUE_ID"}}, "output": ["STRING", ["a", "b"]], "output_node": false,
+	            "category": "text", "python_module": "nodes", "api_node": true},
+	  "Odd":   {"input": {"required": ["text"], "optional": null}, "output": "IMAGE", "output_node": "true", "category": 5},
+	  "Bare":  {},
+	  "Null":  null
+	}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"Text": "{Category:text RequiredInputs:[ckpt mode text] OptionalInputs:[n] Outputs:[STRING COMBO] OutputNode:false}",
+		"Odd":  "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+		"Bare": "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+		"Null": "{Category: RequiredInputs:[] OptionalInputs:[] Outputs:[] OutputNode:false}",
+	}
+	for name, w := range want {
+		if got := fmt.Sprintf("%+v", info.Classes[name]); got != w {
+			t.Errorf("%s = %s, want %s", name, got, w)
+		}
+	}
+	for _, bad := range []string{`[]`, `"x"`, `{"A": 1`} {
+		if _, err := ParseObjectInfo([]byte(bad)); err == nil {
+			t.Errorf("ParseObjectInfo(%s) accepted", bad)
+		}
 	}
 }
 
@@ -248,6 +280,44 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
+// A 404 from the status route right after submission may only mean the record is not there yet:
+// polling goes on, and only a 404 that persists without a socket ends the wait.
+func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		fault     emulator.Fault
+		wantErr   string
+		wantReads int // status reads made, 0 = not checked
+	}{
+		{name: "record appears after two reads", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 2, Status: 404}},
+		{name: "route missing", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 404},
+			wantErr: "the status route answered 404 3 times", wantReads: promptStatusMissingReads},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := v1Server(t, emulator.Options{})
+			srv.Inject(tc.fault)
+			c := v1Client(t, srv, nil)
+			sub, err := c.SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.WaitPrompt(context.Background(), sub.PromptID, nil, fastWait)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+			} else if err != nil || res.Status != PromptSuccess || res.StatusRouteMissing || res.StatusFromSocket {
+				t.Fatalf("result %+v, err %v", res, err)
+			}
+			if n := srv.Requests(emulator.OpV1Status); tc.wantReads != 0 && n != tc.wantReads {
+				t.Errorf("status reads = %d, want %d", n, tc.wantReads)
+			}
+		})
+	}
+}
+
 func TestSubmitPromptErrorBodies(t *testing.T) {
 	t.Parallel()
 	t.Run("200 with error", func(t *testing.T) {
@@ -260,6 +330,24 @@ func TestSubmitPromptErrorBodies(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	// A server may carry an empty error beside the prompt id: the prompt is queued, and its id
+	// must reach the caller, or a running prompt would be lost.
+	for _, body := range []string{
+		`{"prompt_id":"p-9","number":0,"node_errors":{},"error":""}`,
+		`{"prompt_id":"p-9","error":{}}`,
+		`{"prompt_id":"p-9","error":null,"extra":[1]}`,
+		`{"prompt_id":"p-9","node_errors":{"4":{"errors":[{"type":"x"}]}}}`,
+	} {
+		t.Run("200 with prompt_id "+body, func(t *testing.T) {
+			t.Parallel()
+			srv := v1Server(t, emulator.Options{})
+			srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 200, Body: body})
+			sub, err := v1Client(t, srv, nil).SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+			if err != nil || sub.PromptID != "p-9" {
+				t.Fatalf("submission = %+v, err = %v", sub, err)
+			}
+		})
+	}
 	t.Run("400 with node errors", func(t *testing.T) {
 		t.Parallel()
 		srv := v1Server(t, emulator.Options{})
@@ -282,19 +370,30 @@ func TestSubmitPromptErrorBodies(t *testing.T) {
 	})
 }
 
+// The websocket library quotes the URL, token included, in its transport errors: every error and
+// log line must name it redacted, raw or escaped.
 func TestSocketDialErrorHidesToken(t *testing.T) {
 	t.Parallel()
 	srv := v1Server(t, emulator.Options{})
-	log := &recordingLogger{}
-	c := testClient(t, srv.URL(), func(c *Config) { c.APIKey = "wrong-key/with+chars"; c.Logger = log })
-	_, err := c.DialSocket(context.Background(), "id")
-	if err == nil {
-		t.Fatal("dial with a wrong token succeeded")
-	}
-	for _, leak := range []string{"wrong-key", "with%2Bchars"} {
-		if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
-			t.Errorf("token leaked: %v\n%s", err, log.all())
-		}
+	const token = "wrong-key/with+chars and space"
+	for _, tc := range []struct{ name, endpoint, want string }{
+		{"refused by the service", srv.URL(), "HTTP 401"},
+		{"connection refused", "http://127.0.0.1:1", "token=REDACTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			log := &recordingLogger{}
+			c := testClient(t, tc.endpoint, func(c *Config) { c.APIKey = token; c.Logger = log })
+			_, err := c.DialSocket(context.Background(), "id")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			for _, leak := range []string{"wrong-key", "with%2Bchars", "with+chars", "and+space", "and%20space"} {
+				if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
+					t.Errorf("token leaked (%s): %v\n%s", leak, err, log.all())
+				}
+			}
+		})
 	}
 }
 
@@ -309,5 +408,29 @@ func TestPromptTerminalStatuses(t *testing.T) {
 		if PromptTerminal(s) != want[0] || PromptSucceeded(s) != want[1] {
 			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), PromptSucceeded(s), want)
 		}
+	}
+}
+
+// A server may answer /api/view with a relative Location on its own origin: the download follows
+// it (the key may go along, it is the same host) and the file arrives whole.
+func TestDownloadViewRelativeRedirect(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/view", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("filename") != "out.png" || r.Header.Get("X-API-Key") != v1Key {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Location", "../signed/out.png?sig=abc")
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.HandleFunc("GET /signed/out.png", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("PNGDATA")) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := testClient(t, srv.URL, func(c *Config) { c.APIKey = v1Key })
+	var buf bytes.Buffer
+	d, err := c.DownloadView(context.Background(), ViewFile{Filename: "out.png", Type: "output"}, &buf)
+	if err != nil || buf.String() != "PNGDATA" || d.Size != 7 {
+		t.Fatalf("download = %+v, %q, err %v", d, buf.String(), err)
 	}
 }

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -56,14 +58,40 @@ func TestDecodeFrame(t *testing.T) {
 	}
 }
 
+// FuzzDecodeFrame: whatever the bytes, DecodeFrame never panics, and what it decodes is exactly
+// the section 6 layout: the fields put back in place give the input again. A frame of a type the
+// client does not know, and only such a frame, is ErrUnknownFrame.
 func FuzzDecodeFrame(f *testing.F) {
 	f.Add(frame(1, u32(2), []byte("x")))
 	f.Add(frame(3, u32(1), []byte("1t")))
 	f.Add(frame(4, u32(2), []byte("{}img")))
+	f.Add(frame(4, u32(15), []byte(`{"node_id":"1"}`)))
+	f.Add(frame(3, u32(0xFFFFFFFF)))
+	f.Add(frame(9))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fr, err := DecodeFrame(b)
-		if err == nil && len(fr.Image) > len(b) {
-			t.Fatal("image longer than the frame")
+		known := len(b) >= 4 && slices.Contains([]uint32{FramePreviewImage, FrameText, FramePreviewImageWithMetadata}, binary.BigEndian.Uint32(b))
+		if errors.Is(err, ErrUnknownFrame) == known && len(b) >= 4 {
+			t.Fatalf("type %d: err = %v", binary.BigEndian.Uint32(b), err)
+		}
+		if err != nil {
+			return
+		}
+		var again []byte
+		switch fr.Type {
+		case FramePreviewImage:
+			again = frame(1, u32(fr.ImageFormat), fr.Image)
+		case FrameText:
+			again = frame(3, u32(uint32(len(fr.NodeID))), []byte(fr.NodeID), []byte(fr.Text))
+		case FramePreviewImageWithMetadata:
+			n := binary.BigEndian.Uint32(b[4:])
+			again = frame(4, u32(n), b[8:8+n], fr.Image) // the metadata bytes are JSON the decoder accepted
+			if fr.Metadata == nil || fr.NodeID != fr.Metadata.NodeID {
+				t.Fatalf("metadata %+v, node id %q", fr.Metadata, fr.NodeID)
+			}
+		}
+		if !bytes.Equal(again, b) {
+			t.Fatalf("decoded %+v does not lay out as % x", fr, b)
 		}
 	})
 }

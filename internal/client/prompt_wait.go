@@ -49,7 +49,7 @@ type PromptResult struct {
 	// OutputsComplete is false when the socket was not connected for the whole run (or did not
 	// deliver its terminal message): outputs come only from the socket and some may be missing.
 	OutputsComplete bool
-	Previews        int // binary preview frames received for the prompt
+	Previews        int // binary preview images received for the prompt (TEXT frames are not counted)
 }
 
 // Succeeded reports whether the prompt finished successfully.
@@ -69,6 +69,10 @@ type PromptWaitOptions struct {
 	OnMessage func(m *SocketMessage)
 }
 
+// promptStatusMissingReads is how many 404s in a row from the status route, with no socket to
+// decide instead, end the wait: one or two may only mean the record is not readable yet.
+const promptStatusMissingReads = 3
+
 const (
 	defaultPromptPoll       = 2 * time.Second
 	defaultPromptPollSocket = 10 * time.Second
@@ -78,7 +82,9 @@ const (
 // WaitPrompt follows a prompt until it is terminal. The status route is the truth about whether
 // the prompt ended and how; the socket (when sock is connected) supplies the outputs, the failure
 // detail and early wake-ups. When the status route answers 404 (an engine without it), the
-// socket's terminal message decides. On a context error it returns what it learned so far.
+// socket's terminal message decides; the route is still polled, since a 404 right after
+// submission may only mean the record is not readable yet. On a context error it returns what it
+// learned so far.
 func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, opts PromptWaitOptions) (*PromptResult, error) {
 	poll := orDuration(opts.PollInterval, defaultPromptPoll)
 	pollSocket := orDuration(opts.PollIntervalSocket, defaultPromptPollSocket)
@@ -100,6 +106,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 	defer timer.Stop()
 	var graceC <-chan time.Time
 	statusDone := false
+	missingReads := 0 // consecutive 404s from the status route
 
 	readStatus := func() error {
 		st, err := c.GetPromptStatus(ctx, promptID)
@@ -108,11 +115,13 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				c.log.Debug(ctx, "prompt status route answered 404; the socket's terminal message decides", map[string]any{"prompt_id": promptID})
 			}
 			res.StatusRouteMissing = true
+			missingReads++
 			return nil
 		}
 		if err != nil {
 			return err
 		}
+		res.StatusRouteMissing, missingReads = false, 0
 		if st.Status != res.Status && opts.OnStatus != nil {
 			opts.OnStatus(st.Status)
 		}
@@ -137,8 +146,8 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				res.Status, res.StatusFromSocket = socketStatus(res.SocketOutcome), true
 				break
 			}
-			if events == nil {
-				return res, fmt.Errorf("prompt %s: the status route answered 404 and the socket is not connected, so the prompt cannot be followed", promptID)
+			if events == nil && missingReads >= promptStatusMissingReads {
+				return res, fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", promptID, missingReads)
 			}
 		}
 		if statusDone && graceC == nil {
@@ -153,13 +162,12 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		case ev, ok := <-events:
 			if !ok {
 				events, socketWhole = nil, false
-				if !res.StatusRouteMissing {
-					resetTimer(0)
-				}
+				resetTimer(0)
 				continue
 			}
-			if ev.Frame != nil {
-				if m := ev.Frame.Metadata; m == nil || m.PromptID == promptID {
+			if f := ev.Frame; f != nil {
+				// A TEXT frame is no preview; a bare PREVIEW_IMAGE names no prompt, so it counts.
+				if f.Type != FrameText && (f.Metadata == nil || f.Metadata.PromptID == promptID) {
 					res.Previews++
 				}
 				continue
@@ -175,9 +183,6 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				resetTimer(0) // confirm with the status route at once
 			}
 		case <-timer.C:
-			if res.StatusRouteMissing {
-				continue // nothing to poll; the socket decides
-			}
 			if err := readStatus(); err != nil {
 				if ctx.Err() != nil {
 					return res, ctx.Err()

@@ -33,24 +33,53 @@ func (d *providerData) objectInfo(ctx context.Context) (*client.ObjectInfo, erro
 }
 
 // checkWorkflowNodes reports, per node, what the service's node classes say the engine would
-// refuse before running: an unknown class, a required input that is missing. Values are not
-// judged: a link ["node", slot], a value from the class's choice list, or any literal the engine
-// might coerce are all accepted here, so a workflow the engine would run is never rejected.
+// refuse before running: an unknown class (the engine looks up every node's class), a required
+// input that is missing on a node the engine will run (it checks inputs only on output nodes and
+// the nodes they depend on). Values are not judged: a link ["node", slot], a value from the
+// class's choice list, or any literal the engine might coerce are all accepted here, so a
+// workflow the engine would run is never rejected.
 func checkWorkflowNodes(info *client.ObjectInfo, graph workflow.Graph) map[string][]string {
 	problems := map[string][]string{}
 	for id, n := range graph {
-		class, ok := info.Classes[n.ClassType]
-		if !ok {
+		if _, ok := info.Classes[n.ClassType]; !ok {
 			problems[id] = append(problems[id], fmt.Sprintf("unknown node class %q (the service's object_info does not list it)", n.ClassType))
-			continue
 		}
-		for _, in := range class.RequiredInputs {
+	}
+	for id := range nodesToRun(info, graph) {
+		n := graph[id]
+		for _, in := range info.Classes[n.ClassType].RequiredInputs {
 			if _, present := n.Inputs[in]; !present {
 				problems[id] = append(problems[id], fmt.Sprintf("required input %q of %s is missing", in, n.ClassType))
 			}
 		}
 	}
 	return problems
+}
+
+// nodesToRun returns the nodes the engine would run: those of an output class and every node they
+// reach through links. A server whose object_info marks no output classes yields none, so nothing
+// is judged on inputs rather than something judged wrongly.
+func nodesToRun(info *client.ObjectInfo, graph workflow.Graph) map[string]bool {
+	run := map[string]bool{}
+	var visit func(id string)
+	visit = func(id string) {
+		n, ok := graph[id]
+		if !ok || run[id] {
+			return
+		}
+		run[id] = true
+		for _, v := range n.Inputs {
+			if from, isLink := workflow.LinkSource(v); isLink {
+				visit(from)
+			}
+		}
+	}
+	for id, n := range graph {
+		if info.Classes[n.ClassType].OutputNode {
+			visit(id)
+		}
+	}
+	return run
 }
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per

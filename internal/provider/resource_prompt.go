@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -109,6 +110,13 @@ func (r *promptResource) Metadata(_ context.Context, req resource.MetadataReques
 
 func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attrs := keepStateForUnknown(resourceAttributes(promptFields))
+	// keepStateForUnknown leaves booleans alone (another resource's flag changes on update); these
+	// two only change when the prompt runs again, which is a replacement.
+	for _, name := range []string{"outputs_complete", "interrupted"} {
+		a := attrs[name].(schema.BoolAttribute)
+		a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.UseStateForUnknown())
+		attrs[name] = a
+	}
 	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
 	attrs["workflow"] = schema.StringAttribute{
@@ -123,7 +131,7 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`."}
 	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-			"unknown classes and missing required inputs are reported per node, before anything is sent. Values are not judged (a link " +
+			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
 			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
 			"the provider's settings are only known at apply. Default `true`."}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -184,7 +192,9 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx = r.data.logContext(ctx)
+	// The write-only key is a secret of this apply: masked like the provider's in logs and errors.
+	secrets := append(nonEmpty(apiKeyWO.ValueString()), r.data.secrets...)
+	ctx = maskSecrets(ctx, secrets)
 	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 
@@ -205,7 +215,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ClientID:  clientID,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", r.data.redact(describePromptSubmitError(err)))
+		resp.Diagnostics.AddError("Prompt submission failed", redact(describePromptSubmitError(err), secrets))
 		return
 	}
 	tflog.Info(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -213,7 +223,6 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	// The id reaches state now: whatever happens while waiting, the prompt is not lost.
 	plan.ID = types.StringValue(sub.PromptID)
 	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
-	plan.Status = types.StringNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
@@ -227,11 +236,11 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if waitErr != nil {
-		resp.Diagnostics.AddError("Prompt did not finish", r.data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
+		resp.Diagnostics.AddError("Prompt did not finish", redact(describePromptWaitError(ctx, waitErr, res, createTimeout), secrets))
 		return
 	}
 	if !res.Succeeded() {
-		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), r.data.redact(describeUnsuccessfulPrompt(res)))
+		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), redact(describeUnsuccessfulPrompt(res), secrets))
 		return
 	}
 	if !res.OutputsComplete {

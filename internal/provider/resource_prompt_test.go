@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -152,6 +155,57 @@ func TestAccPrompt_bodyWithError(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)refused the prompt.*HTTP 200: no active subscription \(request id req-v1-err\)`),
 		}},
 	})
+}
+
+// Import adopts a prompt by id: the status is read back, and the next apply takes the workflow
+// from the configuration in place, without running it again.
+func TestAccPrompt_importAndUpdateInPlace(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	cfg := promptConfig(srv, imageWorkflowHCL(1), "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{Config: cfg, ResourceName: "svc_prompt.test", ImportState: true, ImportStateVerify: true,
+				// Outputs are reported on the socket while the prompt runs; the workflow is not read back.
+				ImportStateVerifyIgnore: []string{"workflow", "outputs", "outputs_complete"}},
+			// Destroying only forgets the prompt (v1 has no cancel); import it back for real.
+			{Config: providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey))},
+			{Config: cfg, ResourceName: "svc_prompt.test", ImportState: true, ImportStatePersist: true,
+				ImportStateIdFunc: func(*terraform.State) (string, error) { return srv.JobIDs()[0], nil }},
+			{Config: cfg, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("svc_prompt.test", plancheck.ResourceActionUpdate)}},
+				Check: resource.TestCheckResourceAttr("svc_prompt.test", "status", "success")},
+			// A provider-side setting changes in place, every computed value kept.
+			{Config: promptConfig(srv, imageWorkflowHCL(1), "validate = false"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("svc_prompt.test", plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue("svc_prompt.test", tfjsonpath.New("outputs_complete"), knownvalue.Bool(false))}}},
+			{Config: promptConfig(srv, imageWorkflowHCL(1), "validate = false"), PlanOnly: true},
+		},
+	})
+	if n := srv.Requests(emulator.OpV1Prompt); n != 1 {
+		t.Errorf("%d prompts submitted, want 1", n)
+	}
+}
+
+// The write-only partner key is a secret like the provider's: a service that echoes it in an
+// error must not put it in the diagnostic.
+func TestAccPrompt_writeOnlyKeyRedactedFromErrors(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 400,
+		Body: `{"error":{"type":"invalid_partner_key","message":"partner key wo-partner-key-987 was refused"},"node_errors":{}}`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      promptConfig(srv, imageWorkflowHCL(1), `partner_api_key_wo = "wo-partner-key-987"`),
+			ExpectError: regexp.MustCompile(`invalid_partner_key: partner key \(redacted\)\s+was\s+refused`),
+		}},
+	})
+	if got := srv.JobCount(); got != 0 {
+		t.Errorf("%d prompts ran", got)
+	}
 }
 
 func TestAccPrompt_planTimeValidation(t *testing.T) {

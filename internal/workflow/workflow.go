@@ -83,15 +83,18 @@ func (g Graph) NodeIDs(classType string) []string {
 	return ids
 }
 
-// IsLink reports whether an input value is a link ["node id", output index].
-func IsLink(raw json.RawMessage) bool {
+// LinkSource reports whether an input value is a link ["node id", output index], and to which
+// node: the engine runs a linked node before the node that uses it.
+func LinkSource(raw json.RawMessage) (string, bool) {
 	var link []any
 	if json.Unmarshal(raw, &link) != nil || len(link) != 2 {
-		return false
+		return "", false
 	}
-	_, idOK := link[0].(string)
-	_, slotOK := link[1].(float64)
-	return idOK && slotOK
+	id, idOK := link[0].(string)
+	if _, slotOK := link[1].(float64); !idOK || !slotOK {
+		return "", false
+	}
+	return id, true
 }
 
 func sortedKeys[V any](m map[string]V) []string {

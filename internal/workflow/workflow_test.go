@@ -70,7 +70,7 @@ func TestSetInputs(t *testing.T) {
 	}
 }
 
-func TestNodeIDsAndIsLink(t *testing.T) {
+func TestNodeIDsAndLinkSource(t *testing.T) {
 	g, err := Parse([]byte(`{"10":{"class_type":"SaveImage"},"2":{"class_type":"SaveImage"},"3":{"class_type":"EmptyImage"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -78,9 +78,9 @@ func TestNodeIDsAndIsLink(t *testing.T) {
 	if got := g.NodeIDs("SaveImage"); !reflect.DeepEqual(got, []string{"10", "2"}) {
 		t.Fatalf("NodeIDs = %v", got)
 	}
-	for in, want := range map[string]bool{`["1",0]`: true, `["1","0"]`: false, `[1,0]`: false, `"x"`: false, `["1",0,2]`: false} {
-		if IsLink(json.RawMessage(in)) != want {
-			t.Errorf("IsLink(%s) = %v, want %v", in, !want, want)
+	for in, want := range map[string]string{`["1",0]`: "1", `["12", 3]`: "12", `["1","0"]`: "", `[1,0]`: "", `"x"`: "", `["1",0,2]`: ""} {
+		if got, ok := LinkSource(json.RawMessage(in)); got != want || ok != (want != "") {
+			t.Errorf("LinkSource(%s) = %q, %v, want %q", in, got, ok, want)
 		}
 	}
 }
