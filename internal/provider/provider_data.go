@@ -29,6 +29,20 @@ func (d *providerData) logContext(ctx context.Context) context.Context {
 
 func (d *providerData) redact(text string) string { return redact(text, d.secrets) }
 
+// withSecrets returns the provider's data with more secrets to mask: the write-only values of
+// one apply (a partner key, a repository token), so that a service echoing one back cannot put
+// it in a log line or a diagnostic.
+func (d *providerData) withSecrets(values ...types.String) *providerData {
+	c := *d
+	c.secrets = append([]string(nil), d.secrets...)
+	for _, v := range values {
+		if s := v.ValueString(); s != "" {
+			c.secrets = append(c.secrets, s)
+		}
+	}
+	return &c
+}
+
 // partnerExtraData is the extra_data credential for partner nodes: the resource's write-only
 // token or key, else the provider's partner_api_key. Only one is ever sent: the contract calls
 // sending both an unsupported combination.

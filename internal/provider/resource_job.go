@@ -178,7 +178,9 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ctx = r.data.logContext(ctx)
+	// The write-only credentials are secrets of this apply: masked like the provider's.
+	data := r.data.withSecrets(apiKeyWO, authTokenWO)
+	ctx = data.logContext(ctx)
 	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 
@@ -190,13 +192,13 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	key := plan.IdempotencyKey.ValueString()
 
-	job, err := r.data.client.SubmitJob(waitCtx, client.SubmitJobInput{
+	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{
 		Workflow:       json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData:      r.data.partnerExtraData(apiKeyWO, authTokenWO),
+		ExtraData:      data.partnerExtraData(apiKeyWO, authTokenWO),
 		IdempotencyKey: key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", r.data.redact(describeSubmitError(err, key)))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(describeSubmitError(err, key)))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -217,15 +219,15 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		return
 	}
 
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
+	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if waitErr != nil {
-		resp.Diagnostics.AddError("Job did not finish", r.data.redact(describeWaitError(ctx, waitErr, final, createTimeout)))
+		resp.Diagnostics.AddError("Job did not finish", data.redact(describeWaitError(ctx, waitErr, final, createTimeout)))
 		return
 	}
 	if final.Status != client.JobSucceeded {
-		resp.Diagnostics.AddError(fmt.Sprintf("Job %s", final.Status), r.data.redact(describeUnsuccessfulJob(final)))
+		resp.Diagnostics.AddError(fmt.Sprintf("Job %s", final.Status), data.redact(describeUnsuccessfulJob(final)))
 	}
 }
 

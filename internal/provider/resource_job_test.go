@@ -572,3 +572,28 @@ func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
 		},
 	})
 }
+
+// A service that echoes a write-only credential back in an error must not put it in the
+// diagnostic.
+func TestAccJob_writeOnlyCredentialsRedactedFromErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ attr, value string }{
+		{"partner_api_key_wo", "wo-partner-key-13579"},
+		{"partner_auth_token_wo", "wo-session-token-24680"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.attr, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{})
+			srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Status: 422,
+				Body: `{"error":{"code":"invalid_request","message":"credential ` + tt.value + ` was refused"}}`})
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      jobConfig(srv, imageWorkflowHCL(1), fmt.Sprintf("%s = %q", tt.attr, tt.value)),
+					ExpectError: regexp.MustCompile(`invalid_request: credential \(redacted\)\s+was\s+refused`),
+				}},
+			})
+		})
+	}
+}

@@ -193,8 +193,8 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	// The write-only key is a secret of this apply: masked like the provider's in logs and errors.
-	secrets := append(nonEmpty(apiKeyWO.ValueString()), r.data.secrets...)
-	ctx = maskSecrets(ctx, secrets)
+	data := r.data.withSecrets(apiKeyWO)
+	ctx = data.logContext(ctx)
 	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
 
@@ -215,7 +215,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ClientID:  clientID,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", redact(describePromptSubmitError(err), secrets))
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
 		return
 	}
 	tflog.Info(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -236,11 +236,11 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if waitErr != nil {
-		resp.Diagnostics.AddError("Prompt did not finish", redact(describePromptWaitError(ctx, waitErr, res, createTimeout), secrets))
+		resp.Diagnostics.AddError("Prompt did not finish", data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
 		return
 	}
 	if !res.Succeeded() {
-		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), redact(describeUnsuccessfulPrompt(res), secrets))
+		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), data.redact(describeUnsuccessfulPrompt(res)))
 		return
 	}
 	if !res.OutputsComplete {

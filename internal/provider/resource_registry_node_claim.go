@@ -135,13 +135,13 @@ func (r *nodeClaimResource) Create(ctx context.Context, req resource.CreateReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	secrets := append(nonEmpty(token.ValueString()), r.data.secrets...)
-	ctx = maskSecrets(ctx, secrets)
+	data := r.data.withSecrets(token)
+	ctx = data.logContext(ctx)
 	publisher, node := plan.PublisherID.ValueString(), plan.NodeID.ValueString()
 
-	err := r.data.client.ClaimNode(ctx, client.ClaimNodeInput{PublisherID: publisher, NodeID: node, RepoToken: token.ValueString()})
+	err := data.client.ClaimNode(ctx, client.ClaimNodeInput{PublisherID: publisher, NodeID: node, RepoToken: token.ValueString()})
 	if err != nil {
-		resp.Diagnostics.AddError("Claiming node failed", redact(describeClaimError(err, publisher, node), secrets))
+		resp.Diagnostics.AddError("Claiming node failed", data.redact(describeClaimError(err, publisher, node)))
 		return
 	}
 	tflog.Info(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})
