@@ -8,8 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
@@ -80,6 +83,31 @@ func nodesToRun(info *client.ObjectInfo, graph workflow.Graph) map[string]bool {
 		}
 	}
 	return run
+}
+
+// checkWorkflowOnPlan is the ModifyPlan of resources with `workflow` and `validate` attributes:
+// a new or changed workflow is checked against the service's node classes when validate is set.
+// An unchanged workflow is not judged again.
+func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var validate types.Bool
+	var planned, prior jsontypes.Normalized
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("validate"), &validate)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("workflow"), &planned)...)
+	if !req.State.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("workflow"), &prior)...)
+	}
+	if resp.Diagnostics.HasError() || !validate.ValueBool() || planned.IsUnknown() || planned.IsNull() {
+		return
+	}
+	if !prior.IsNull() {
+		if same, _ := planned.StringSemanticEquals(ctx, prior); same {
+			return
+		}
+	}
+	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), &resp.Diagnostics)
 }
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per

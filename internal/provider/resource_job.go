@@ -145,23 +145,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 
 // ModifyPlan checks a new or changed workflow against object_info when validate is set.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var plan, state jobResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if resp.Diagnostics.HasError() || !plan.Validate.ValueBool() || plan.Workflow.IsUnknown() || plan.Workflow.IsNull() {
-		return
-	}
-	if !state.Workflow.IsNull() {
-		if same, _ := plan.Workflow.StringSemanticEquals(ctx, state.Workflow); same {
-			return // an existing job is not judged again
-		}
-	}
-	r.data.validateWorkflowAtPlan(ctx, path.Root("workflow"), plan.Workflow.ValueString(), &resp.Diagnostics)
+	r.data.checkWorkflowOnPlan(ctx, req, resp)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -160,23 +160,7 @@ func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequ
 
 // ModifyPlan validates a new or changed workflow against the service's node classes.
 func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	var plan, state promptModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if !req.State.Raw.IsNull() {
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	}
-	if resp.Diagnostics.HasError() || !plan.Validate.ValueBool() || plan.Workflow.IsUnknown() || plan.Workflow.IsNull() {
-		return
-	}
-	if !state.Workflow.IsNull() {
-		if same, _ := plan.Workflow.StringSemanticEquals(ctx, state.Workflow); same {
-			return // an existing prompt is not judged again
-		}
-	}
-	r.data.validateWorkflowAtPlan(ctx, path.Root("workflow"), plan.Workflow.ValueString(), &resp.Diagnostics)
+	r.data.checkWorkflowOnPlan(ctx, req, resp)
 }
 
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -280,6 +264,9 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	ctx = r.data.logContext(ctx)
+	if r.data.configUnknown {
+		return // the provider's settings are not known during this plan: keep state
+	}
 	st, err := r.data.client.GetPromptStatus(ctx, state.ID.ValueString())
 	switch {
 	case client.StatusOf(err) == http.StatusNotFound:
