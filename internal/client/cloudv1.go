@@ -222,7 +222,6 @@ func multipartUpload(in UploadInput) ([]byte, string, error) {
 type SubmitPromptInput struct {
 	Workflow  json.RawMessage // API-format graph, sent verbatim as "prompt"
 	ExtraData map[string]string
-	ClientID  string // the socket's clientId, so a future service can address messages
 }
 
 // PromptSubmission is the submission response.
@@ -271,9 +270,8 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 	if len(in.ExtraData) > 0 {
 		body["extra_data"] = in.ExtraData
 	}
-	if in.ClientID != "" {
-		body["client_id"] = in.ClientID
-	}
+	// Only the documented fields: the socket's clientId is ignored by the service (every
+	// connection of a user gets every message), and a server may refuse fields it does not know.
 	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "prompt"),
 		cred: credAPIKey, body: mustJSON(body), policy: retryUnsent, fresh: true, accept: []int{http.StatusBadRequest}})
 	if err != nil {

@@ -58,7 +58,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	default:
 		u.Scheme = "ws"
 	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/ws"
+	u.Path = "/ws" // wss://{base_url_host}/ws: on the endpoint's host, whatever its path
 	u.RawPath = ""
 	q := url.Values{"clientId": {clientID}}
 	if c.apiKey != "" {

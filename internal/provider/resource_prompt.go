@@ -196,7 +196,6 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	sub, err := r.data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
 		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
 		ExtraData: r.data.partnerExtraData(apiKeyWO, types.StringNull()),
-		ClientID:  clientID,
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
