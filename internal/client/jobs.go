@@ -187,22 +187,28 @@ func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
 	return &job, nil
 }
 
-// CancelJob asks the service to cancel the job (POST to urls.cancel) and returns the record it
-// answers with: canceling, or already terminal. Canceling twice is harmless.
+// CancelJob asks the service to cancel the job (POST to urls.cancel) and returns the job as it
+// stands: canceling, or already terminal. Canceling twice is harmless. We assume the answer is
+// the job record; a service that answers otherwise (202 or 204, an empty or other body) is
+// read back through the job's self link, since the record is the truth either way.
 func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	const op = "cancel job"
 	if job.URLs.Cancel == "" {
 		return nil, fmt.Errorf("%s %s: the job record has no cancel link", op, job.ID)
 	}
-	var out Job
-	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent}, &out)
+	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.finishJob(op, resp, &out); err != nil {
-		return nil, err
+	defer resp.Body.Close()
+	var out Job
+	if decodeJSON(resp, &out) == nil && out.ID != "" && out.Status != "" {
+		if err := c.finishJob(op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}, &out); err != nil {
+			return nil, err
+		}
+		return &out, nil
 	}
-	return &out, nil
+	return c.RefreshJob(ctx, job)
 }
 
 // finishJob checks a decoded record and resolves its links against the request that returned it.

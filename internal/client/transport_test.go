@@ -249,3 +249,39 @@ func TestSubmitNotResentByNetHTTPOnReusedConnection(t *testing.T) {
 		t.Fatalf("the service received %d submissions, want exactly 1", n)
 	}
 }
+
+// The cancel answer is an assumption (the job record); whatever a service answers instead, the
+// job is read back through its self link.
+func TestCancelJobWhateverTheAnswer(t *testing.T) {
+	id := "44444444-4444-4444-4444-444444444444"
+	tests := []struct {
+		name   string
+		cancel http.HandlerFunc
+	}{
+		{name: "200 with the job", cancel: status(200, nil, jobJSON(id, "canceling"))},
+		{name: "202 with an empty body", cancel: status(202, nil, "")},
+		{name: "204", cancel: status(204, nil, "")},
+		{name: "200 with another body", cancel: status(200, nil, `{"ok":true}`)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					tt.cancel(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(jobJSON(id, "canceling")))
+			}))
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			job, err := c.GetJob(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.CancelJob(context.Background(), job)
+			if err != nil || got.Status != "canceling" || got.ID != id {
+				t.Fatalf("CancelJob = %+v, %v; want the job, canceling", got, err)
+			}
+		})
+	}
+}
