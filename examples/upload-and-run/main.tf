@@ -21,8 +21,15 @@ variable "direction" {
   default     = "vertical"
 }
 
-# endpoint and api_key come from SVC_ENDPOINT and SVC_API_KEY.
-provider "svc" {}
+variable "endpoint" {
+  description = "Workflow service URL; null uses SVC_ENDPOINT. The API key comes from SVC_API_KEY."
+  type        = string
+  default     = null
+}
+
+provider "svc" {
+  endpoint = var.endpoint
+}
 
 # Editing the file changes source_sha256 at plan time, which uploads it again.
 resource "svc_upload" "input" {
@@ -43,6 +50,16 @@ resource "svc_prompt" "flip" {
   lifecycle {
     replace_triggered_by = [svc_upload.input.source_sha256]
   }
+}
+
+# The flipped image, fetched through GET /api/view (the redirect to storage carries no key).
+resource "svc_output_file" "flipped" {
+  view = {
+    filename  = svc_prompt.flip.outputs[0].filename
+    subfolder = svc_prompt.flip.outputs[0].subfolder
+    type      = svc_prompt.flip.outputs[0].type
+  }
+  path = "${abspath(path.module)}/out/flipped.png"
 }
 
 output "status" {

@@ -1,6 +1,10 @@
 package provider
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,20 +20,26 @@ func TestAccExamples(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		dir       string
-		wantJobs  int
+		wantJobs  int // jobs and prompts on the server
 		wantFiles int
+		inputPNG  bool // the example takes -var image=<a PNG file>
 	}{
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
 		{dir: "pipeline", wantJobs: 9, wantFiles: 3},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
+		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
 			t.Parallel()
 			srv := newTestServer(t, emulator.Options{Workers: 4})
 			tf := newTerraformCLI(t, filepath.Join("..", "..", "examples", tt.dir))
+			vars := []string{"-var", "endpoint=" + srv.URL()}
+			if tt.inputPNG {
+				vars = append(vars, "-var", "image="+writeTestPNG(t))
+			}
 			tf.run("init", "-input=false", "-no-color")
-			tf.run("apply", "-auto-approve", "-input=false", "-no-color", "-var", "endpoint="+srv.URL())
+			tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 
 			pngs, _ := filepath.Glob(filepath.Join(tf.dir, "out", "*.png"))
 			if len(pngs) != tt.wantFiles || srv.JobCount() != tt.wantJobs {
@@ -41,13 +51,31 @@ func TestAccExamples(t *testing.T) {
 					t.Fatalf("%s is not a PNG (%v)", p, err)
 				}
 			}
-			if plan := tf.run("plan", "-detailed-exitcode", "-input=false", "-no-color", "-var", "endpoint="+srv.URL()); !strings.Contains(plan, "No changes") {
+			if plan := tf.run(append([]string{"plan", "-detailed-exitcode", "-input=false", "-no-color"}, vars...)...); !strings.Contains(plan, "No changes") {
 				t.Fatalf("a second plan is not empty:\n%s", plan)
 			}
-			tf.run("destroy", "-auto-approve", "-input=false", "-no-color", "-var", "endpoint="+srv.URL())
+			tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 			if left, _ := filepath.Glob(filepath.Join(tf.dir, "out", "*.png")); len(left) != 0 {
 				t.Fatalf("destroy left %d files", len(left))
 			}
 		})
 	}
+}
+
+// writeTestPNG writes a small PNG to a temporary file and returns its path.
+func writeTestPNG(t *testing.T) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 16, 8))
+	for x := range 16 {
+		img.Set(x, x%8, color.RGBA{R: 200, A: 255})
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "input.png")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
