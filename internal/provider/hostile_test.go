@@ -99,7 +99,10 @@ func TestAccHostile_dataSourceIDRejectedBeforeAnyRequest(t *testing.T) {
 type linkService struct {
 	foreign string // base URL of the other host
 	badLink string // "self", "events" or "cancel"
-	submits atomic.Int32
+	// badOnRead inverts the roles: the submission answers a clean, finished record, and later
+	// reads the bad link.
+	badOnRead bool
+	submits   atomic.Int32
 }
 
 const hostileJobID = "77777777-7777-4777-8777-777777777777"
@@ -113,10 +116,16 @@ func (s *linkService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"cancel": "/api/v2/jobs/" + hostileJobID + "/cancel",
 	}
 	status := "canceled"
-	if r.Method == http.MethodPost && r.URL.Path == "/api/v2/jobs" {
-		s.submits.Add(1)
+	submit := r.Method == http.MethodPost && r.URL.Path == "/api/v2/jobs"
+	if submit != s.badOnRead {
 		links[s.badLink] = s.foreign + "/steal/" + s.badLink
+	}
+	if submit {
+		s.submits.Add(1)
 		status = "queued"
+		if s.badOnRead {
+			status = "succeeded"
+		}
 		w.WriteHeader(http.StatusCreated)
 	}
 	fmt.Fprintf(w, `{"id":%q,"status":%q,"created_at":"2026-01-01T00:00:00Z","expires_at":"2099-01-01T00:00:00Z",`+
@@ -177,6 +186,31 @@ func TestAccHostile_foreignJobLinksNeverFollowed(t *testing.T) {
 				t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
 			}
 		})
+	}
+}
+
+// A job whose later reads link elsewhere is not refreshed: state keeps what it held, with a
+// warning, and plans stay possible and empty; the other host hears nothing.
+func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
+	t.Parallel()
+	foreign := &foreignHost{}
+	fs := httptest.NewServer(foreign)
+	defer fs.Close()
+	svc := &linkService{badLink: "self", foreign: fs.URL, badOnRead: true}
+	ss := httptest.NewServer(svc)
+	defer ss.Close()
+	config := providerBlock(ss.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, Check: resource.TestCheckResourceAttr("svc_job.x", "status", "succeeded")},
+			{Config: config, PlanOnly: true},
+		},
+	})
+	foreign.mu.Lock()
+	defer foreign.mu.Unlock()
+	if len(foreign.seen) != 0 {
+		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
 	}
 }
 
