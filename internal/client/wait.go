@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -27,7 +28,19 @@ const (
 	// it), so a long job's chatty stream costs a few reads, not one per step. A terminal
 	// status, or the stream's end, re-reads at once.
 	minHintGap = time.Second
+	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
+	maxReadFailures = 3
 )
+
+// transientReadError reports whether a failed read may succeed later: a 5xx, 408 or 429, or no
+// answer at all. A 4xx such as 401, 403 or 404 will not change by waiting.
+func transientReadError(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode >= 500 || apiErr.StatusCode == 408 || apiErr.StatusCode == 429
+	}
+	return !errors.Is(err, ErrForeignLink)
+}
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
@@ -45,6 +58,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	}
 
 	sched := newPollSchedule(opts)
+	failures := 0 // consecutive failed reads
 	started := time.Now()
 	lastRead := started
 	// While a stream is expected, the timer is only a safety net; if the stream is refused or
@@ -69,8 +83,17 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 			if ctx.Err() != nil {
 				return job, ctx.Err()
 			}
-			return job, err
+			// Each read was already retried; an outage can still outlast that. The job runs on
+			// regardless, so a few failed reads in a row are waited out on the poll schedule
+			// before giving up.
+			if failures++; failures >= maxReadFailures || !transientReadError(err) {
+				return job, err
+			}
+			c.log.Warn(ctx, "reading the job failed; still waiting", map[string]any{"job_id": job.ID, "error": err.Error()})
+			timer.Reset(sched.next(job, false))
+			continue
 		}
+		failures = 0
 		if changed(job, next) && opts.OnUpdate != nil {
 			opts.OnUpdate(next)
 		}

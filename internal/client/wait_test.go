@@ -1,6 +1,9 @@
 package client
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -47,4 +50,43 @@ func TestPollSchedule(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWaitJobOutlastsAShortOutage(t *testing.T) {
+	id := "55555555-5555-5555-5555-555555555555"
+	unavailable := status(503, nil, "down")
+	tests := []struct {
+		name    string
+		steps   []http.HandlerFunc
+		wantErr bool
+	}{
+		// testClient retries a read 3 times, so 4 answers of 503 make one failed read.
+		{name: "one failed read is waited out", steps: []http.HandlerFunc{unavailable, unavailable, unavailable, unavailable, status(200, nil, jobJSON(id, "succeeded"))}},
+		{name: "three failed reads end the wait", steps: repeat(unavailable, 12), wantErr: true},
+		{name: "a 404 ends the wait at once", steps: []http.HandlerFunc{status(404, nil, `{"error":{"code":"not_found","message":"gone"}}`), status(200, nil, jobJSON(id, "succeeded"))}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{steps: tt.steps}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			start := &Job{ID: id, Status: JobRunning, URLs: JobURLs{Self: srv.URL + "/api/v2/jobs/" + id}}
+			got, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("WaitJob = %v, %v; want error %v", got.Status, err, tt.wantErr)
+			}
+			if !tt.wantErr && got.Status != JobSucceeded {
+				t.Fatalf("status %q, want succeeded", got.Status)
+			}
+		})
+	}
+}
+
+func repeat(h http.HandlerFunc, n int) []http.HandlerFunc {
+	out := make([]http.HandlerFunc, n)
+	for i := range out {
+		out[i] = h
+	}
+	return out
 }
