@@ -15,10 +15,10 @@ variable "image" {
   type        = string
 }
 
-variable "direction" {
-  description = "How to flip the image: horizontal or vertical."
+variable "flip_method" {
+  description = "How to flip the image: \"x-axis: vertically\" or \"y-axis: horizontally\"."
   type        = string
-  default     = "vertical"
+  default     = "x-axis: vertically"
 }
 
 variable "endpoint" {
@@ -42,7 +42,7 @@ resource "svc_prompt" "flip" {
   # unknown node classes and missing required inputs fail the plan, before anything is sent.
   workflow = jsonencode({
     "1" = { class_type = "LoadImage", inputs = { image = svc_upload.input.name } }
-    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = var.direction } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], flip_method = var.flip_method } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "flipped" } }
   })
 

@@ -126,16 +126,18 @@ func init() {
 			return []any{out}, nil
 		},
 	})
+	const flipVertically, flipHorizontally = "x-axis: vertically", "y-axis: horizontally"
 	registerNode(&nodeClass{
+		// As the engine's core node: flip_method is a choice of two labels.
 		Name: "ImageFlip", Category: "image/transform",
 		Inputs: []inputSpec{
 			{Name: "image", Type: typeImage, Required: true},
-			{Name: "direction", Type: typeString, Required: true, Default: "horizontal", Choices: []string{"horizontal", "vertical"}},
+			{Name: "flip_method", Type: typeString, Required: true, Default: flipVertically, Choices: []string{flipVertically, flipHorizontally}},
 		},
 		Outputs: []string{typeImage}, OutputNames: []string{"IMAGE"},
 		run: func(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {
 			src := in["image"].(imageBatch)
-			vertical := asString(in["direction"]) == "vertical"
+			vertical := asString(in["flip_method"]) == flipVertically
 			out := make(imageBatch, len(src))
 			for i, im := range src {
 				c := image.NewNRGBA(im.Rect)

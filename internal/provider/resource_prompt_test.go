@@ -52,7 +52,7 @@ resource "svc_upload" "input" {
 resource "svc_prompt" "test" {
   workflow = jsonencode({
     "1" = { class_type = "LoadImage", inputs = { image = svc_upload.input.name } }
-    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = "vertical" } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], flip_method = "x-axis: vertically" } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "flipped" } }
   })
 }
@@ -240,7 +240,7 @@ func TestAccPrompt_planTimeValidation(t *testing.T) {
 			Steps: []resource.TestStep{{
 				Config: promptConfig(srv, `jsonencode({
     "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
-    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = "vertical" } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], flip_method = "x-axis: vertically" } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
   })`, ""),
 				PlanOnly:           true,
@@ -277,8 +277,8 @@ func TestAccObjectInfoDataSource(t *testing.T) {
 			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + `
 data "svc_object_info" "all" {}
 
-output "flip_directions" {
-  value = length(jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["direction"][0])
+output "flip_methods" {
+  value = length(jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["flip_method"][0])
 }
 `,
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -288,7 +288,7 @@ output "flip_directions" {
 				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.ImageNoiseSampler.optional_inputs.0", "denoise"),
 				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.outputs.1", "MASK"),
 				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.output_node", "false"),
-				resource.TestCheckOutput("flip_directions", "2"),
+				resource.TestCheckOutput("flip_methods", "2"),
 			),
 		}},
 	})

@@ -6,6 +6,6 @@ output "save_image_inputs" {
 }
 
 # The choices of a choice input, from the raw document.
-output "flip_directions" {
-  value = jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["direction"][0]
+output "flip_methods" {
+  value = jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["flip_method"][0]
 }

@@ -4,7 +4,7 @@
 resource "svc_prompt" "flip" {
   workflow = jsonencode({
     "1" = { class_type = "LoadImage", inputs = { image = "photo.png" } }
-    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], direction = "vertical" } }
+    "2" = { class_type = "ImageFlip", inputs = { image = ["1", 0], flip_method = "x-axis: vertically" } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "flipped" } }
   })
 
