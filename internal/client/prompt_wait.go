@@ -107,6 +107,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 	var graceC <-chan time.Time
 	statusDone := false
 	missingReads := 0 // consecutive 404s from the status route
+	failedReads := 0  // consecutive other failures, each already retried
 
 	readStatus := func() error {
 		st, err := c.GetPromptStatus(ctx, promptID)
@@ -119,9 +120,14 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 			return nil
 		}
 		if err != nil {
-			return err
+			// The prompt runs on during an outage: a few failed reads in a row are waited out.
+			if failedReads++; failedReads >= maxReadFailures || !transientReadError(err) {
+				return err
+			}
+			c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": promptID, "error": err.Error()})
+			return nil
 		}
-		res.StatusRouteMissing, missingReads = false, 0
+		res.StatusRouteMissing, missingReads, failedReads = false, 0, 0
 		if st.Status != res.Status && opts.OnStatus != nil {
 			opts.OnStatus(st.Status)
 		}

@@ -544,6 +544,7 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 	pollMin := orDuration(opts.PollMin, defaultPollMin)
 	pollMax := orDuration(opts.PollMax, defaultPollMax)
 	interval := pollMin
+	failures := 0 // consecutive failed reads
 	for !q.Completed() {
 		wait := max(interval, q.RetryAfter)
 		t := time.NewTimer(wait)
@@ -558,8 +559,16 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 			if ctx.Err() != nil {
 				return q, ctx.Err()
 			}
-			return q, err
+			// As for jobs: the run goes on during an outage, so a few failed reads in a row
+			// (each already retried) are waited out before giving up.
+			if failures++; failures >= maxReadFailures || !transientReadError(err) {
+				return q, err
+			}
+			c.log.Warn(ctx, "reading the model request failed; still waiting", map[string]any{"request_id": q.RequestID, "error": err.Error()})
+			interval = min(interval*3/2, pollMax)
+			continue
 		}
+		failures = 0
 		if opts.OnUpdate != nil && (next.Status != q.Status || !equalPos(next.QueuePosition, q.QueuePosition)) {
 			opts.OnUpdate(next)
 		}

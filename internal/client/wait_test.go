@@ -90,3 +90,34 @@ func repeat(h http.HandlerFunc, n int) []http.HandlerFunc {
 	}
 	return out
 }
+
+func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
+	const id = "0b0c8f2e-0000-4000-8000-0000000000c3"
+	unavailable := status(503, map[string]string{"X-Svc-Error-Type": "service_unavailable"}, `{"detail":"down"}`)
+	done := status(200, nil, `{"request_id":"`+id+`","status":"COMPLETED"}`)
+	tests := []struct {
+		name    string
+		steps   []http.HandlerFunc
+		wantErr bool
+	}{
+		{name: "one failed read is waited out", steps: append(repeat(unavailable, 4), done)},
+		{name: "three failed reads end the wait", steps: repeat(unavailable, 12), wantErr: true},
+		{name: "a 403 ends the wait at once", steps: []http.HandlerFunc{status(403, nil, `{"detail":"no"}`), done}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scripted{steps: tt.steps}
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: srv.URL + "/q/status", ResponseURL: srv.URL + "/q", CancelURL: srv.URL + "/q/cancel"}
+			got, err := c.WaitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("WaitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
+			}
+			if !tt.wantErr && !got.Completed() {
+				t.Fatalf("status %q, want COMPLETED", got.Status)
+			}
+		})
+	}
+}
