@@ -134,7 +134,16 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"Once the service has answered with a job id, the id is in state, even when the apply then fails, " +
 			"times out or is interrupted (the resource is then tainted). A submission whose outcome is unknown " +
 			"(a `5xx` or a lost connection after the request left) is never resent: the error names the " +
-			"idempotency key so the job can be found and imported.",
+			"idempotency key so the job can be found and imported.\n\n" +
+			"Waiting follows the job's event stream when the service offers one (every event is only a hint to " +
+			"re-read the job; the record is the truth) and otherwise polls at a pace set by the job's progress, " +
+			"never faster than `Retry-After` asks. A job the service has expired is not drift: state keeps what " +
+			"it held unless `rerun_on_expiry` is set.\n\n" +
+			"An unset `idempotency_key` shows as \"known after apply\": Terraform plans every change twice and a " +
+			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
+			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
+			"carry the workflow, the first plan after an import records the configured workflow in place " +
+			"(nothing is sent, the job is not run again).",
 		Attributes: attrs,
 	}
 }
