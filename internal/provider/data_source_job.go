@@ -42,6 +42,9 @@ func (d *jobDataSource) Configure(_ context.Context, req datasource.ConfigureReq
 }
 
 func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.readyToRead("data.svc_job", &resp.Diagnostics) {
+		return
+	}
 	var m jobDataSourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

@@ -58,6 +58,9 @@ func (d *modelDataSource) Configure(_ context.Context, req datasource.ConfigureR
 }
 
 func (d *modelDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.readyToRead("data.svc_model", &resp.Diagnostics) {
+		return
+	}
 	var m modelDataSourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

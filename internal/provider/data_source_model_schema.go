@@ -71,6 +71,9 @@ func (d *modelSchemaDataSource) Configure(_ context.Context, req datasource.Conf
 }
 
 func (d *modelSchemaDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.readyToRead("data.svc_model_schema", &resp.Diagnostics) {
+		return
+	}
 	var m modelSchemaDataSourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

@@ -61,6 +61,9 @@ func (d *modelsDataSource) Configure(_ context.Context, req datasource.Configure
 }
 
 func (d *modelsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.readyToRead("data.svc_models", &resp.Diagnostics) {
+		return
+	}
 	var m modelsDataSourceModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {

@@ -74,6 +74,9 @@ func (d *objectInfoDataSource) Configure(_ context.Context, req datasource.Confi
 }
 
 func (d *objectInfoDataSource) Read(ctx context.Context, _ datasource.ReadRequest, resp *datasource.ReadResponse) {
+	if !d.data.readyToRead("data.svc_object_info", &resp.Diagnostics) {
+		return
+	}
 	info, err := d.data.client.GetObjectInfo(d.data.logContext(ctx))
 	if err != nil {
 		resp.Diagnostics.AddError("Reading object info failed", d.data.redact(err.Error()))

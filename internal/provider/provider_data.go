@@ -57,3 +57,17 @@ func (d *providerData) partnerExtraData(apiKeyWO, authTokenWO types.String) map[
 	}
 	return nil
 }
+
+// readyToRead reports whether a data source can be read now. While the provider's settings
+// are unknown (an endpoint or key from a resource not yet applied), a read would go to the
+// wrong service; Terraform reads data sources during plan all the same, so this says what to do.
+func (d *providerData) readyToRead(dataSource string, diags *diag.Diagnostics) bool {
+	if d == nil || !d.configUnknown {
+		return true
+	}
+	diags.AddError("Provider settings not known yet",
+		fmt.Sprintf("%s cannot be read during this plan: some svc provider settings come from resources that are not "+
+			"applied yet. Add depends_on = [<that resource>] to the data source, so Terraform reads it during apply, "+
+			"or apply that resource first.", dataSource))
+	return false
+}
