@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -195,15 +196,37 @@ func parseRetryAfter(v string) (time.Duration, bool) {
 	return 0, false
 }
 
+// untilDeadlineOn429 lets a submission answered 429 (queue_full, deployment_not_ready) retry
+// for as long as the operation's context allows, waiting each time as long as the service asks:
+// the key was released and nothing ran, so waiting is always safe, and a busy queue can stay
+// full for longer than a few retries. Every other retry still counts against max_retries. It
+// is made per call, since it counts.
+func (c *Client) untilDeadlineOn429(check retryablehttp.CheckRetry) retryablehttp.CheckRetry {
+	others := 0
+	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		retry, cerr := check(ctx, resp, err)
+		if retry && (err != nil || resp.StatusCode != http.StatusTooManyRequests) {
+			if others++; others > c.maxRetries {
+				return false, cerr
+			}
+		}
+		return retry, cerr
+	}
+}
+
 // retryingClient builds the go-retryablehttp client for one operation.
 func (c *Client) retryingClient(p retryPolicy, base *http.Client) *retryablehttp.Client {
+	check, retryMax := c.checkRetry(p), c.maxRetries
+	if p == retryJobSubmit {
+		check, retryMax = c.untilDeadlineOn429(check), math.MaxInt32
+	}
 	return &retryablehttp.Client{
 		HTTPClient:   base,
 		Logger:       nil, // logging goes through the hooks below, which redact
 		RetryWaitMin: c.retryWaitMin,
 		RetryWaitMax: c.retryWaitMax,
-		RetryMax:     c.maxRetries,
-		CheckRetry:   c.checkRetry(p),
+		RetryMax:     retryMax,
+		CheckRetry:   check,
 		Backoff:      backoff,
 		// Hand back the last response or error as it is, so the caller decodes the service's
 		// error rather than seeing "giving up after N attempts".

@@ -81,6 +81,8 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 		wantCode     string
 	}{
 		{name: "429 queue_full is retried with the same key", steps: []http.HandlerFunc{queueFull, queueFull, created}, wantRequests: 3},
+		// A full queue can outlast max_retries (3 here): waiting as asked is safe, so it goes on.
+		{name: "429 queue_full is retried beyond max_retries", steps: append(repeat(queueFull, 8), created), wantRequests: 9},
 		{name: "500 after sending is an unknown outcome, not retried", steps: []http.HandlerFunc{status(500, nil, `{"error":{"code":"upstream_error","message":"x"}}`), created}, wantRequests: 1, wantUnknown: true},
 		{name: "HTML 502 is an unknown outcome", steps: []http.HandlerFunc{status(502, nil, "<html>bad gateway</html>"), created}, wantRequests: 1, wantUnknown: true},
 		{name: "dropped connection is an unknown outcome", steps: []http.HandlerFunc{dropConnection, created}, wantRequests: 1, wantUnknown: true},
