@@ -18,10 +18,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -107,7 +109,7 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		}
 		readLeniently(def, &d)
 		readLeniently(d.Input, &inputs)
-		ci := NodeClassInfo{RequiredInputs: sortedKeys(inputs.Required), OptionalInputs: sortedKeys(inputs.Optional), Outputs: []string{}}
+		ci := NodeClassInfo{RequiredInputs: slices.Sorted(maps.Keys(inputs.Required)), OptionalInputs: slices.Sorted(maps.Keys(inputs.Optional)), Outputs: []string{}}
 		readLeniently(d.OutputNode, &ci.OutputNode)
 		readLeniently(d.Category, &ci.Category)
 		for _, o := range d.Output {
@@ -253,7 +255,7 @@ func (e *PromptRejectedError) Error() string {
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
-	for _, id := range sortedKeys(e.NodeErrors) {
+	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
 		for _, line := range e.NodeErrors[id] {
 			fmt.Fprintf(&b, "\n  node %q: %s", id, line)
 		}

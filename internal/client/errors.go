@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,7 @@ func (e *APIError) Error() string {
 			fmt.Fprintf(&b, ", longer than the %s this client waits, so it stopped retrying", e.RetryAfterCap)
 		}
 	}
-	for _, id := range sortedKeys(e.NodeErrors) {
+	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
 		for _, ne := range e.NodeErrors[id] {
 			fmt.Fprintf(&b, "\n  node %s: %s: %s", line(strconv.Quote(id)), line(ne.Field), line(ne.Reason))
 		}
@@ -300,15 +301,6 @@ func stripTags(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // UnknownOutcomeError says a request that creates something billable was sent, but no answer

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,7 +134,7 @@ func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 	ms := &ModelSchema{Model: model, Document: doc}
 	var chosen *openAPIOperation
 	var chosenPath string
-	paths := sortedKeys(top.Paths)
+	paths := slices.Sorted(maps.Keys(top.Paths))
 	for _, p := range paths {
 		raw, ok := top.Paths[p]["post"]
 		if !ok {
@@ -158,7 +160,7 @@ func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 		ms.InputSchema = chosen.RequestBody.Content["application/json"].Schema
 		ms.inputPointer = "#/paths/" + pointerEscape(chosenPath) + "/post/requestBody/content/application~1json/schema"
 		if ok := chosen.Responses["200"]; ok.Content != nil {
-			ms.OutputMediaTypes = sortedKeys(ok.Content)
+			ms.OutputMediaTypes = slices.Sorted(maps.Keys(ok.Content))
 		}
 	}
 	ms.InputSchemaAuthored = authored != nil && *authored && len(ms.InputSchema) > 0

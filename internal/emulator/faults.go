@@ -126,22 +126,14 @@ func (s *Server) applyFault(f Fault, w http.ResponseWriter, r *http.Request, nex
 			return false
 		}
 	}
-	if !f.AfterHandling {
-		if !delay() {
-			return
-		}
-		switch {
-		case f.Drop:
-			dropConnection(w)
-		case f.Status != 0:
-			writeFault(w, f)
-		default:
-			next(w, r)
-		}
-		return
+	// Without AfterHandling the real handler runs only if the fault lets it; with it, the handler
+	// runs first (its effect stays) and its answer is replayed or replaced.
+	answer := func() { next(w, r) }
+	if f.AfterHandling {
+		rec := newRecorder()
+		next(rec, r)
+		answer = func() { rec.replay(w) }
 	}
-	rec := newRecorder()
-	next(rec, r)
 	if !delay() {
 		return
 	}
@@ -151,7 +143,7 @@ func (s *Server) applyFault(f Fault, w http.ResponseWriter, r *http.Request, nex
 	case f.Status != 0:
 		writeFault(w, f)
 	default:
-		rec.replay(w)
+		answer()
 	}
 }
 

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -199,7 +200,7 @@ func (s *Server) missingAssetsLocked(wf map[string]any) []string {
 	var missing []string
 	for _, id := range sortedIDs(wf) {
 		_, inputs, _ := nodeOf(wf[id])
-		for _, name := range sortedKeys(inputs) {
+		for _, name := range slices.Sorted(maps.Keys(inputs)) {
 			if ref, ok := asAssetRef(inputs[name]); ok && s.lookupAssetLocked(ref) == nil {
 				missing = append(missing, ref)
 			}
@@ -221,7 +222,7 @@ func findCycle(wf map[string]any) map[string]string {
 	visit = func(id string) bool {
 		state[id] = active
 		_, inputs, _ := nodeOf(wf[id])
-		for _, name := range sortedKeys(inputs) {
+		for _, name := range slices.Sorted(maps.Keys(inputs)) {
 			l, ok := asLink(inputs[name])
 			if !ok {
 				continue
@@ -280,7 +281,7 @@ func executionOrder(wf map[string]any) []string {
 
 // sortedIDs orders node ids numerically when both are numbers, else as strings.
 func sortedIDs(m map[string]any) []string {
-	ids := sortedKeys(m)
+	ids := slices.Sorted(maps.Keys(m))
 	sort.SliceStable(ids, func(i, j int) bool {
 		a, errA := strconv.Atoi(ids[i])
 		b, errB := strconv.Atoi(ids[j])
@@ -293,13 +294,4 @@ func sortedIDs(m map[string]any) []string {
 		return ids[i] < ids[j]
 	})
 	return ids
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -40,7 +42,7 @@ func Parse(data []byte) (Graph, error) {
 		return nil, errors.New("the workflow has no nodes")
 	}
 	g := make(Graph, len(top))
-	for _, id := range sortedKeys(top) {
+	for _, id := range slices.Sorted(maps.Keys(top)) {
 		raw := bytes.TrimSpace(top[id])
 		if len(raw) == 0 || raw[0] != '{' {
 			return nil, fmt.Errorf("node %q must be an object with class_type and inputs", id)
@@ -97,15 +99,6 @@ func LinkSource(raw json.RawMessage) (string, bool) {
 	return id, true
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // SetInputs returns data with workflow[node].inputs[name] = value for every patch, keeping every
 // other field of every node as it was. A patch naming a node the workflow lacks is an error: a
 // misspelt node id would otherwise be silently ignored by the service.
@@ -117,10 +110,10 @@ func SetInputs(data []byte, patches map[string]map[string]any) ([]byte, error) {
 	if err := json.Unmarshal(data, &nodes); err != nil {
 		return nil, err
 	}
-	for _, id := range sortedKeys(patches) {
+	for _, id := range slices.Sorted(maps.Keys(patches)) {
 		node, ok := nodes[id]
 		if !ok {
-			return nil, fmt.Errorf("the workflow has no node %q (its nodes: %v)", id, sortedKeys(nodes))
+			return nil, fmt.Errorf("the workflow has no node %q (its nodes: %v)", id, slices.Sorted(maps.Keys(nodes)))
 		}
 		inputs := map[string]json.RawMessage{}
 		if raw, ok := node["inputs"]; ok && string(raw) != "null" {
