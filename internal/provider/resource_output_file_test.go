@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,17 +53,15 @@ func TestAccOutputFile_sources(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		opts   emulator.Options
 		source string
 	}{
 		{name: "by url", source: `url = svc_job.test.outputs[0].url`},
-		// Output URLs live a millisecond here, so only a freshly signed one works.
-		{name: "by asset id after the url expired", opts: emulator.Options{URLTTL: time.Millisecond}, source: `asset_id = svc_job.test.outputs[0].id`},
+		{name: "by asset id", source: `asset_id = svc_job.test.outputs[0].id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newTestServer(t, tt.opts)
+			srv := newTestServer(t, emulator.Options{})
 			file := filepath.Join(t.TempDir(), "out", "image.png")
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -222,5 +221,46 @@ resource "svc_output_file" "png" {
 				},
 			),
 		}},
+	})
+}
+
+// The job's output URL is first shown to have expired (the service refuses it); a download by
+// asset id still works, because it asks for a freshly signed URL.
+func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{URLTTL: time.Millisecond})
+	file := filepath.Join(t.TempDir(), "image.png")
+	var staleURL, expiresAt string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				Check: func(s *terraform.State) error {
+					attrs := s.RootModule().Resources["svc_job.test"].Primary.Attributes
+					staleURL, expiresAt = attrs["outputs.0.url"], attrs["outputs.0.url_expires_at"]
+					return nil
+				},
+			},
+			{
+				PreConfig: func() {
+					deadline, err := time.Parse(time.RFC3339Nano, expiresAt)
+					if err != nil {
+						t.Fatalf("url_expires_at %q: %v", expiresAt, err)
+					}
+					time.Sleep(time.Until(deadline) + 1100*time.Millisecond) // the signature counts whole seconds
+					resp, err := http.Get(staleURL)
+					if err != nil {
+						t.Fatal(err)
+					}
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusForbidden {
+						t.Fatalf("the old output URL answered %d; want it expired (403) for this test to mean anything", resp.StatusCode)
+					}
+				},
+				Config: outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`),
+				Check:  checkFileMatchesState(file),
+			},
+		},
 	})
 }
