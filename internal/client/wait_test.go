@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 func TestPollSchedule(t *testing.T) {
@@ -119,5 +122,46 @@ func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
 				t.Fatalf("status %q, want COMPLETED", got.Status)
 			}
 		})
+	}
+}
+
+// With the event stream the loop wakes on events instead of polling: a job of about a second
+// is followed with one stream and a few reads, and its end is seen at once.
+func TestWaitJobFollowsTheEventStream(t *testing.T) {
+	srv := emulator.New(emulator.Options{StepDuration: 100 * time.Millisecond})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := testClient(t, srv.URL())
+	wf := `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+		`"2":{"class_type":"ImageNoiseSampler","inputs":{"image":["1",0],"seed":1,"steps":10,"denoise":0.5}},` +
+		`"3":{"class_type":"SaveImage","inputs":{"images":["2",0],"filename_prefix":"w"}}}`
+	job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(wf), IdempotencyKey: "k-events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := c.WaitJob(context.Background(), job, WaitOptions{})
+	seen := time.Now()
+	if err != nil || final.Status != JobSucceeded || final.CompletedAt == nil {
+		t.Fatalf("WaitJob = %+v, %v", final, err)
+	}
+	done, _ := time.Parse(time.RFC3339Nano, *final.CompletedAt)
+	streams, reads := srv.Requests(emulator.OpJobEvents), srv.Requests(emulator.OpGetJob)
+	if streams != 1 || reads > 3 {
+		t.Fatalf("%d event streams and %d reads; want one stream and at most 3 reads (polling alone makes about 6)", streams, reads)
+	}
+	if lag := seen.Sub(done); lag > 200*time.Millisecond {
+		t.Fatalf("the end was seen %v after it happened", lag)
+	}
+}
+
+func TestBackoffHonoursRetryAfter(t *testing.T) {
+	resp := &http.Response{Header: http.Header{"Retry-After": {"2"}}}
+	if got := backoff(time.Millisecond, time.Second, 0, resp); got != 2*time.Second {
+		t.Fatalf("backoff = %v, want the 2s the service asked, above RetryWaitMax", got)
+	}
+	if got := backoff(time.Millisecond, 10*time.Millisecond, 5, &http.Response{Header: http.Header{}}); got < time.Millisecond || got > 10*time.Millisecond {
+		t.Fatalf("backoff without Retry-After = %v, want within [1ms, 10ms]", got)
 	}
 }

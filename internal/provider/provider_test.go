@@ -67,6 +67,16 @@ func imageWorkflowHCL(batch int) string {
   })`, batch)
 }
 
+// samplerWorkflowHCL is an image through a sampler of the given steps: with the server's
+// StepDuration it sets how long the job runs.
+func samplerWorkflowHCL(steps int) string {
+	return fmt.Sprintf(`jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 1, steps = %d, denoise = 1.0 } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "sampled" } }
+  })`, steps)
+}
+
 // slowWorkflowHCL has a sampler node with many steps, so the job stays running for a while.
 const slowWorkflowHCL = `jsonencode({
     "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }

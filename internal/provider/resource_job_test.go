@@ -458,7 +458,8 @@ func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
 	// Secrets come the way users should pass them: the api key from the environment, the
 	// partner key through an ephemeral variable into a write-only attribute.
 	t.Setenv("SVC_API_KEY", apiKey)
-	srv := newTestServer(t, emulator.Options{Token: apiKey})
+	// A job of about 1.5 s, so that progress is seen (and logged) while it runs.
+	srv := newTestServer(t, emulator.Options{Token: apiKey, StepDuration: 100 * time.Millisecond})
 	var id, stateJSON string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -475,7 +476,7 @@ resource "svc_job" "test" {
   workflow           = %s
   partner_api_key_wo = var.partner_key
 }
-`, imageWorkflowHCL(1)),
+`, samplerWorkflowHCL(15)),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				captureID(&id),
 				resource.TestCheckNoResourceAttr("svc_job.test", "partner_api_key_wo"),
@@ -501,6 +502,11 @@ resource "svc_job" "test" {
 	}
 	if !strings.Contains(string(logs), "job submitted") {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
+	}
+	// Progress is logged with the node, its class and the sampler step while the job runs.
+	if !regexp.MustCompile(`job progress:.*class=ImageNoiseSampler`).Match(logs) ||
+		!regexp.MustCompile(`job progress:.*step=\d+/15`).Match(logs) {
+		t.Errorf("the log has no progress line naming the class and step")
 	}
 	for _, secret := range []string{apiKey, partnerKey} {
 		if strings.Contains(stateJSON, secret) {
