@@ -280,6 +280,97 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
+// A socket that closes mid-run is reconnected: the outputs reported after that still arrive (and,
+// with no status route, so does the outcome), but the outputs are marked incomplete, since the
+// socket does not replay what it sent while it was closed.
+func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		opts emulator.Options
+	}{
+		{name: "status route", opts: emulator.Options{StepDuration: 50 * time.Millisecond}},
+		{name: "no status route: the socket decides", opts: emulator.Options{StepDuration: 50 * time.Millisecond, V1NoStatusRoute: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := v1Server(t, tc.opts)
+			c := v1Client(t, srv, nil)
+			ctx := context.Background()
+			sock, err := c.DialSocket(ctx, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sock.Close()
+			sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := fastWait
+			opts.RedialWait = time.Millisecond
+			var dropped sync.Once
+			opts.OnMessage = func(m *SocketMessage) {
+				if m.Type == "progress" { // the sampler is running; its outputs are still to come
+					dropped.Do(srv.DropSockets)
+				}
+			}
+			res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Succeeded() || res.SocketOutcome != SocketSuccess || res.Redials != 1 || res.OutputsComplete {
+				t.Errorf("result: %+v", res)
+			}
+			if len(res.Outputs) != 2 || res.Outputs[0].NodeID != "3" {
+				t.Errorf("outputs reported after the reconnection: %+v", res.Outputs)
+			}
+			if n := srv.Requests(emulator.OpV1Socket); n != 2 {
+				t.Errorf("socket connections: %d, want 2", n)
+			}
+			if sock.Connected() {
+				t.Error("the dropped socket still reports connected")
+			}
+		})
+	}
+}
+
+// When the socket cannot be reconnected, the wait gives up on it after a few attempts and the
+// status route alone decides.
+func TestPromptSocketRedialGivesUp(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{StepDuration: 50 * time.Millisecond})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 10, Status: http.StatusServiceUnavailable})
+	c := v1Client(t, srv, nil)
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "0b8e8f0e-2f4b-4b43-8f7e-6a4f1d2c3b5a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := fastWait
+	opts.RedialWait = time.Millisecond
+	var dropped sync.Once
+	opts.OnMessage = func(m *SocketMessage) {
+		if m.Type == "progress" {
+			dropped.Do(srv.DropSockets)
+		}
+	}
+	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != PromptSuccess || res.SocketOutcome != "" || res.OutputsComplete || len(res.Outputs) != 0 {
+		t.Errorf("result: %+v", res)
+	}
+	if res.Redials != maxSocketRedials || srv.Requests(emulator.OpV1Socket) != 1+maxSocketRedials {
+		t.Errorf("redials %d, socket requests %d; want %d attempts", res.Redials, srv.Requests(emulator.OpV1Socket), maxSocketRedials)
+	}
+}
+
 // A 404 from the status route right after submission may only mean the record is not there yet:
 // polling goes on, and only a 404 that persists without a socket ends the wait.
 func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {

@@ -50,6 +50,7 @@ type PromptResult struct {
 	// deliver its terminal message): outputs come only from the socket and some may be missing.
 	OutputsComplete bool
 	Previews        int // binary preview images received for the prompt (TEXT frames are not counted)
+	Redials         int // attempts to reconnect the socket after it closed mid-run
 }
 
 // Succeeded reports whether the prompt finished successfully.
@@ -64,6 +65,9 @@ type PromptWaitOptions struct {
 	// SocketGrace is how long to wait, once the status is terminal, for the socket's terminal
 	// message, which comes after the outputs (default 5 s).
 	SocketGrace time.Duration
+	// RedialWait is the wait before reconnecting a socket that closed mid-run (default 1 s),
+	// doubled after each failed attempt.
+	RedialWait time.Duration
 	// OnStatus is called with every new status; OnMessage with every message for the prompt.
 	OnStatus  func(status string)
 	OnMessage func(m *SocketMessage)
@@ -73,10 +77,14 @@ type PromptWaitOptions struct {
 // decide instead, end the wait: one or two may only mean the record is not readable yet.
 const promptStatusMissingReads = 3
 
+// maxSocketRedials bounds the reconnections of a socket that closes before the prompt ends.
+const maxSocketRedials = 3
+
 const (
 	defaultPromptPoll       = 2 * time.Second
 	defaultPromptPollSocket = 10 * time.Second
 	defaultSocketGrace      = 5 * time.Second
+	defaultRedialWait       = time.Second
 )
 
 // WaitPrompt follows a prompt until it is terminal. The status route is the truth about whether
@@ -85,10 +93,16 @@ const (
 // socket's terminal message decides; the route is still polled, since a 404 right after
 // submission may only mean the record is not readable yet. On a context error it returns what it
 // learned so far.
+//
+// A socket that closes before the prompt ends is reconnected (a few times, with backoff) with
+// the same client id: it does not replay what it sent meanwhile, so the outputs are then marked
+// incomplete, but later outputs and, when the status route is missing, the outcome still arrive.
+// WaitPrompt closes the sockets it opened; sock stays the caller's to close.
 func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, opts PromptWaitOptions) (*PromptResult, error) {
 	poll := orDuration(opts.PollInterval, defaultPromptPoll)
 	pollSocket := orDuration(opts.PollIntervalSocket, defaultPromptPollSocket)
 	grace := orDuration(opts.SocketGrace, defaultSocketGrace)
+	redialWait := orDuration(opts.RedialWait, defaultRedialWait)
 
 	res := &PromptResult{PromptID: promptID}
 	var events <-chan SocketEvent
@@ -96,6 +110,13 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 	if sock != nil {
 		events = sock.Events()
 	}
+	callerSock := sock
+	defer func() {
+		if sock != callerSock {
+			sock.Close()
+		}
+	}()
+	var redialC <-chan time.Time // set while a closed socket waits to be reconnected
 	interval := func() time.Duration {
 		if sock.Connected() && res.SocketOutcome == "" {
 			return pollSocket
@@ -152,7 +173,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				res.Status, res.StatusFromSocket = socketStatus(res.SocketOutcome), true
 				break
 			}
-			if events == nil && missingReads >= promptStatusMissingReads {
+			if events == nil && redialC == nil && missingReads >= promptStatusMissingReads {
 				return res, fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", promptID, missingReads)
 			}
 		}
@@ -168,6 +189,9 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		case ev, ok := <-events:
 			if !ok {
 				events, socketWhole = nil, false
+				if !statusDone && res.Redials < maxSocketRedials {
+					redialC = time.After(redialWait << res.Redials)
+				}
 				resetTimer(0)
 				continue
 			}
@@ -188,6 +212,25 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 			if applySocketMessage(res, m) && !res.StatusRouteMissing && !statusDone {
 				resetTimer(0) // confirm with the status route at once
 			}
+		case <-redialC:
+			redialC = nil
+			if statusDone {
+				continue // the prompt ended meanwhile; its terminal message is not resent
+			}
+			res.Redials++
+			next, err := c.DialSocket(ctx, sock.clientID)
+			if err != nil {
+				c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": promptID, "attempt": res.Redials, "error": err.Error()})
+				if res.Redials < maxSocketRedials {
+					redialC = time.After(redialWait << res.Redials)
+				}
+				continue
+			}
+			c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": promptID, "attempt": res.Redials})
+			if sock != callerSock {
+				sock.Close()
+			}
+			sock, events = next, next.Events()
 		case <-timer.C:
 			if err := readStatus(); err != nil {
 				if ctx.Err() != nil {

@@ -46,6 +46,7 @@ type Socket struct {
 	greetOnce sync.Once
 	log       Logger
 	redacted  string
+	clientID  string // reused on a redial, as the same client reconnecting
 }
 
 // DialSocket connects to {endpoint}/ws?clientId=<clientID>&token=<api key>. The token is a
@@ -86,7 +87,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	}
 	conn.SetReadLimit(maxSocketMessage)
 	readCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, greeted: make(chan struct{}), log: c.log, redacted: redacted}
+	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, greeted: make(chan struct{}), log: c.log, redacted: redacted, clientID: clientID}
 	s.connected.Store(true)
 	c.log.Debug(ctx, "socket connected", map[string]any{"url": redacted})
 	go s.read(readCtx)

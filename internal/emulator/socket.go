@@ -34,6 +34,7 @@ type socketSub struct {
 	mu     sync.Mutex
 	queue  []socketMessage
 	notify chan struct{} // one pending wake-up
+	kick   chan struct{} // closed to drop the connection (DropSockets)
 }
 
 func (sub *socketSub) push(m socketMessage) {
@@ -73,7 +74,7 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	sub := &socketSub{notify: make(chan struct{}, 1)}
+	sub := &socketSub{notify: make(chan struct{}, 1), kick: make(chan struct{})}
 	s.mu.Lock()
 	s.v1.subs[sub] = true
 	remaining := len(s.queue)
@@ -99,6 +100,9 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 		case <-s.done:
 			_ = conn.Close(websocket.StatusGoingAway, "server closing")
 			return
+		case <-sub.kick:
+			_ = conn.Close(websocket.StatusGoingAway, "connection dropped")
+			return
 		case <-sub.notify:
 		}
 		for _, m := range sub.drain() {
@@ -110,6 +114,17 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+// DropSockets closes every connected socket, as a restart or a network fault mid-run would.
+// Messages published afterwards reach only sockets connected later.
+func (s *Server) DropSockets() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sub := range s.v1.subs {
+		delete(s.v1.subs, sub)
+		close(sub.kick)
 	}
 }
 

@@ -149,7 +149,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
 			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
-			"terminal message decides. Destroying forgets the prompt: the v1 interface has no cancel route.",
+			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
+			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
 		Attributes: attrs,
 	}
 }
@@ -228,8 +229,17 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	if !res.OutputsComplete {
 		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
-			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.", res.PromptID, len(res.Outputs)))
+			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run%s, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.",
+				res.PromptID, socketGap(res), len(res.Outputs)))
 	}
+}
+
+// socketGap says why the socket missed part of the run, when it was reconnected.
+func socketGap(res *client.PromptResult) string {
+	if res.Redials == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (it closed mid-run; %d reconnection attempt(s))", res.Redials)
 }
 
 // setResult copies what waiting learned into the model.
