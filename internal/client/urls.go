@@ -66,6 +66,25 @@ func ResolveLink(requestURL *url.URL, ref string) (string, error) {
 	return u.String(), nil
 }
 
+// ResolveLinkOnOrigin is ResolveLink for links the client follows with credentials. A link to
+// another origin is not refused but rebased: its path and query are kept and put on the origin
+// that answered. Services that build absolute links from a public base URL (a proxy's name,
+// "localhost" where the user configured 127.0.0.1) name their own paths on another spelling of
+// the host; the credentials then stay on the origin the user configured. rebased reports that
+// the link was moved, for the caller to say so.
+func ResolveLinkOnOrigin(requestURL *url.URL, ref string) (link string, rebased bool, err error) {
+	link, err = ResolveLink(requestURL, ref)
+	if !errors.Is(err, ErrForeignLink) {
+		return link, false, err
+	}
+	u, perr := url.Parse(strings.TrimSpace(ref))
+	if perr != nil { // ResolveLink parsed it already; kept for safety
+		return "", false, err
+	}
+	u.Scheme, u.Host = requestURL.Scheme, requestURL.Host
+	return u.String(), true, nil
+}
+
 // pathSegment escapes one path segment taken from user input or a response (a job id, a node id,
 // a model slug). Anything that could change which path is requested (an empty segment, "." or
 // "..") is refused; "/", "?", "%", "#" and spaces are escaped, so the value stays one segment.

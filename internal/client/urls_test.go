@@ -48,6 +48,40 @@ func TestResolveLink(t *testing.T) {
 	}
 }
 
+func TestResolveLinkOnOrigin(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:8080/deployment/abc/api/v2/jobs")
+	tests := []struct {
+		name    string
+		ref     string
+		want    string
+		rebased bool
+		wantErr bool
+	}{
+		{name: "same origin kept", ref: "http://127.0.0.1:8080/deployment/abc/api/v2/jobs/1", want: "http://127.0.0.1:8080/deployment/abc/api/v2/jobs/1"},
+		{name: "host-relative resolved", ref: "/deployment/abc/api/v2/jobs/1/events", want: "http://127.0.0.1:8080/deployment/abc/api/v2/jobs/1/events"},
+		{name: "another spelling of the host rebased", ref: "http://localhost:8080/deployment/abc/api/v2/jobs/1", want: "http://127.0.0.1:8080/deployment/abc/api/v2/jobs/1", rebased: true},
+		{name: "public name rebased with its query", ref: "https://api.example.com/deployment/abc/api/v2/jobs/1/cancel?x=1", want: "http://127.0.0.1:8080/deployment/abc/api/v2/jobs/1/cancel?x=1", rebased: true},
+		{name: "protocol-relative other host rebased", ref: "//api.example.com/jobs/1", want: "http://127.0.0.1:8080/jobs/1", rebased: true},
+		{name: "userinfo still refused", ref: "https://user:pw@api.example.com/j", wantErr: true},
+		{name: "other scheme still refused", ref: "ftp://api.example.com/j", wantErr: true},
+		{name: "path-relative still refused", ref: "jobs/1", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, rebased, err := ResolveLinkOnOrigin(base, tt.ref)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("ResolveLinkOnOrigin(%q) = %q, want error", tt.ref, got)
+				}
+				return
+			}
+			if err != nil || got != tt.want || rebased != tt.rebased {
+				t.Fatalf("ResolveLinkOnOrigin(%q) = %q, %v, %v; want %q, %v", tt.ref, got, rebased, err, tt.want, tt.rebased)
+			}
+		})
+	}
+}
+
 func TestPathSegment(t *testing.T) {
 	tests := []struct {
 		in      string
