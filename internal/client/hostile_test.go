@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -302,23 +303,56 @@ func TestHostileJobIDsStayOneSegment(t *testing.T) {
 	}
 }
 
-// A submission answered with a record linking to another host: the job exists, so the error is
-// not an unknown outcome; it names the job, and nothing is sent to the other host.
-func TestSubmitWithForeignLinkNamesTheJob(t *testing.T) {
-	var foreignHits atomic.Int32
-	foreign := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { foreignHits.Add(1) }))
-	defer foreign.Close()
+// A submission answered with a record whose link cannot be used at all (it carries userinfo): the
+// job exists, so the error is not an unknown outcome; it names the job and the key.
+func TestSubmitWithUnusableLinkNamesTheJob(t *testing.T) {
 	id := "88888888-8888-4888-8888-888888888888"
-	srv := httptest.NewServer(status(201, nil, `{"id":"`+id+`","status":"queued","urls":{"self":"`+foreign.URL+`/j"}}`))
+	srv := httptest.NewServer(status(201, nil, `{"id":"`+id+`","status":"queued","urls":{"self":"https://user:pw@example.net/j"}}`))
 	defer srv.Close()
 	_, err := testClient(t, srv.URL).SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-f"})
 	var refused *RefusedJobRecordError
 	var unknown *UnknownOutcomeError
-	if !errors.As(err, &refused) || errors.As(err, &unknown) || !errors.Is(err, ErrForeignLink) {
-		t.Fatalf("err = %v; want a RefusedJobRecordError wrapping ErrForeignLink", err)
+	if !errors.As(err, &refused) || errors.As(err, &unknown) {
+		t.Fatalf("err = %v; want a RefusedJobRecordError", err)
 	}
 	if refused.JobID != id || refused.Status != "queued" || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), "key-f") {
 		t.Fatalf("err = %v (%+v); want job id, status and key kept", err, refused)
+	}
+	if strings.Contains(err.Error(), "pw") {
+		t.Fatalf("err = %v; the link's password is quoted", err)
+	}
+}
+
+// A submission answered with links on another host: they are followed on the service's own
+// origin (the path kept), so the foreign host never hears from the client.
+func TestSubmitWithForeignLinksRebased(t *testing.T) {
+	var foreignHits atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { foreignHits.Add(1) }))
+	defer foreign.Close()
+	id := "88888888-8888-4888-8888-888888888888"
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"id":%q,"status":"queued","urls":{"self":%q,"events":%q,"cancel":%q}}`, id, foreign.URL+"/j/"+id, foreign.URL+"/j/e", foreign.URL+"/j/c")
+			return
+		}
+		if r.URL.Path == "/j/"+id && r.Header.Get("Authorization") != "" {
+			reads.Add(1)
+		}
+		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","urls":{"self":"/j/%s"}}`, id, id)
+	}))
+	defer srv.Close()
+	c := testClient(t, srv.URL)
+	job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.URLs.Self != srv.URL+"/j/"+id || job.URLs.Cancel != srv.URL+"/j/c" {
+		t.Fatalf("links %+v; want them on %s", job.URLs, srv.URL)
+	}
+	if _, err := c.RefreshJob(context.Background(), job); err != nil || reads.Load() != 1 {
+		t.Fatalf("refresh: err %v, authorized reads of the rebased self link %d", err, reads.Load())
 	}
 	if foreignHits.Load() != 0 {
 		t.Fatal("the foreign host received a request")

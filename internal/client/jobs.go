@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // Job statuses of the v2 interface.
@@ -132,7 +133,7 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		}
 		return nil, err
 	}
-	if err := c.finishJob(op, resp, &job); err != nil {
+	if err := c.finishJob(ctx, op, resp, &job); err != nil {
 		if job.ID != "" { // the job exists, named by the service; only the rest is unusable
 			return nil, &RefusedJobRecordError{Operation: op, JobID: job.ID, Status: job.Status, IdempotencyKey: in.IdempotencyKey, Cause: err}
 		}
@@ -181,7 +182,7 @@ func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.finishJob(op, resp, &job); err != nil {
+	if err := c.finishJob(ctx, op, resp, &job); err != nil {
 		return nil, err
 	}
 	return &job, nil
@@ -203,7 +204,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	defer resp.Body.Close()
 	var out Job
 	if decodeJSON(resp, &out) == nil && out.ID != "" && out.Status != "" {
-		if err := c.finishJob(op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}, &out); err != nil {
+		if err := c.finishJob(ctx, op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}, &out); err != nil {
 			return nil, err
 		}
 		return &out, nil
@@ -212,7 +213,9 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 }
 
 // finishJob checks a decoded record and resolves its links against the request that returned it.
-func (c *Client) finishJob(op string, resp answer, job *Job) error {
+// A link on another origin is rebased onto the origin that answered (ResolveLinkOnOrigin): the
+// service named its own path, and the credentials stay where the user sent them.
+func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job) error {
 	job.RequestID = resp.header.Get("X-Svc-Request-Id")
 	if job.ID == "" || job.Status == "" {
 		return fmt.Errorf("%s: the response is not a job record (no id or status; request id %q)", op, job.RequestID)
@@ -222,6 +225,7 @@ func (c *Client) finishJob(op string, resp answer, job *Job) error {
 	}
 	base := resp.url
 	var err error
+	var rebased []string
 	resolve := func(name string, link *string, required bool) {
 		if err != nil {
 			return
@@ -232,10 +236,13 @@ func (c *Client) finishJob(op string, resp answer, job *Job) error {
 			}
 			return
 		}
-		var abs string
-		if abs, err = ResolveLink(base, *link); err != nil {
-			err = fmt.Errorf("%s: job %s urls.%s: %w", op, job.ID, name, err)
+		abs, moved, rerr := ResolveLinkOnOrigin(base, *link)
+		if rerr != nil {
+			err = fmt.Errorf("%s: job %s urls.%s: %w", op, job.ID, name, rerr)
 			return
+		}
+		if moved {
+			rebased = append(rebased, fmt.Sprintf("urls.%s %s", name, redactLink(*link)))
 		}
 		*link = abs
 	}
@@ -245,6 +252,10 @@ func (c *Client) finishJob(op string, resp answer, job *Job) error {
 	resolve("logs", &job.URLs.Logs, false)
 	if err != nil {
 		return err
+	}
+	if len(rebased) > 0 {
+		c.log.Debug(ctx, "job links name another host; their paths are followed on the origin that answered", map[string]any{
+			"job_id": job.ID, "origin": origin(base), "links": strings.Join(rebased, ", ")})
 	}
 	// Output URLs may live on a storage host; they are resolved but not origin-checked, because
 	// the download sends no credentials to another origin (see Download).

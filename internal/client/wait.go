@@ -39,7 +39,7 @@ func transientReadError(err error) bool {
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode >= 500 || apiErr.StatusCode == 408 || apiErr.StatusCode == 429
 	}
-	return !errors.Is(err, ErrForeignLink)
+	return true
 }
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only

@@ -43,9 +43,13 @@ import (
 
 // Options configure one server instance. Zero values give sensible defaults.
 type Options struct {
-	Token          string        // when set, every /api/v2 route (except signed asset content) needs "Authorization: Bearer <Token>", else 401 unauthorized
-	MountPrefix    string        // e.g. "/deployment/demo": every route served under it; links include it
-	AbsoluteLinks  bool          // urls.* and outputs[].url absolute ("http://127.0.0.1:port/prefix/...") instead of host-relative ("/prefix/...")
+	Token         string // when set, every /api/v2 route (except signed asset content) needs "Authorization: Bearer <Token>", else 401 unauthorized
+	MountPrefix   string // e.g. "/deployment/demo": every route served under it; links include it
+	AbsoluteLinks bool   // urls.* and outputs[].url absolute ("http://127.0.0.1:port/prefix/...") instead of host-relative ("/prefix/...")
+	// LinkHost, with AbsoluteLinks, is the host name absolute links use instead of the one the
+	// request named (the port is kept), as a service that builds links from a public base URL:
+	// "localhost" while the client talks to 127.0.0.1.
+	LinkHost       string
 	LogsLink       bool          // include urls.logs on every job and serve GET .../logs (text/plain; 204 when nothing printed)
 	EventsDisabled bool          // events route answers 501 {"error":{"code":"not_implemented",...}}
 	NodeDuration   time.Duration // time each node takes to execute (default 0)
@@ -326,6 +330,13 @@ func (s *Server) link(r *http.Request, path string) string {
 			return u + p
 		}
 		host = "127.0.0.1"
+	}
+	if s.opts.LinkHost != "" {
+		if _, port, err := net.SplitHostPort(host); err == nil {
+			host = net.JoinHostPort(s.opts.LinkHost, port)
+		} else {
+			host = s.opts.LinkHost
+		}
 	}
 	return scheme + "://" + host + p
 }

@@ -2,7 +2,7 @@ package provider
 
 // Hostile input and hostile servers at the Terraform level: ids that could change the path
 // requested are refused before anything is sent, and a job record pointing at another host never
-// makes the provider send it anything.
+// makes the provider send it anything: such links are followed on the service's own origin.
 
 import (
 	"context"
@@ -103,6 +103,14 @@ type linkService struct {
 	// reads the bad link.
 	badOnRead bool
 	submits   atomic.Int32
+	mu        sync.Mutex
+	paths     []string // method and path of every request after the submission
+}
+
+func (s *linkService) seen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.paths, "\n")
 }
 
 const hostileJobID = "77777777-7777-4777-8777-777777777777"
@@ -115,16 +123,20 @@ func (s *linkService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"events": "/api/v2/jobs/" + hostileJobID + "/events",
 		"cancel": "/api/v2/jobs/" + hostileJobID + "/cancel",
 	}
-	status := "canceled"
+	status := "succeeded"
 	submit := r.Method == http.MethodPost && r.URL.Path == "/api/v2/jobs"
+	if !submit {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+	}
 	if submit != s.badOnRead {
 		links[s.badLink] = s.foreign + "/steal/" + s.badLink
 	}
 	if submit {
 		s.submits.Add(1)
-		status = "queued"
-		if s.badOnRead {
-			status = "succeeded"
+		if !s.badOnRead {
+			status = "queued"
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
@@ -145,9 +157,9 @@ func (f *foreignHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-func TestAccHostile_foreignJobLinksNeverFollowed(t *testing.T) {
+func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []string{"self", "events", "cancel"} {
+	for _, bad := range []string{"self", "events"} {
 		t.Run(bad, func(t *testing.T) {
 			t.Parallel()
 			foreign := &foreignHost{}
@@ -160,25 +172,20 @@ func TestAccHostile_foreignJobLinksNeverFollowed(t *testing.T) {
 			config := providerBlock(ss.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{
-					{
-						Config: config,
-						ExpectError: regexp.MustCompile(`(?s)created job ` + hostileJobID + `.*urls\.` + bad +
-							`: link\s+points\s+to\s+another\s+host.*never\s+followed.*saved in state`),
-					},
-					{
-						// The job id reached state despite the refusal; reading it by id works.
-						RefreshState:       true,
-						ExpectNonEmptyPlan: true, // tainted: the next apply replaces it
-						Check: resource.ComposeTestCheckFunc(
-							resource.TestCheckResourceAttr("svc_job.x", "id", hostileJobID),
-							resource.TestCheckResourceAttr("svc_job.x", "status", "canceled"),
-						),
-					},
-				},
+				Steps: []resource.TestStep{{
+					Config: config,
+					Check: resource.ComposeTestCheckFunc(
+						resource.TestCheckResourceAttr("svc_job.x", "id", hostileJobID),
+						resource.TestCheckResourceAttr("svc_job.x", "status", "succeeded"),
+					),
+				}},
 			})
 			if n := svc.submits.Load(); n != 1 {
 				t.Errorf("the workflow was submitted %d times, want once", n)
+			}
+			// The link's path was followed, on the service's origin.
+			if seen := svc.seen(); !strings.Contains(seen, "GET /steal/"+bad) {
+				t.Errorf("the service did not see the rebased %s link; it saw:\n%s", bad, seen)
 			}
 			foreign.mu.Lock()
 			defer foreign.mu.Unlock()
@@ -189,8 +196,8 @@ func TestAccHostile_foreignJobLinksNeverFollowed(t *testing.T) {
 	}
 }
 
-// A job whose later reads link elsewhere is not refreshed: state keeps what it held, with a
-// warning, and plans stay possible and empty; the other host hears nothing.
+// A job whose later reads link elsewhere is refreshed through those links on the service's
+// origin; plans stay empty and the other host hears nothing.
 func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	t.Parallel()
 	foreign := &foreignHost{}
@@ -214,8 +221,9 @@ func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	}
 }
 
-// A job read by id (data source) whose record links elsewhere is refused the same way.
-func TestAccHostile_dataSourceForeignLinkRefused(t *testing.T) {
+// A job read by id (data source) whose record links elsewhere is read, and nothing is sent to
+// the other host.
+func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 	t.Parallel()
 	foreign := &foreignHost{}
 	fs := httptest.NewServer(foreign)
@@ -227,8 +235,11 @@ func TestAccHostile_dataSourceForeignLinkRefused(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      providerBlock(ss.URL) + fmt.Sprintf(`data "svc_job" "x" { id = %q }`, hostileJobID),
-			ExpectError: regexp.MustCompile(`(?s)Reading job failed.*urls\.self: link\s+points\s+to\s+another\s+host`),
+			Config: providerBlock(ss.URL) + fmt.Sprintf(`data "svc_job" "x" { id = %q }`, hostileJobID),
+			Check: resource.ComposeTestCheckFunc(
+				resource.TestCheckResourceAttr("data.svc_job.x", "status", "succeeded"),
+				resource.TestCheckResourceAttr("data.svc_job.x", "urls.self", ss.URL+"/steal"),
+			),
 		}},
 	})
 	foreign.mu.Lock()

@@ -18,8 +18,9 @@ func describeSubmitError(err error, key string) string {
 	case errors.As(err, &refused):
 		return fmt.Sprintf("The service created job %s (Idempotency-Key %s), but the provider refused its answer and sent "+
 			"nothing more: %v\n\n"+
-			"A link in a job record pointing at another host would receive your API key, so it is never followed. "+
-			"Check that endpoint is the service itself (not a proxy that rewrites links). The job id is saved in state "+
+			"A link the provider cannot follow safely (one carrying a user name or password, or a scheme other than "+
+			"http or https) is never followed. Check that endpoint is the service itself (not a proxy that rewrites "+
+			"links). The job id is saved in state "+
 			"and the resource is tainted, so the workflow is not submitted again until this job is dealt with: once "+
 			"the endpoint is right, apply again (the job is canceled and the workflow resubmitted), or run "+
 			"`terraform state rm <address>` to forget it.",

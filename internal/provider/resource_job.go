@@ -256,12 +256,6 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		}
 		r.readExpired(ctx, state, resp)
 		return
-	case errors.Is(err, client.ErrForeignLink):
-		// The service answers with links to another host, which the provider will not follow
-		// with credentials. Failing every plan over it would help no one: keep state, and say so.
-		resp.Diagnostics.AddWarning("Job not refreshed", r.data.redact(fmt.Sprintf(
-			"Job %s was not refreshed: %v. State keeps what it held.", state.ID.ValueString(), err)))
-		return
 	case err != nil:
 		resp.Diagnostics.AddError("Reading job failed", r.data.redact(err.Error()))
 		return

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -432,6 +433,44 @@ func TestAccJob_mountPrefixAndLinks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A service that builds absolute links from a public base URL ("localhost" while the endpoint
+// names 127.0.0.1) names its own paths on another spelling of its host. The links are followed on
+// the origin the user configured, so the job is waited for (events included), refreshed and
+// canceled there, and the credentials never leave that origin.
+func TestAccJob_linksOnAnotherHostAreRebased(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{AbsoluteLinks: true, LinkHost: "localhost", MountPrefix: "/deployment/dep-2", StepDuration: 20 * time.Millisecond})
+	var id string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+					resource.TestMatchResourceAttr("svc_job.test", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}$`)),
+					resource.TestMatchResourceAttr("svc_job.test", "urls.cancel", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}/cancel$`)),
+					checkOutputHashes("svc_job.test", 1),
+					func(*terraform.State) error {
+						if srv.Requests(emulator.OpJobEvents) == 0 {
+							return errors.New("the events link was not followed")
+						}
+						return nil
+					},
+				),
+			},
+			{Config: jobConfig(srv, imageWorkflowHCL(1), ""), PlanOnly: true},
+			{Config: jobConfig(srv, slowWorkflowHCL, "wait_for_completion = false"), Check: captureID(&id)},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if st, _ := srv.JobStatus(id); st != "canceled" {
+				return fmt.Errorf("job %s is %q after destroy, want canceled through the rebased cancel link", id, st)
+			}
+			return nil
+		},
+	})
 }
 
 func TestAccJob_htmlErrorBody(t *testing.T) {
