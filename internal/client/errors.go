@@ -152,6 +152,13 @@ func HasCode(err error, codes ...string) bool {
 	return false
 }
 
+// Gone reports whether err is the service saying the record does not exist (any more): 404, or
+// 410 Gone, which servers also use for a record past its retention.
+func Gone(err error) bool {
+	st := StatusOf(err)
+	return st == http.StatusNotFound || st == http.StatusGone
+}
+
 // StatusOf returns the HTTP status of an APIError in err's chain, or 0.
 func StatusOf(err error) int {
 	var apiErr *APIError

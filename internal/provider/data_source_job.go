@@ -2,12 +2,15 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
 var _ datasource.DataSourceWithConfigure = (*jobDataSource)(nil)
@@ -55,6 +58,13 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		return
 	}
 	job, err := d.data.client.GetJob(d.data.logContext(ctx), m.ID.ValueString())
+	if client.Gone(err) {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Job not found", d.data.redact(fmt.Sprintf(
+			"Job %s does not exist on the service: the id is wrong, or the job aged out after its expires_at (jobs are "+
+				"kept only until then). A configuration that must outlive the job should read what it needs from the "+
+				"svc_job resource, whose state keeps the record.\n\n%v", m.ID.ValueString(), err)))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Reading job failed", d.data.redact(err.Error()))
 		return

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -246,7 +245,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		job, err = r.data.client.GetJob(ctx, state.ID.ValueString())
 	}
 	switch {
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.Gone(err):
 		if !pastExpiry(state.ExpiresAt) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
@@ -314,7 +313,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	}}
 	if job.URLs.Cancel == "" {
 		fresh, err := r.data.client.GetJob(ctx, job.ID)
-		if client.StatusOf(err) == http.StatusNotFound {
+		if client.Gone(err) {
 			return
 		}
 		if err != nil {
@@ -324,7 +323,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		job = fresh
 	}
 	canceled, err := r.data.client.CancelJob(ctx, job)
-	if client.StatusOf(err) == http.StatusNotFound {
+	if client.Gone(err) {
 		return // already gone
 	}
 	if err != nil {
