@@ -61,9 +61,13 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	failures := 0 // consecutive failed reads
 	started := time.Now()
 	lastRead := started
-	// While a stream is expected, the timer is only a safety net; if the stream is refused or
-	// ends, its channel closes and the loop re-reads at once, then polls on the schedule.
-	timer := time.NewTimer(sched.next(job, wake != nil))
+	// Once the stream has delivered an event, the timer is only a safety net. Until then it is
+	// not trusted (a proxy may buffer it, so it stays open and says nothing) and the loop polls
+	// on the schedule. If the stream is refused or ends, its channel closes and the loop
+	// re-reads at once, then polls on the schedule.
+	streamLive := false
+	streaming := func() bool { return wake != nil && streamLive }
+	timer := time.NewTimer(sched.next(job, streaming()))
 	defer timer.Stop()
 	for !job.Terminal() {
 		select {
@@ -72,8 +76,11 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		case w, ok := <-wake:
 			if !ok {
 				wake = nil // stream over (terminal, or given up): re-read now, then poll
-			} else if !w.urgent && time.Since(lastRead) < max(minHintGap, time.Since(started)/3) {
-				continue // coalesce hints; the timer still runs
+			} else {
+				streamLive = true
+				if !w.urgent && time.Since(lastRead) < max(minHintGap, time.Since(started)/3) {
+					continue // coalesce hints; the timer still runs
+				}
 			}
 		case <-timer.C:
 		}
@@ -104,7 +111,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 			default:
 			}
 		}
-		timer.Reset(sched.next(job, wake != nil))
+		timer.Reset(sched.next(job, streaming()))
 	}
 	return job, nil
 }

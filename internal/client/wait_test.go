@@ -3,8 +3,11 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,5 +166,40 @@ func TestBackoffHonoursRetryAfter(t *testing.T) {
 	}
 	if got := backoff(time.Millisecond, 10*time.Millisecond, 5, &http.Response{Header: http.Header{}}); got < time.Millisecond || got > 10*time.Millisecond {
 		t.Fatalf("backoff without Retry-After = %v, want within [1ms, 10ms]", got)
+	}
+}
+
+// A stream that opens and then says nothing (a buffering proxy holds it) is not trusted: until
+// it delivers an event, the loop polls on its schedule, so the end is seen without waiting for
+// the streaming safety-net interval.
+func TestWaitJobSilentStreamDoesNotDelayTheEnd(t *testing.T) {
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/events") {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		status := JobRunning
+		if reads.Add(1) >= 3 {
+			status = JobSucceeded
+		}
+		fmt.Fprintf(w, `{"id":"j1","status":%q,"urls":{"self":"/jobs/j1","events":"/jobs/j1/events","cancel":"/jobs/j1/cancel"}}`, status)
+	}))
+	defer srv.Close()
+	c := testClient(t, srv.URL)
+	job, err := c.GetJob(context.Background(), "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	final, err := c.WaitJob(context.Background(), job, WaitOptions{PollMin: 20 * time.Millisecond, PollStreaming: 5 * time.Second})
+	if err != nil || final.Status != JobSucceeded {
+		t.Fatalf("WaitJob = %+v, %v", final, err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the end was seen after %v; a silent stream held the loop to the streaming interval", took)
 	}
 }
