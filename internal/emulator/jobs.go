@@ -182,12 +182,22 @@ func (s *Server) renderLocked(r *http.Request, j *job, now time.Time) jobJSON {
 	return out
 }
 
+// ComputeHashes ends the LazyHashes period: from now on outputs[].hash is filled.
+func (s *Server) ComputeHashes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hashesComputed = true
+}
+
 // renderOutputLocked renders an output, re-signing its url when half its life is gone.
 func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
-	if now.After(o.urlExpires.Add(-s.opts.URLTTL / 2)) {
+	if s.opts.ResignOnRead || now.After(o.urlExpires.Add(-s.opts.URLTTL/2)) {
 		o.urlExpires = s.urlExpiry(now)
 	}
-	jobID, hash := j.id, o.hash
+	jobID, hash := j.id, &o.hash
+	if s.opts.LazyHashes && !s.hashesComputed {
+		hash = nil
+	}
 	return outputJSON{
 		NodeID:       o.nodeID,
 		Name:         o.name,
@@ -195,7 +205,7 @@ func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now t
 		ContentType:  o.contentType,
 		SizeBytes:    o.size,
 		ID:           o.assetID,
-		Hash:         &hash,
+		Hash:         hash,
 		URL:          s.contentLink(r, o.assetID, o.urlExpires),
 		URLExpiresAt: formatTime(o.urlExpires),
 		JobID:        &jobID,

@@ -60,6 +60,8 @@ type Options struct {
 	QueueLimit     int           // jobs waiting (queued) beyond which submit answers 429 queue_full (default 1000)
 	RetryAfter     int           // seconds sent in Retry-After on 429 (default 1)
 	URLTTL         time.Duration // lifetime of signed output urls (default 1h)
+	ResignOnRead   bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
+	LazyHashes     bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
 	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
@@ -113,24 +115,25 @@ type Server struct {
 	registry registryState // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
-	mu          sync.Mutex
-	jobs        map[string]*job
-	jobOrder    []string
-	queue       []*job // queued jobs, in order
-	idemKeys    map[string]time.Time
-	assets      map[string]*asset
-	nodeFail    map[string]jobError
-	router      *routerState
-	streams     int
-	workCond    *sync.Cond
-	closed      bool
-	fastOnce    sync.Once
-	fast        chan struct{} // closed by CompleteJobs: durations are ignored from then on
-	done        chan struct{} // closed by Close
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
-	httpSrv     *http.Server
-	listenerURL atomic.Value // string: "http://127.0.0.1:PORT" once started
+	mu             sync.Mutex
+	jobs           map[string]*job
+	jobOrder       []string
+	queue          []*job // queued jobs, in order
+	idemKeys       map[string]time.Time
+	assets         map[string]*asset
+	nodeFail       map[string]jobError
+	hashesComputed bool // with LazyHashes: ComputeHashes was called
+	router         *routerState
+	streams        int
+	workCond       *sync.Cond
+	closed         bool
+	fastOnce       sync.Once
+	fast           chan struct{} // closed by CompleteJobs: durations are ignored from then on
+	done           chan struct{} // closed by Close
+	wg             sync.WaitGroup
+	closeOnce      sync.Once
+	httpSrv        *http.Server
+	listenerURL    atomic.Value // string: "http://127.0.0.1:PORT" once started
 
 	v1 v1State
 }

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -105,15 +107,37 @@ func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest,
 				Optional: true,
 				MarkdownDescription: "`blake3:<hex>` the content must have, usually `outputs[i].hash` (which can be " +
 					"null until the service computed it). A mismatch fails the apply and leaves no file.",
-				Validators:    []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Validators: []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(fileDoesNotMatchExpectedHash,
+					"Replaced when the new expected hash is not the hash of the file already downloaded.",
+					"Replaced when the new expected hash is not the hash of the file already downloaded.")},
 			},
-			"size_bytes":   schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes."},
-			"blake3":       schema.StringAttribute{Computed: true, MarkdownDescription: "`blake3:<hex>` of the file."},
-			"sha256":       schema.StringAttribute{Computed: true, MarkdownDescription: "Hex SHA-256 of the file."},
-			"content_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Media type the server sent."},
+			// The file's own facts change only when the file is downloaded again (a replacement):
+			// an in-place update keeps them, so a plan need not show them unknown.
+			"size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes.",
+				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
+			"blake3": schema.StringAttribute{Computed: true, MarkdownDescription: "`blake3:<hex>` of the file.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: "Hex SHA-256 of the file.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+			"content_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Media type the server sent.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 		},
 	}
+}
+
+// fileDoesNotMatchExpectedHash replaces the file only when the new expectation is one the file
+// on disk does not meet. A hash the service computed after the download (outputs[i].hash is
+// null until then) that equals the file's own is no reason to download it again; nor is
+// dropping the expectation. An expectation not known until apply cannot be checked now, so it
+// replaces.
+func fileDoesNotMatchExpectedHash(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+	if req.PlanValue.IsNull() {
+		return
+	}
+	var have types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("blake3"), &have)...)
+	resp.RequiresReplace = req.PlanValue.IsUnknown() || !strings.EqualFold(req.PlanValue.ValueString(), have.ValueString())
 }
 
 func (r *outputFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
@@ -261,6 +263,65 @@ func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 				Config: outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`),
 				Check:  checkFileMatchesState(file),
 			},
+		},
+	})
+}
+
+// outputs[i].hash may be null until the service computed it. When it arrives after the
+// download and equals the file's hash, the expectation is recorded in place: no replacement,
+// nothing downloaded again.
+func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{LazyHashes: true})
+	file := filepath.Join(t.TempDir(), "image.png")
+	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+	var downloads int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.hash"),
+					resource.TestCheckNoResourceAttr("svc_output_file.png", "expected_hash"),
+					func(*terraform.State) error { downloads = srv.Requests(emulator.OpAssetContent); return nil },
+				),
+			},
+			{
+				PreConfig: srv.ComputeHashes,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_output_file.png", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("svc_output_file.png", tfjsonpath.New("blake3"), knownvalue.StringRegexp(blake3HashPattern)),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttrPair("svc_output_file.png", "expected_hash", "svc_output_file.png", "blake3"),
+					func(*terraform.State) error {
+						if n := srv.Requests(emulator.OpAssetContent); n != downloads {
+							return fmt.Errorf("the file was downloaded again (%d content requests, was %d)", n, downloads)
+						}
+						return nil
+					},
+				),
+			},
+			{Config: config, PlanOnly: true},
+		},
+	})
+}
+
+// A service that signs a new URL on every read: the URL state holds is kept while it is valid,
+// so neither svc_job nor a file downloaded from outputs[i].url shows a change at every plan.
+func TestAccOutputFile_resignedURLIsNoChange(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{ResignOnRead: true})
+	file := filepath.Join(t.TempDir(), "image.png")
+	config := outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, Check: checkFileMatchesState(file)},
+			{Config: config, PlanOnly: true},
+			{RefreshState: true, Check: resource.TestCheckResourceAttrPair("svc_output_file.png", "url", "svc_job.test", "outputs.0.url")},
 		},
 	})
 }
