@@ -2,6 +2,9 @@ package provider
 
 import (
 	"context"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -36,7 +39,9 @@ var jobFields = []computedField{
 		{name: "size_bytes", kind: kindInt64, desc: "Size in bytes."},
 		{name: "id", kind: kindString, desc: "Asset id: use it with `svc_output_file.asset_id` or `provider::svc::asset_ref` to chain jobs."},
 		{name: "hash", kind: kindString, desc: "`blake3:<hex>` of the content; null until the service has computed it."},
-		{name: "url", kind: kindString, desc: "Signed download URL (absolute). It expires: prefer `id` for later downloads."},
+		{name: "url", kind: kindString, desc: "Signed download URL (absolute). It expires: prefer `id` for later downloads. " +
+			"On the resource, a refresh keeps the URL state holds while it stays valid for 5 more minutes, so a service " +
+			"that signs a new URL on every read does not change it (and what is fed from it) at every plan."},
 		{name: "url_expires_at", kind: kindString, desc: "When `url` stops working."},
 		{name: "job_id", kind: kindString, desc: "Id of the producing job, when the service names it."},
 	}},
@@ -201,4 +206,43 @@ func (m jobRecordModel) links(ctx context.Context) jobURLsModel {
 	}
 	_ = m.URLs.As(ctx, &u, basetypes.ObjectAsOptions{})
 	return u
+}
+
+// urlKeepMargin is how long a signed URL held in state must stay valid to be kept on refresh.
+const urlKeepMargin = 5 * time.Minute
+
+// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
+// that state holds while it stays valid for at least urlKeepMargin. A service may sign a fresh
+// URL on every read; without this, outputs[*].url would change at every refresh and every
+// resource fed from it would plan an update. Once the held URL nears its expiry, the new one is
+// taken.
+func keepSignedURLs(ctx context.Context, held types.List, job *client.Job) {
+	var prev []outputModel
+	if held.IsNull() || held.IsUnknown() || held.ElementsAs(ctx, &prev, false).HasError() {
+		return
+	}
+	byAsset := make(map[string]outputModel, len(prev))
+	for _, o := range prev {
+		byAsset[o.ID.ValueString()] = o
+	}
+	for i := range job.Outputs {
+		o := &job.Outputs[i]
+		p, ok := byAsset[o.ID]
+		if !ok || p.URL.ValueString() == o.URL || !sameURLPath(p.URL.ValueString(), o.URL) {
+			continue
+		}
+		exp, err := time.Parse(time.RFC3339Nano, p.URLExpiresAt.ValueString())
+		if err != nil || time.Until(exp) < urlKeepMargin {
+			continue
+		}
+		o.URL, o.URLExpiresAt = p.URL.ValueString(), p.URLExpiresAt.ValueString()
+	}
+}
+
+// sameURLPath reports whether two URLs name the same resource: scheme, host and path equal,
+// whatever their queries (signatures, expiry) say.
+func sameURLPath(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	return errA == nil && errB == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host) && ua.EscapedPath() == ub.EscapedPath()
 }

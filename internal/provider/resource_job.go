@@ -262,6 +262,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		r.readExpired(ctx, state, resp)
 		return
 	}
+	keepSignedURLs(ctx, state.Outputs, job)
 	resp.Diagnostics.Append(state.setRecord(ctx, job)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

@@ -1,0 +1,52 @@
+package provider
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+func TestKeepSignedURLs(t *testing.T) {
+	ctx := context.Background()
+	const held = "https://cdn.example/assets/a1/content?sig=old"
+	later := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339Nano) }
+	tests := []struct {
+		name      string
+		heldUntil string
+		asset     string // asset id of the new record's output
+		newURL    string
+		wantKept  bool
+	}{
+		{name: "valid held URL kept", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new", wantKept: true},
+		{name: "held URL near expiry replaced", heldUntil: later(time.Minute), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
+		{name: "expired held URL replaced", heldUntil: later(-time.Minute), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
+		{name: "unparseable expiry replaced", heldUntil: "soon", asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
+		{name: "moved content replaced", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn.example/assets/a1/v2?sig=new"},
+		{name: "other host replaced", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn2.example/assets/a1/content?sig=new"},
+		{name: "other asset untouched", heldUntil: later(time.Hour), asset: "a2", newURL: "https://cdn.example/assets/a2/content?sig=new"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, []outputModel{{
+				NodeID: types.StringValue("3"), Name: types.StringValue("x.png"), Type: types.StringValue("image"),
+				ContentType: types.StringValue("image/png"), SizeBytes: types.Int64Value(1), ID: types.StringValue("a1"),
+				Hash: types.StringNull(), URL: types.StringValue(held), URLExpiresAt: types.StringValue(tt.heldUntil), JobID: types.StringNull(),
+			}})
+			if d.HasError() {
+				t.Fatal(d)
+			}
+			job := &client.Job{Outputs: []client.Output{{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}
+			keepSignedURLs(ctx, list, job)
+			if kept := job.Outputs[0].URL == held; kept != tt.wantKept {
+				t.Fatalf("url = %q; kept %v, want %v", job.Outputs[0].URL, kept, tt.wantKept)
+			}
+			if tt.wantKept && job.Outputs[0].URLExpiresAt != tt.heldUntil {
+				t.Fatalf("url_expires_at = %q, want the held %q with the held URL", job.Outputs[0].URLExpiresAt, tt.heldUntil)
+			}
+		})
+	}
+}
