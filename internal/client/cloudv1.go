@@ -110,7 +110,7 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		}
 		readLeniently(def, &d)
 		readLeniently(d.Input, &inputs)
-		ci := NodeClassInfo{RequiredInputs: slices.Sorted(maps.Keys(inputs.Required)), OptionalInputs: slices.Sorted(maps.Keys(inputs.Optional)), Outputs: []string{}}
+		ci := NodeClassInfo{RequiredInputs: sortedNames(inputs.Required), OptionalInputs: sortedNames(inputs.Optional), Outputs: []string{}}
 		readLeniently(d.OutputNode, &ci.OutputNode)
 		readLeniently(d.Category, &ci.Category)
 		for _, o := range d.Output {
@@ -123,6 +123,15 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		info.Classes[name] = ci
 	}
 	return info, nil
+}
+
+// sortedNames is the sorted keys of m, never nil: a class without inputs has an empty list, which
+// Terraform shows as [] (length 0) where nil would be null.
+func sortedNames(m map[string]json.RawMessage) []string {
+	if len(m) == 0 {
+		return []string{}
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
 // readLeniently decodes raw into out when it has out's shape and leaves out as it is otherwise.
