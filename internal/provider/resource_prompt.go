@@ -128,7 +128,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
-		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`."}
+		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
+			"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service)."}
 	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
 			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
@@ -143,9 +144,12 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"real-time socket with status polling as the truth (`GET /api/job/{prompt_id}/status`). Prefer `svc_job` (v2) where the " +
 			"service offers it.\n\n" +
 			"**No idempotency.** v1 submissions carry no idempotency key. The provider sends the submission once and resends it only " +
-			"when the connection was never established. When the outcome is unknown (a `5xx`, a timeout or a lost connection after " +
-			"the request left) the provider reports it and does **not** resubmit: a prompt may be running, and resubmitting blindly " +
-			"could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
+			"when the connection was never established, or when the service answered `429` or `503` with `Retry-After` (it took " +
+			"nothing; the wait is bounded by `max_retries` and the 2-minute cap). When the outcome is unknown (any other `5xx`, a " +
+			"timeout or a lost connection after the request left) the provider reports it and does **not** resubmit: a prompt may be " +
+			"running, and resubmitting blindly could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
+			"**Partner nodes** get a key in `extra_data.api_key_svc_org`: `partner_api_key_wo`, else the provider's `partner_api_key`, " +
+			"else its `api_key` (the v1 interface uses one key for both, and it already reaches the service in `X-API-Key`).\n\n" +
 			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
 			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
@@ -196,7 +200,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 
 	sub, err := r.data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
 		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData: r.data.partnerExtraData(apiKeyWO, types.StringNull()),
+		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
