@@ -137,7 +137,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"the provider's settings are only known at apply. Default `true`."}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
-			"interface reports them on the socket only, so with `false` the outputs stay empty and refresh only updates `status`."}
+			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
+			"refresh only updates `status`."}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
@@ -212,7 +213,13 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	plan.ID = types.StringValue(sub.PromptID)
 	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.WaitForCompletion.ValueBool() {
+		// Not waiting, but status is known now: left null, the next refresh would show it as a change.
+		r.readStatusAfterSubmit(waitCtx, data, &plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
 
@@ -235,6 +242,23 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
 			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run%s, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.",
 				res.PromptID, socketGap(res), len(res.Outputs)))
+	}
+}
+
+// readStatusAfterSubmit reads a prompt's status once, right after submitting it without waiting.
+// The prompt id is already in state, so a failed read is a warning, never an error: the apply
+// did what was asked. A 404 (an engine without the status route) leaves status null, as Read does.
+func (r *promptResource) readStatusAfterSubmit(ctx context.Context, data *providerData, m *promptModel, diags *diag.Diagnostics) {
+	st, err := data.client.GetPromptStatus(ctx, m.ID.ValueString())
+	switch {
+	case client.StatusOf(err) == http.StatusNotFound:
+		tflog.Info(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
+	case err != nil:
+		diags.AddWarning("Reading prompt status failed",
+			data.redact(fmt.Sprintf("Prompt %s was submitted and its id is in state; only reading its status failed, so status stays "+
+				"empty until the next refresh reads it.\n\n%v", m.ID.ValueString(), err)))
+	default:
+		m.Status = types.StringValue(st.Status)
 	}
 }
 
