@@ -355,6 +355,9 @@ func describePromptSubmitError(err error) string {
 			"`terraform import <address> <prompt_id>`.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
+	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
+		// Not an unknown outcome (that case is above): the service declined the prompt for now.
+		return fmt.Sprintf("The service did not take the prompt; nothing runs. Apply again later.\n\n%v", err)
 	}
 	return err.Error()
 }
