@@ -5,8 +5,9 @@ package client
 // its binary frames in frames.go, and waiting for a prompt in prompt_wait.go.
 //
 // What the contract leaves open, and what we assume:
-//   - POST /api/prompt has no idempotency key. It is sent once; it is retried only when the
-//     connection was never established. A 5xx or a failure after sending is an unknown outcome.
+//   - POST /api/prompt has no idempotency key. It is resent only when the connection was never
+//     established or the service declined it for now (429 or 503 with Retry-After). Any other
+//     5xx, or a failure after sending, is an unknown outcome.
 //   - A 400 from POST /api/prompt carries the engine's body {error, node_errors}; any other body
 //     with a non-empty "error" and no prompt_id is a rejection. A prompt_id means a queued prompt.
 //   - Statuses: the five terminal values of the current set and those of the older set are
@@ -109,7 +110,7 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		}
 		readLeniently(def, &d)
 		readLeniently(d.Input, &inputs)
-		ci := NodeClassInfo{RequiredInputs: slices.Sorted(maps.Keys(inputs.Required)), OptionalInputs: slices.Sorted(maps.Keys(inputs.Optional)), Outputs: []string{}}
+		ci := NodeClassInfo{RequiredInputs: sortedNames(inputs.Required), OptionalInputs: sortedNames(inputs.Optional), Outputs: []string{}}
 		readLeniently(d.OutputNode, &ci.OutputNode)
 		readLeniently(d.Category, &ci.Category)
 		for _, o := range d.Output {
@@ -122,6 +123,15 @@ func ParseObjectInfo(raw []byte) (*ObjectInfo, error) {
 		info.Classes[name] = ci
 	}
 	return info, nil
+}
+
+// sortedNames is the sorted keys of m, never nil: a class without inputs has an empty list, which
+// Terraform shows as [] (length 0) where nil would be null.
+func sortedNames(m map[string]json.RawMessage) []string {
+	if len(m) == 0 {
+		return []string{}
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
 // readLeniently decodes raw into out when it has out's shape and leaves out as it is otherwise.
@@ -153,7 +163,8 @@ type UploadResult struct {
 
 // Upload sends one file as multipart/form-data; the client sets the boundary. With overwrite
 // the same upload can be repeated harmlessly, so transient failures are retried; without it a
-// repeat could store a second copy under a new name, so it is resent only when it never left.
+// repeat could store a second copy under a new name, so it is resent only when it never left or
+// was declined for now (429 or 503 with Retry-After: nothing was stored).
 func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, error) {
 	op, route := "upload image", "image"
 	if in.Mask {
@@ -163,7 +174,7 @@ func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	policy := retryUnsent
+	policy := retryNotApplied
 	if in.Overwrite {
 		policy = retryIdempotent
 	}
@@ -263,9 +274,12 @@ func (e *PromptRejectedError) Error() string {
 	return b.String()
 }
 
-// SubmitPrompt sends POST /api/prompt once. The route has no idempotency key, so the request is
-// resent only when it never reached the service. A 5xx, a timeout or a reset after sending is an
-// *UnknownOutcomeError: a prompt may be running, and resubmitting could run it twice.
+// SubmitPrompt sends POST /api/prompt. The route has no idempotency key, so the request is resent
+// only when it never reached the service or the service declined it for now (429 or 503 with
+// Retry-After, within max_retries and the Retry-After cap). A 5xx without Retry-After, a timeout
+// or a reset after sending is an *UnknownOutcomeError: a prompt may be running, and resubmitting
+// could run it twice. A 503 with Retry-After that is still the last answer is a plain *APIError:
+// the service said it did not take the prompt.
 func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*PromptSubmission, error) {
 	const op = "submit prompt"
 	body := map[string]any{"prompt": in.Workflow}
@@ -275,9 +289,9 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 	// Only the documented fields: the socket's clientId is ignored by the service (every
 	// connection of a user gets every message), and a server may refuse fields it does not know.
 	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "prompt"),
-		cred: credAPIKey, body: mustJSON(body), policy: retryUnsent, fresh: true, accept: []int{http.StatusBadRequest}})
+		cred: credAPIKey, body: mustJSON(body), policy: retryNotApplied, fresh: true, accept: []int{http.StatusBadRequest}})
 	if err != nil {
-		if outcomeUnknown(err) {
+		if outcomeUnknown(err) && !notApplied(err) {
 			return nil, &UnknownOutcomeError{Operation: op, Cause: err}
 		}
 		return nil, err

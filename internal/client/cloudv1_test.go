@@ -155,6 +155,12 @@ func TestParseObjectInfoShapes(t *testing.T) {
 			t.Errorf("%s = %s, want %s", name, got, w)
 		}
 	}
+	// %+v prints nil as []: a nil list would reach Terraform as null, and length() would fail.
+	for name, c := range info.Classes {
+		if c.RequiredInputs == nil || c.OptionalInputs == nil || c.Outputs == nil {
+			t.Errorf("%s has a nil list: %#v", name, c)
+		}
+	}
 	for _, bad := range []string{`[]`, `"x"`, `{"A": 1`} {
 		if _, err := ParseObjectInfo([]byte(bad)); err == nil {
 			t.Errorf("ParseObjectInfo(%s) accepted", bad)

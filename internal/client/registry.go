@@ -25,7 +25,8 @@ type ClaimNodeInput struct {
 
 // ClaimNode moves an unclaimed node into a publisher. It is resent only when the request never
 // reached the service or was answered 429/503 with Retry-After (retryNotApplied); a 5xx or a lost
-// connection after sending is returned as *UnknownOutcomeError, since the node may be claimed.
+// connection after sending is returned as *UnknownOutcomeError, since the node may be claimed. A
+// 503 with Retry-After that is still the last answer is not: the service declined the request.
 func (c *Client) ClaimNode(ctx context.Context, in ClaimNodeInput) error {
 	const op = "claim node"
 	pub, err := pathSegment("publisher id", in.PublisherID)
@@ -44,7 +45,7 @@ func (c *Client) ClaimNode(ctx context.Context, in ClaimNodeInput) error {
 		body:   mustJSON(map[string]string{"REPO_TOKEN": in.RepoToken}),
 		policy: retryNotApplied,
 	}, nil)
-	if err != nil && outcomeUnknown(err) {
+	if err != nil && outcomeUnknown(err) && !notApplied(err) {
 		return &UnknownOutcomeError{Operation: op, Cause: err}
 	}
 	return err
@@ -66,7 +67,7 @@ func (c *Client) CreateNodeTranslations(ctx context.Context, nodeID string, data
 		body:   mustJSON(map[string]json.RawMessage{"data": data}),
 		policy: retryNotApplied,
 	}, nil)
-	if err != nil && outcomeUnknown(err) {
+	if err != nil && outcomeUnknown(err) && !notApplied(err) {
 		return &UnknownOutcomeError{Operation: op, Cause: err}
 	}
 	return err

@@ -123,9 +123,12 @@ func TestRegistryRetryPolicy(t *testing.T) {
 		wantRequests int
 		wantUnknown  bool
 		wantCode     string
+		wantStatus   int
 	}{
 		{name: "claim: 429 with Retry-After is retried", call: claim, steps: []http.HandlerFunc{busy, ok}, wantRequests: 2},
 		{name: "claim: 503 with Retry-After is retried", call: claim, steps: []http.HandlerFunc{unavailableRetryAfter, ok}, wantRequests: 2},
+		{name: "claim: 503 with Retry-After until the retries run out is a definitive refusal", call: claim, steps: []http.HandlerFunc{unavailableRetryAfter}, wantRequests: 4, wantStatus: 503},
+		{name: "translations: 429 with a Retry-After above the cap is a definitive refusal", call: translate, steps: []http.HandlerFunc{status(429, map[string]string{"Retry-After": "3600"}, `{"error":"RATE_LIMITED","message":"later"}`)}, wantRequests: 1, wantCode: "RATE_LIMITED"},
 		{name: "claim: 503 without Retry-After is an unknown outcome", call: claim, steps: []http.HandlerFunc{unavailable, ok}, wantRequests: 1, wantUnknown: true},
 		{name: "claim: 500 is an unknown outcome", call: claim, steps: []http.HandlerFunc{serverError, ok}, wantRequests: 1, wantUnknown: true},
 		{name: "claim: dropped connection is an unknown outcome", call: claim, steps: []http.HandlerFunc{dropConnection, ok}, wantRequests: 1, wantUnknown: true},
@@ -151,6 +154,10 @@ func TestRegistryRetryPolicy(t *testing.T) {
 				t.Fatalf("err = %v; unknown outcome wanted: %v", err, tt.wantUnknown)
 			}
 			switch {
+			case tt.wantStatus != 0:
+				if StatusOf(err) != tt.wantStatus {
+					t.Fatalf("err = %v, want HTTP %d", err, tt.wantStatus)
+				}
 			case tt.wantCode != "":
 				if !HasCode(err, tt.wantCode) {
 					t.Fatalf("err = %v, want code %s", err, tt.wantCode)

@@ -40,20 +40,18 @@ const (
 	// another type (invalid_input: the request differs from the key's original). The client never
 	// chooses a new key: that is the caller's decision alone.
 	retryRouterInvoke
-	// retryNotApplied: registry writes that are not idempotent in general (claim-my-node, create
-	// translations). A claim resent after it took effect would be answered "already claimed" and
-	// hide the success; translations posted twice may not be a no-op either, and the contract
-	// says nothing about it. So another attempt is made only when the request never reached the
-	// service, or the service answered 429 or 503 WITH a Retry-After header: that is the service
-	// saying "not now, come back", which does not process the request. A 5xx or a broken
-	// connection after sending is an unknown outcome, reported, never resent.
-	// (Deleting a node uses retryIdempotent: deleting twice ends the same way, and a 404 on a
-	// retry is success.)
+	// retryNotApplied: writes without an idempotency key that are not idempotent in general:
+	// POST /api/prompt (a resend could run the workflow twice), an upload without overwrite (a
+	// resend could store a second copy under a new name), and the registry's claim-my-node and
+	// create translations (a claim resent after it took effect would be answered "already
+	// claimed" and hide the success; translations posted twice may not be a no-op either). So
+	// another attempt is made only when the request never reached the service, or the service
+	// answered 429 or 503 WITH a Retry-After header: that is the service saying "not now, come
+	// back", which does not process the request (DESIGN.md: "A 429 or 503 with Retry-After waits
+	// that long"). A 5xx without Retry-After, or a broken connection after sending, is an
+	// unknown outcome, reported, never resent. (Deleting a node uses retryIdempotent: deleting
+	// twice ends the same way, and a 404 on a retry is success.)
 	retryNotApplied
-	// retryUnsent: operations without an idempotency key whose repetition could do the work
-	// twice (POST /api/prompt, an upload that must not be renamed). Retried only when the
-	// request never reached the service; any answer, and any failure after sending, is final.
-	retryUnsent
 )
 
 // checkRetry is the CheckRetry of policy p. A Retry-After above the cap ends the retries: waiting
@@ -65,9 +63,6 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		}
 		if p == retryNever {
 			return false, nil
-		}
-		if p == retryUnsent {
-			return err != nil && neverSent(err), nil
 		}
 		if err != nil {
 			if p == retryJobSubmit || p == retryNotApplied {
@@ -84,8 +79,7 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		case retryRouterInvoke:
 			return routerInvokeRetryable(resp), nil
 		case retryNotApplied:
-			_, hasRetryAfter := parseRetryAfter(resp.Header.Get("Retry-After"))
-			return hasRetryAfter && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable), nil
+			return declinedForLater(resp.StatusCode, resp.Header), nil
 		default:
 			switch resp.StatusCode {
 			case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
@@ -95,6 +89,24 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return false, nil
 		}
 	}
+}
+
+// declinedForLater reports whether an answer is the service declining a request for now: a 429 or
+// 503 WITH a Retry-After header. The request was not processed, so resending it cannot do the work
+// twice, and a failure that ends on such an answer is not an unknown outcome.
+func declinedForLater(status int, h http.Header) bool {
+	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+		return false
+	}
+	_, ok := parseRetryAfter(h.Get("Retry-After"))
+	return ok
+}
+
+// notApplied reports whether err is a final answer of the kind declinedForLater describes (the
+// retries ran out, or the Retry-After was above the cap).
+func notApplied(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && declinedForLater(apiErr.StatusCode, apiErr.Header)
 }
 
 // routerInvokeRetryable is the router's retry table for a response (see retryRouterInvoke).

@@ -82,7 +82,7 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Optional:  true,
 				Sensitive: true,
 				MarkdownDescription: "Default API key for partner nodes, sent as `extra_data.api_key_svc_org` with job " +
-					"submissions when a resource sets no partner credential. Environment: `SVC_PARTNER_API_KEY`.",
+					"submissions when a resource sets no partner credential (`svc_prompt` then sends `api_key`). Environment: `SVC_PARTNER_API_KEY`.",
 			},
 			"max_retries": schema.Int64Attribute{
 				Optional:            true,
@@ -97,6 +97,9 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 type providerData struct {
 	client        *client.Client
 	partnerAPIKey string
+	// apiKey is the provider's api_key: svc_prompt sends it again as the partner node key when
+	// no partner key is set, since the v1 contract uses the same key for both (section 5).
+	apiKey string
 	// secrets are masked in every log line and error this provider writes.
 	secrets []string
 	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
@@ -145,7 +148,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	tflog.Debug(maskSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
-	data := &providerData{client: c, partnerAPIKey: partnerKey, secrets: secrets, configUnknown: unknown}
+	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

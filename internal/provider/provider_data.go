@@ -58,6 +58,21 @@ func (d *providerData) partnerExtraData(apiKeyWO, authTokenWO types.String) map[
 	return nil
 }
 
+// promptExtraData is the extra_data credential of a v1 prompt: as partnerExtraData (the
+// resource's write-only key, else partner_api_key), else the provider's api_key. The v1 contract
+// uses one key for cloud authentication and partner nodes (section 5), and this key already goes
+// to the same service in X-API-Key, so sending it again exposes nothing new; without it, partner
+// nodes of a prompt would run without a key. v2 jobs (partnerExtraData) do not fall back.
+func (d *providerData) promptExtraData(apiKeyWO types.String) map[string]string {
+	if extra := d.partnerExtraData(apiKeyWO, types.StringNull()); extra != nil {
+		return extra
+	}
+	if d.apiKey != "" {
+		return map[string]string{"api_key_svc_org": d.apiKey}
+	}
+	return nil
+}
+
 // readyToRead reports whether a data source can be read now. While the provider's settings
 // are unknown (an endpoint or key from a resource not yet applied), a read would go to the
 // wrong service; Terraform reads data sources during plan all the same, so this says what to do.

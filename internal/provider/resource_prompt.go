@@ -128,7 +128,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
-		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`."}
+		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
+			"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service)."}
 	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
 			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
@@ -136,16 +137,20 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"the provider's settings are only known at apply. Default `true`."}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
-			"interface reports them on the socket only, so with `false` the outputs stay empty and refresh only updates `status`."}
+			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
+			"refresh only updates `status`."}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
 			"real-time socket with status polling as the truth (`GET /api/job/{prompt_id}/status`). Prefer `svc_job` (v2) where the " +
 			"service offers it.\n\n" +
 			"**No idempotency.** v1 submissions carry no idempotency key. The provider sends the submission once and resends it only " +
-			"when the connection was never established. When the outcome is unknown (a `5xx`, a timeout or a lost connection after " +
-			"the request left) the provider reports it and does **not** resubmit: a prompt may be running, and resubmitting blindly " +
-			"could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
+			"when the connection was never established, or when the service answered `429` or `503` with `Retry-After` (it took " +
+			"nothing; the wait is bounded by `max_retries` and the 2-minute cap). When the outcome is unknown (any other `5xx`, a " +
+			"timeout or a lost connection after the request left) the provider reports it and does **not** resubmit: a prompt may be " +
+			"running, and resubmitting blindly could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
+			"**Partner nodes** get a key in `extra_data.api_key_svc_org`: `partner_api_key_wo`, else the provider's `partner_api_key`, " +
+			"else its `api_key` (the v1 interface uses one key for both, and it already reaches the service in `X-API-Key`).\n\n" +
 			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
 			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
@@ -196,7 +201,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 
 	sub, err := r.data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
 		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData: r.data.partnerExtraData(apiKeyWO, types.StringNull()),
+		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
@@ -208,7 +213,13 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	plan.ID = types.StringValue(sub.PromptID)
 	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.WaitForCompletion.ValueBool() {
+		// Not waiting, but status is known now: left null, the next refresh would show it as a change.
+		r.readStatusAfterSubmit(waitCtx, data, &plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
 
@@ -231,6 +242,23 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
 			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run%s, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.",
 				res.PromptID, socketGap(res), len(res.Outputs)))
+	}
+}
+
+// readStatusAfterSubmit reads a prompt's status once, right after submitting it without waiting.
+// The prompt id is already in state, so a failed read is a warning, never an error: the apply
+// did what was asked. A 404 (an engine without the status route) leaves status null, as Read does.
+func (r *promptResource) readStatusAfterSubmit(ctx context.Context, data *providerData, m *promptModel, diags *diag.Diagnostics) {
+	st, err := data.client.GetPromptStatus(ctx, m.ID.ValueString())
+	switch {
+	case client.StatusOf(err) == http.StatusNotFound:
+		tflog.Info(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
+	case err != nil:
+		diags.AddWarning("Reading prompt status failed",
+			data.redact(fmt.Sprintf("Prompt %s was submitted and its id is in state; only reading its status failed, so status stays "+
+				"empty until the next refresh reads it.\n\n%v", m.ID.ValueString(), err)))
+	default:
+		m.Status = types.StringValue(st.Status)
 	}
 }
 
@@ -327,6 +355,9 @@ func describePromptSubmitError(err error) string {
 			"`terraform import <address> <prompt_id>`.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
+	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
+		// Not an unknown outcome (that case is above): the service declined the prompt for now.
+		return fmt.Sprintf("The service did not take the prompt; nothing runs. Apply again later.\n\n%v", err)
 	}
 	return err.Error()
 }
