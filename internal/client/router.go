@@ -301,9 +301,11 @@ func invokeHeader(key string) http.Header {
 }
 
 // InvokeModel runs a model synchronously (POST /v2/models/{provider}/{model}) under the router's
-// retry table (retryRouterInvoke): the same key and body on every attempt. When the retries run
-// out on a 5xx or without a response, the error is an *UnknownOutcomeError naming the key: the
-// work may have been accepted, and only a resend with the same key can collect it.
+// retry table (retryRouterInvoke): the same key and body on every attempt. Answers that say the
+// run goes on (RouterStillRunning) are resent until ctx's deadline; others max_retries times.
+// When the retries or the time run out on such an answer, a 5xx, or without a response, the
+// error is an *UnknownOutcomeError naming the key: the work may have been accepted, and only a
+// resend with the same key can collect it.
 func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult, error) {
 	u, err := c.modelURL(in.Model)
 	if err != nil {
@@ -320,12 +322,26 @@ func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult
 	return newRouterResult(resp), nil
 }
 
-// routerOutcome wraps a failure after which accepted work may exist.
+// routerOutcome wraps a failure after which accepted work may exist: an unknown outcome, or the
+// router's answer that the run under the key still goes on (the deadline came first).
 func routerOutcome(op, key string, err error) error {
-	if outcomeUnknown(err) {
+	if outcomeUnknown(err) || RouterStillRunning(err) {
 		return &UnknownOutcomeError{Operation: op, IdempotencyKey: key, Cause: err}
 	}
 	return err
+}
+
+// RouterStillRunning reports whether err carries the router's answer that the run under the
+// Idempotency-Key goes on, and that the same request with the same key collects it later: 409
+// concurrency_limit_exceeded, or 504 deadline_exceeded with Retry-After.
+// It also holds when the context ended while the client waited to resend after such an answer.
+func RouterStillRunning(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return routerStillRunningAnswer(apiErr.StatusCode, apiErr.Header)
+	}
+	var ended *waitEndedError
+	return errors.As(err, &ended) && routerStillRunningAnswer(ended.last.status, ended.last.header)
 }
 
 // QueueRequest is a queued run's handle and status (RouterQueueSubmitResponse and
