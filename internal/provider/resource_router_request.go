@@ -266,7 +266,8 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	case err != nil && q != nil:
 		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
 			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
-				"Check router_endpoint against the links the router returns.", q.RequestID, err)))
+				"The provider follows the router's status_url, response_url and cancel_url (on the origin that answered); "+
+				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
