@@ -184,7 +184,8 @@ type InputViolation struct {
 
 // ValidateInput checks input against the model's authored input schema. It returns nothing when
 // the schema is not authored (the router accepts any object then). The schema document is
-// compiled on its own: a $ref outside it is refused, never fetched.
+// compiled on its own: a $ref outside it is refused, never fetched. An OpenAPI 3.0 document is
+// first rewritten into JSON Schema 2020-12 (fromOpenAPI30), which the 3.1 documents already are.
 func (m *ModelSchema) ValidateInput(input []byte) ([]InputViolation, error) {
 	if !m.InputSchemaAuthored {
 		return nil, nil
@@ -192,6 +193,9 @@ func (m *ModelSchema) ValidateInput(input []byte) ([]InputViolation, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(m.Document))
 	if err != nil {
 		return nil, fmt.Errorf("schema document of %s: %w", m.Model, err)
+	}
+	if isOpenAPI30(doc) {
+		doc = fromOpenAPI30(doc)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {

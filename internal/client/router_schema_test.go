@@ -60,3 +60,49 @@ func TestValidateInputReportsEachLeafWithItsPath(t *testing.T) {
 		})
 	}
 }
+
+// An OpenAPI 3.0 document's schemas mean what they mean in 3.0: input the router accepts is
+// never rejected at plan time, and what 3.0 forbids is still caught.
+func TestValidateInputReadsOpenAPI30(t *testing.T) {
+	components := `{"Mode":{"type":"string","enum":["fast","slow"]},
+"Meta":{"type":"object","properties":{"nullable":{"type":"boolean"}},"required":["nullable"]}}`
+	tests := []struct {
+		name, openapi, schema, input string
+		want                         []string
+	}{
+		{"nullable integer accepts null", "3.0.3", `{"type":"object","properties":{"seed":{"type":"integer","nullable":true}}}`, `{"seed":null}`, nil},
+		{"nullable integer still checks the type", "3.0.3", `{"type":"object","properties":{"seed":{"type":"integer","nullable":true}}}`, `{"seed":"x"}`,
+			[]string{"seed: got string, want null or integer"}},
+		{"nullable enum accepts null", "3.0.0", `{"type":"object","properties":{"mode":{"type":"string","enum":["a","b"],"nullable":true}}}`, `{"mode":null}`, nil},
+		{"nullable enum still checks the values", "3.0.0", `{"type":"object","properties":{"mode":{"type":"string","enum":["a","b"],"nullable":true}}}`, `{"mode":"c"}`,
+			[]string{`mode: value must be one of 'a', 'b', <nil>`}},
+		{"nullable $ref accepts null", "3.0.1", `{"type":"object","properties":{"mode":{"$ref":"#/components/schemas/Mode","nullable":true}}}`, `{"mode":null}`, nil},
+		{"nullable allOf accepts null", "3.0.1", `{"type":"object","properties":{"mode":{"allOf":[{"$ref":"#/components/schemas/Mode"}],"nullable":true}}}`, `{"mode":null}`, nil},
+		{"nullable false rejects null", "3.0.3", `{"type":"object","properties":{"seed":{"type":"integer","nullable":false}}}`, `{"seed":null}`,
+			[]string{"seed: got null, want integer"}},
+		{"boolean exclusiveMinimum excludes the bound", "3.0.3", `{"type":"object","properties":{"cfg":{"type":"number","minimum":0,"exclusiveMinimum":true}}}`, `{"cfg":0}`,
+			[]string{"cfg: exclusiveMinimum: got 0, want 0"}},
+		{"boolean exclusiveMinimum admits above the bound", "3.0.3", `{"type":"object","properties":{"cfg":{"type":"number","minimum":0,"exclusiveMinimum":true}}}`, `{"cfg":0.5}`, nil},
+		{"exclusiveMinimum false keeps an inclusive bound", "3.0.3", `{"type":"object","properties":{"cfg":{"type":"number","minimum":0,"exclusiveMinimum":false}}}`, `{"cfg":0}`, nil},
+		{"boolean exclusiveMaximum excludes the bound", "3.0.3", `{"type":"object","properties":{"cfg":{"type":"number","maximum":1,"exclusiveMaximum":true}}}`, `{"cfg":1}`,
+			[]string{"cfg: exclusiveMaximum: got 1, want 1"}},
+		{"siblings of $ref are ignored", "3.0.3", `{"type":"object","properties":{"mode":{"$ref":"#/components/schemas/Mode","maxLength":2}}}`, `{"mode":"fast"}`, nil},
+		{"a readOnly property is not required in a request", "3.0.3", `{"type":"object","properties":{"id":{"type":"string","readOnly":true},"prompt":{"type":"string"}},"required":["id","prompt"]}`, `{"prompt":"p"}`, nil},
+		{"other required properties still are", "3.0.3", `{"type":"object","properties":{"id":{"type":"string","readOnly":true},"prompt":{"type":"string"}},"required":["id","prompt"]}`, `{}`,
+			[]string{"(input): missing property 'prompt'"}},
+		{"a property named nullable is a property", "3.0.3", `{"$ref":"#/components/schemas/Meta"}`, `{"nullable":"yes"}`,
+			[]string{"nullable: got string, want boolean"}},
+		{"enum values are data, not schemas", "3.0.3", `{"type":"object","properties":{"o":{"enum":[{"nullable":true}]}}}`, `{"o":{"nullable":true}}`, nil},
+		// 3.1 is JSON Schema 2020-12 already: nullable is not a keyword there, so nothing is rewritten.
+		{"3.1 is not rewritten", "3.1.0", `{"type":"object","properties":{"seed":{"type":"integer","nullable":true}}}`, `{"seed":null}`,
+			[]string{"seed: got null, want integer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := violations(t, schemaDoc(tt.openapi, tt.schema, components), tt.input)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Fatalf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
