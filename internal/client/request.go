@@ -75,10 +75,14 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	case c.stream:
 		base = cl.stream
 	}
-	resp, err := cl.retryingClient(c.policy, base).Do(req)
+	var last comeBackAnswer
+	resp, err := cl.retryingClient(c.policy, base, &last).Do(req)
 	if err != nil {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		if ctx.Err() != nil && last.status != 0 {
+			err = &waitEndedError{err: err, last: last}
 		}
 		return nil, fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)
 	}

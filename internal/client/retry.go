@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -38,7 +39,10 @@ const (
 	// either type, on 504 deadline_exceeded with Retry-After (the resend collects the result), on
 	// every other 5xx and 408, and when no response came back. Never on 400, 413, 422, or a 409 of
 	// another type (invalid_input: the request differs from the key's original). The client never
-	// chooses a new key: that is the caller's decision alone.
+	// chooses a new key: that is the caller's decision alone. The two answers that say the run
+	// goes on (409 concurrency_limit_exceeded, 504 deadline_exceeded with Retry-After) are resent
+	// until the context's deadline, not max_retries times (untilDeadlineOn): giving up while the
+	// router still holds the run would leave the caller to start a second, billable one.
 	retryRouterInvoke
 	// retryNotApplied: writes without an idempotency key that are not idempotent in general:
 	// POST /api/prompt (a resend could run the workflow twice), an upload without overwrite (a
@@ -208,29 +212,104 @@ func parseRetryAfter(v string) (time.Duration, bool) {
 	return 0, false
 }
 
-// untilDeadlineOn429 lets a submission answered 429 (queue_full, deployment_not_ready) retry
-// for as long as the operation's context allows, waiting each time as long as the service asks:
-// the key was released and nothing ran, so waiting is always safe, and a busy queue can stay
-// full for longer than a few retries. Every other retry still counts against max_retries. It
-// is made per call, since it counts.
-func (c *Client) untilDeadlineOn429(check retryablehttp.CheckRetry) retryablehttp.CheckRetry {
+// untilDeadlineOn lets the answers comeBack marks be retried for as long as the operation's
+// context allows, waiting each time as long as the service asks (up to the cap checkRetry
+// enforces). They are the service saying "not now: the same request, later": a v2 job submit
+// answered 429 (queue_full, deployment_not_ready: the key was released and nothing ran), or a
+// router call whose run is still going (routerStillRunning). A busy queue or a long run can
+// outlast a few retries, and giving up early would make the caller choose a new key. Every other
+// retry still counts against max_retries. When the context would end before the wait the service
+// asks for, it stops at once and hands that answer back, so the caller reports it rather than a
+// bare deadline; last (when not nil) keeps each such answer, for the error when the context ends
+// during a wait or an attempt instead. It is made per call, since it counts.
+func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retryablehttp.CheckRetry, last *comeBackAnswer) retryablehttp.CheckRetry {
 	others := 0
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		retry, cerr := check(ctx, resp, err)
-		if retry && (err != nil || resp.StatusCode != http.StatusTooManyRequests) {
+		if !retry {
+			return false, cerr
+		}
+		if err != nil || !comeBack(resp) {
 			if others++; others > c.maxRetries {
 				return false, cerr
 			}
+			return true, cerr
 		}
-		return retry, cerr
+		if last != nil {
+			*last = comeBackAnswer{status: resp.StatusCode, header: resp.Header.Clone()}
+		}
+		if deadline, ok := ctx.Deadline(); ok {
+			if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && time.Until(deadline) < wait {
+				return false, nil
+			}
+		}
+		return true, cerr
 	}
 }
 
-// retryingClient builds the go-retryablehttp client for one operation.
-func (c *Client) retryingClient(p retryPolicy, base *http.Client) *retryablehttp.Client {
+// comeBackAnswer is what untilDeadlineOn keeps of the last "come back later" answer.
+type comeBackAnswer struct {
+	status int
+	header http.Header
+}
+
+// waitEndedError is a context that ended while the client waited on (or resent after) an
+// answer that said to come back later: the error keeps that answer, which the bare context
+// error would lose.
+type waitEndedError struct {
+	err  error
+	last comeBackAnswer
+}
+
+func (e *waitEndedError) Error() string {
+	last := fmt.Sprintf("HTTP %d", e.last.status)
+	if t := e.last.header.Get("X-Svc-Error-Type"); t != "" {
+		last += " " + printable(t, false)
+	}
+	if id := e.last.header.Get("X-Svc-Request-Id"); id != "" {
+		last += fmt.Sprintf(" (request id %s)", printable(id, false))
+	}
+	return fmt.Sprintf("%v; the last answer, %s, said to send the same request again later", e.err, last)
+}
+
+func (e *waitEndedError) Unwrap() error { return e.err }
+
+// jobSubmitRefused: a v2 job submission answered 429 released its key; nothing ran.
+func jobSubmitRefused(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusTooManyRequests
+}
+
+// routerStillRunning reports the router's answers that say the run under the key goes on and
+// the same request with the same key must come back later (section 7 of the router contract):
+// 409 concurrency_limit_exceeded (the original call for the key still runs) and 504
+// deadline_exceeded with Retry-After (the router keeps a handle to the accepted work; the resend
+// collects it). Both 429 types are refusals before dispatch: nothing runs, so they stay bounded
+// by max_retries like any other retry.
+func routerStillRunning(resp *http.Response) bool {
+	return routerStillRunningAnswer(resp.StatusCode, resp.Header)
+}
+
+func routerStillRunningAnswer(status int, h http.Header) bool {
+	class := RouterErrorClass(h.Get("X-Svc-Error-Type"))
+	switch status {
+	case http.StatusConflict:
+		return class == RouterErrConcurrencyLimit
+	case http.StatusGatewayTimeout:
+		_, hasRetryAfter := parseRetryAfter(h.Get("Retry-After"))
+		return class == RouterErrDeadlineExceeded && hasRetryAfter
+	}
+	return false
+}
+
+// retryingClient builds the go-retryablehttp client for one operation. last, when not nil,
+// receives the last "come back later" answer of policies that wait on them until the deadline.
+func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBackAnswer) *retryablehttp.Client {
 	check, retryMax := c.checkRetry(p), c.maxRetries
-	if p == retryJobSubmit {
-		check, retryMax = c.untilDeadlineOn429(check), math.MaxInt32
+	switch p {
+	case retryJobSubmit:
+		check, retryMax = c.untilDeadlineOn(jobSubmitRefused, check, last), math.MaxInt32
+	case retryRouterInvoke:
+		check, retryMax = c.untilDeadlineOn(routerStillRunning, check, last), math.MaxInt32
 	}
 	return &retryablehttp.Client{
 		HTTPClient:   base,

@@ -301,9 +301,11 @@ func invokeHeader(key string) http.Header {
 }
 
 // InvokeModel runs a model synchronously (POST /v2/models/{provider}/{model}) under the router's
-// retry table (retryRouterInvoke): the same key and body on every attempt. When the retries run
-// out on a 5xx or without a response, the error is an *UnknownOutcomeError naming the key: the
-// work may have been accepted, and only a resend with the same key can collect it.
+// retry table (retryRouterInvoke): the same key and body on every attempt. Answers that say the
+// run goes on (RouterStillRunning) are resent until ctx's deadline; others max_retries times.
+// When the retries or the time run out on such an answer, a 5xx, or without a response, the
+// error is an *UnknownOutcomeError naming the key: the work may have been accepted, and only a
+// resend with the same key can collect it.
 func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult, error) {
 	u, err := c.modelURL(in.Model)
 	if err != nil {
@@ -320,12 +322,26 @@ func (c *Client) InvokeModel(ctx context.Context, in InvokeInput) (*RouterResult
 	return newRouterResult(resp), nil
 }
 
-// routerOutcome wraps a failure after which accepted work may exist.
+// routerOutcome wraps a failure after which accepted work may exist: an unknown outcome, or the
+// router's answer that the run under the key still goes on (the deadline came first).
 func routerOutcome(op, key string, err error) error {
-	if outcomeUnknown(err) {
+	if outcomeUnknown(err) || RouterStillRunning(err) {
 		return &UnknownOutcomeError{Operation: op, IdempotencyKey: key, Cause: err}
 	}
 	return err
+}
+
+// RouterStillRunning reports whether err carries the router's answer that the run under the
+// Idempotency-Key goes on, and that the same request with the same key collects it later: 409
+// concurrency_limit_exceeded, or 504 deadline_exceeded with Retry-After.
+// It also holds when the context ended while the client waited to resend after such an answer.
+func RouterStillRunning(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return routerStillRunningAnswer(apiErr.StatusCode, apiErr.Header)
+	}
+	var ended *waitEndedError
+	return errors.As(err, &ended) && routerStillRunningAnswer(ended.last.status, ended.last.header)
 }
 
 // QueueRequest is a queued run's handle and status (RouterQueueSubmitResponse and
@@ -350,21 +366,27 @@ func (q *QueueRequest) Completed() bool { return q.Status == RouterCompleted }
 // Failed reports whether the run completed without success: COMPLETED with an error_type.
 func (q *QueueRequest) Failed() bool { return q.Completed() && q.ErrorType != "" }
 
-func (q *QueueRequest) finish(op string, a answer) error {
+// finish completes a decoded handle or status from the answer a. Each link is resolved on the
+// origin that answered: one that names another origin (a router that builds its links from a
+// public base URL, "localhost" where router_endpoint says 127.0.0.1) keeps its path and query
+// and is rebased onto that origin, so the API key never leaves the configured origin. rebased
+// names the links that were moved, for the caller to log.
+func (q *QueueRequest) finish(op string, a answer) (rebased []string, err error) {
 	q.HTTPRequestID = a.header.Get("X-Svc-Request-Id")
 	q.Replayed = replayed(a.header)
 	if d, ok := parseRetryAfter(a.header.Get("Retry-After")); ok {
 		q.RetryAfter = d
 	}
 	if q.RequestID == "" {
-		return fmt.Errorf("%s: the response is not a queued request (no request_id; request id %q)", op, q.HTTPRequestID)
+		return nil, fmt.Errorf("%s: the response is not a queued request (no request_id; request id %q)", op, q.HTTPRequestID)
 	}
 	var errs []error
 	if q.Status == "" {
 		errs = append(errs, fmt.Errorf("%s: request %s has no status (request id %q)", op, q.RequestID, q.HTTPRequestID))
 	}
-	// Every link is checked, and one that cannot be followed is left empty rather than kept
-	// unresolved, so a caller holding the handle never follows it by mistake.
+	// Every link is checked, and one that cannot be followed (credentials in it, another scheme
+	// than http(s)) is left empty rather than kept unresolved, so a caller holding the handle
+	// never follows it by mistake.
 	for _, l := range []struct {
 		name string
 		link *string
@@ -373,18 +395,36 @@ func (q *QueueRequest) finish(op string, a answer) error {
 			errs = append(errs, fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID))
 			continue
 		}
-		abs, err := ResolveLink(a.url, *l.link)
+		abs, moved, err := ResolveLinkOnOrigin(a.url, *l.link)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err))
 		}
+		if moved {
+			rebased = append(rebased, l.name)
+		}
 		*l.link = abs
 	}
-	return errors.Join(errs...)
+	return rebased, errors.Join(errs...)
+}
+
+// logRebased says that the router's links named another origin and were followed on the one
+// that answered: at warn for a submission (once per run), at debug for each status read.
+func (c *Client) logRebased(ctx context.Context, q *QueueRequest, a answer, rebased []string, warn bool) {
+	if len(rebased) == 0 {
+		return
+	}
+	fields := map[string]any{"request_id": q.RequestID, "links": strings.Join(rebased, ", "), "origin": origin(a.url)}
+	if warn {
+		c.log.Warn(ctx, "the router's queue links name another origin than the one that answered; "+
+			"they are followed on the answering origin (path and query kept), so credentials stay there", fields)
+		return
+	}
+	c.log.Debug(ctx, "queue links rebased onto the answering origin", fields)
 }
 
 // SubmitModelRequest queues a run (POST .../requests) under the same retry table as InvokeModel.
 // When the router accepted the run but its answer cannot be used in full (a link that is missing
-// or points elsewhere), the handle is returned WITH the error, so the request id is not lost.
+// or cannot be followed), the handle is returned WITH the error, so the request id is not lost.
 func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*QueueRequest, error) {
 	u, err := c.modelURL(in.Model, "requests")
 	if err != nil {
@@ -400,7 +440,9 @@ func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*Queue
 	if err != nil {
 		return nil, routerOutcome(op, in.IdempotencyKey, err)
 	}
-	if err := q.finish(op, a); err != nil {
+	rebased, err := q.finish(op, a)
+	c.logRebased(ctx, &q, a, rebased, true)
+	if err != nil {
 		if q.RequestID == "" {
 			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 		}
@@ -429,10 +471,12 @@ func (c *Client) QueueLinks(model, requestID string) (*QueueRequest, error) {
 // handle held. Unlike a submission, its links are not needed: one that is missing or cannot be
 // followed is taken from the held handle, so a server that sends them only once does not break
 // the wait.
-func (q *QueueRequest) finishStatus(op string, a answer, held *QueueRequest) error {
-	if err := q.finish(op, a); err != nil && (q.RequestID == "" || q.Status == "") {
+func (c *Client) finishStatus(ctx context.Context, q *QueueRequest, op string, a answer, held *QueueRequest) error {
+	rebased, err := q.finish(op, a)
+	if err != nil && (q.RequestID == "" || q.Status == "") {
 		return err
 	}
+	c.logRebased(ctx, q, a, rebased, false)
 	q.FillLinks(held)
 	return nil
 }
@@ -456,7 +500,7 @@ func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*Q
 	if err != nil {
 		return nil, err
 	}
-	if err := q.finishStatus(op, a, held); err != nil {
+	if err := c.finishStatus(ctx, &q, op, a, held); err != nil {
 		return nil, err
 	}
 	return &q, nil
@@ -480,7 +524,7 @@ func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*
 	defer resp.Body.Close()
 	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
 	var q QueueRequest
-	if decodeJSON(resp, &q) != nil || q.finishStatus(op, a, held) != nil {
+	if decodeJSON(resp, &q) != nil || c.finishStatus(ctx, &q, op, a, held) != nil {
 		// "Not yet" is the answer whatever the body: the status route tells the rest.
 		q = *held
 		q.HTTPRequestID = resp.Header.Get("X-Svc-Request-Id")

@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // ModelSchema is a model's OpenAPI document (GET .../openapi.json) and what the provider reads
@@ -182,7 +184,8 @@ type InputViolation struct {
 
 // ValidateInput checks input against the model's authored input schema. It returns nothing when
 // the schema is not authored (the router accepts any object then). The schema document is
-// compiled on its own: a $ref outside it is refused, never fetched.
+// compiled on its own: a $ref outside it is refused, never fetched. An OpenAPI 3.0 document is
+// first rewritten into JSON Schema 2020-12 (fromOpenAPI30), which the 3.1 documents already are.
 func (m *ModelSchema) ValidateInput(input []byte) ([]InputViolation, error) {
 	if !m.InputSchemaAuthored {
 		return nil, nil
@@ -190,6 +193,9 @@ func (m *ModelSchema) ValidateInput(input []byte) ([]InputViolation, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(m.Document))
 	if err != nil {
 		return nil, fmt.Errorf("schema document of %s: %w", m.Model, err)
+	}
+	if isOpenAPI30(doc) {
+		doc = fromOpenAPI30(doc)
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {
@@ -214,24 +220,43 @@ func (m *ModelSchema) ValidateInput(input []byte) ([]InputViolation, error) {
 	if !errors.As(err, &verr) {
 		return nil, err
 	}
-	var out []InputViolation
-	seen := map[InputViolation]bool{}
-	for _, u := range verr.BasicOutput().Errors {
-		if u.Error == nil {
-			continue
-		}
-		v := InputViolation{Path: pointerPath(u.InstanceLocation), Message: u.Error.String()}
-		if seen[v] || strings.HasPrefix(v.Message, "validation failed") {
-			continue
-		}
-		seen[v] = true
-		out = append(out, v)
-	}
-	if len(out) == 0 {
+	out := leafViolations(verr, nil, map[InputViolation]bool{})
+	if len(out) == 0 { // not expected: every failure has a leaf
 		out = append(out, InputViolation{Path: "(input)", Message: verr.Error()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// schemaMessages renders violation messages in English, as the library's own errors are.
+var schemaMessages = message.NewPrinter(language.English)
+
+// leafViolations walks a validation error down to its leaves, the violations themselves, and
+// reports each as its instance path and message. The nodes above them ($ref, allOf, properties,
+// the schema itself) only say that something below failed.
+func leafViolations(e *jsonschema.ValidationError, out []InputViolation, seen map[InputViolation]bool) []InputViolation {
+	if len(e.Causes) > 0 {
+		for _, cause := range e.Causes {
+			out = leafViolations(cause, out, seen)
+		}
+		return out
+	}
+	v := InputViolation{Path: pointerPath(locationPointer(e.InstanceLocation)), Message: e.ErrorKind.LocalizedString(schemaMessages)}
+	if !seen[v] {
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// locationPointer is the JSON pointer of an instance location.
+func locationPointer(loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(pointerEscape(tok))
+	}
+	return b.String()
 }
 
 type refuseLoader struct{}

@@ -59,6 +59,10 @@ type RouterOptions struct {
 	RetryAfter       int           // seconds in Retry-After on 202, 409 and 504 (default 0)
 	ConcurrencyLimit int           // runs in flight beyond which a new run gets 429 concurrency_limit_exceeded (0: none)
 	SpendLimit       string        // X-Committed-Spend-Limit (default "100.00")
+	// PublicBaseURL, when set, is the scheme and host the queue links are built on instead of
+	// the request's: a router behind a proxy, or one that names itself "localhost" where the
+	// client connects to 127.0.0.1.
+	PublicBaseURL string
 }
 
 func (s *Server) routerOpts() RouterOptions {
@@ -507,8 +511,12 @@ func (s *Server) queueStatusLocked(r *http.Request, run *routerRun) map[string]a
 	return body
 }
 
-// routerLink is an absolute URL on the request's host: the contract's queue URLs are absolute.
+// routerLink is an absolute URL on the request's host (or on PublicBaseURL): the contract's
+// queue URLs are absolute.
 func (s *Server) routerLink(r *http.Request, path string) string {
+	if base := s.opts.Router.PublicBaseURL; base != "" {
+		return strings.TrimRight(base, "/") + s.opts.MountPrefix + path
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"

@@ -132,7 +132,11 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"its result.\n\n" +
 			"Retries follow the router's table: the same key and input are resent on `409 concurrency_limit_exceeded`, `429`, " +
 			"`504 deadline_exceeded` (the resend collects the result), other `5xx` and lost connections; never on `400`, " +
-			"`422` or `409 invalid_input`. The key is never changed by the provider. A queued request's id is in state as " +
+			"`422` or `409 invalid_input`. The two answers that say the run goes on (`409 concurrency_limit_exceeded`, `504 " +
+			"deadline_exceeded` with `Retry-After`) are resent until the create timeout, at the pace the router asks, without " +
+			"counting against `max_retries`; the others are retried `max_retries` times. The key is never changed by the " +
+			"provider. The router's queue links are followed on the origin that answered, normally `router_endpoint`'s (path and query kept), so the " +
+			"API key goes nowhere else. A queued request's id is in state as " +
 			"soon as the router accepted it, even when the apply then fails. A run that completes with an `error_type` fails " +
 			"the apply and taints the resource. Destroying a request that is not `COMPLETED` asks the router to cancel it " +
 			"(a request, not a guarantee: partner work in flight may finish and be billed). A completed request whose record " +
@@ -266,7 +270,8 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	case err != nil && q != nil:
 		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
 			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
-				"Check router_endpoint against the links the router returns.", q.RequestID, err)))
+				"The provider follows the router's status_url, response_url and cancel_url (on the origin that answered); "+
+				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))

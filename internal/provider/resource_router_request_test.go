@@ -356,15 +356,49 @@ func TestAccRouterRequest_importAndAgedOut(t *testing.T) {
 	})
 }
 
+func TestAccRouterRequest_linksOnAnotherOriginAreRebased(t *testing.T) {
+	t.Parallel()
+	// The router builds its queue links from a public base URL that is not the origin
+	// router_endpoint names. They are followed on the configured origin (path and query kept):
+	// the apply succeeds with one run, the links in state are on the configured origin, and
+	// status, collect and cancel all reached it.
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{PublicBaseURL: "https://router.public.example", SlowDuration: 100 * time.Millisecond}})
+	onOrigin := regexp.MustCompile(`^` + regexp.QuoteMeta(srv.URL()) + `/v2/models/demo/slow/requests/[0-9a-f-]{36}`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: routerRequestConfig(srv, 0, `
+  model = "demo/slow"
+  input = jsonencode({ note = "via a proxy" })
+`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr(routerRes, "status", "COMPLETED"),
+				resource.TestCheckResourceAttr(routerRes, "result", "slow model done\n"),
+				resource.TestMatchResourceAttr(routerRes, "status_url", regexp.MustCompile(onOrigin.String()+`/status$`)),
+				resource.TestMatchResourceAttr(routerRes, "response_url", regexp.MustCompile(onOrigin.String()+`$`)),
+				resource.TestMatchResourceAttr(routerRes, "cancel_url", regexp.MustCompile(onOrigin.String()+`/cancel$`)),
+				checkRuns(srv, emulator.ModelSlow, 1),
+				func(*terraform.State) error {
+					if srv.Requests(emulator.OpRequestStatus) == 0 || srv.Requests(emulator.OpCollectRequest) == 0 {
+						return fmt.Errorf("status read %d times, collected %d times; want both on the configured origin",
+							srv.Requests(emulator.OpRequestStatus), srv.Requests(emulator.OpCollectRequest))
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
 func TestAccRouterRequest_acceptedWithUnusableLinksKeepsTheID(t *testing.T) {
 	t.Parallel()
-	// The router accepts the run (201, a request id) but its links point at another host, which
-	// the provider does not send the API key to. The run exists: its id must reach state, so that
-	// destroy asks the router to cancel it.
+	// The router accepts the run (201, a request id) but its links carry credentials, which the
+	// provider does not follow. The run exists: its id must reach state, so that destroy asks
+	// the router to cancel it.
 	const id = "0b0c8f2e-0000-4000-8000-0000000000a1"
 	srv := newTestServer(t, emulator.Options{})
 	srv.Inject(emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, Status: 201, Body: `{"request_id":"` + id + `","status":"IN_QUEUE",` +
-		`"status_url":"https://elsewhere.example/s","response_url":"https://elsewhere.example/r","cancel_url":"https://elsewhere.example/c"}`})
+		`"status_url":"https://user:pw@elsewhere.example/s","response_url":"https://user:pw@elsewhere.example/r","cancel_url":"ftp://elsewhere.example/c"}`})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -372,7 +406,7 @@ func TestAccRouterRequest_acceptedWithUnusableLinksKeepsTheID(t *testing.T) {
   model = "demo/echo"
   input = jsonencode({ prompt = "hi" })
 `),
-			ExpectError: regexp.MustCompile(`(?s)accepted request ` + id + `.*link points to another host.*saved in state`),
+			ExpectError: regexp.MustCompile(`(?s)accepted request ` + id + `.*carries credentials.*unsupported scheme "ftp".*saved in state`),
 		}},
 		CheckDestroy: func(*terraform.State) error {
 			if n := srv.Requests(emulator.OpCancelRequest); n != 1 {

@@ -19,7 +19,21 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 	var unknown *client.UnknownOutcomeError
 	var apiErr *client.APIError
 	errors.As(err, &apiErr)
+	cause := err
+	if errors.As(err, &unknown) {
+		cause = unknown.Cause
+	}
 	switch {
+	case client.RouterStillRunning(err):
+		// The router said the run under the key goes on: a new key now would start a second,
+		// billable run.
+		return fmt.Sprintf("The router was still running the call to %s when the provider stopped waiting (the create "+
+			"timeout ran out, or the router asked for a longer wait than this provider makes). The run goes on and is "+
+			"billed.\n\nIdempotency-Key: %s\nCause: %v\n\n"+
+			"To collect its result rather than start a second, billable run, set idempotency_key = %q in the "+
+			"configuration and apply again: the same key and input collect the original run (the router keeps it for 24 "+
+			"hours). To wait longer, raise timeouts.create; for long runs, mode = %q does not hold a connection.",
+			in.Model, in.IdempotencyKey, cause, in.IdempotencyKey, modeQueued)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The call to %s was sent, retried with the same key, and still got no definitive answer, so the "+
 			"model may be running or have run.\n\nIdempotency-Key: %s\nCause: %v\n\n"+
