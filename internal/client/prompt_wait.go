@@ -156,15 +156,6 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		statusDone = PromptTerminal(st.Status)
 		return nil
 	}
-	resetTimer := func(d time.Duration) {
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(d)
-	}
 
 	// Done once the status is terminal and the socket has said its last word (or is gone).
 	for !statusDone || (res.SocketOutcome == "" && events != nil) {
@@ -192,7 +183,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				if !statusDone && res.Redials < maxSocketRedials {
 					redialC = time.After(redialWait << res.Redials)
 				}
-				resetTimer(0)
+				resetTimer(timer, 0)
 				continue
 			}
 			if f := ev.Frame; f != nil {
@@ -210,7 +201,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 				opts.OnMessage(m)
 			}
 			if applySocketMessage(res, m) && !res.StatusRouteMissing && !statusDone {
-				resetTimer(0) // confirm with the status route at once
+				resetTimer(timer, 0) // confirm with the status route at once
 			}
 		case <-redialC:
 			redialC = nil

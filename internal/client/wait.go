@@ -77,7 +77,10 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 			if !ok {
 				wake = nil // stream over (terminal, or given up): re-read now, then poll
 			} else {
-				streamLive = true
+				if !streamLive { // the stream proved itself: the timer becomes the safety net
+					streamLive = true
+					resetTimer(timer, sched.next(job, true))
+				}
 				if !w.urgent && time.Since(lastRead) < max(minHintGap, time.Since(started)/3) {
 					continue // coalesce hints; the timer still runs
 				}
@@ -105,15 +108,20 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 			opts.OnUpdate(next)
 		}
 		job = next
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(sched.next(job, streaming()))
+		resetTimer(timer, sched.next(job, streaming()))
 	}
 	return job, nil
+}
+
+// resetTimer stops t, drains a pending tick, and sets it to fire after d.
+func resetTimer(t *time.Timer, d time.Duration) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	t.Reset(d)
 }
 
 // pollSchedule chooses the next poll interval from what the records show.
