@@ -286,6 +286,37 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
+// runPromptDroppingSocket runs v1Workflow as runPrompt does, but drops every socket connection
+// once the sampler reports progress (its outputs, and the outcome, are still to come). It returns
+// the result and the socket it dialled first (closed by then).
+func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult, *Socket) {
+	t.Helper()
+	c := v1Client(t, srv, nil)
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sock.Close)
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := fastWait
+	opts.RedialWait = time.Millisecond
+	var dropped sync.Once
+	opts.OnMessage = func(m *SocketMessage) {
+		if m.Type == "progress" {
+			dropped.Do(srv.DropSockets)
+		}
+	}
+	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, sock
+}
+
 // A socket that closes mid-run is reconnected: the outputs reported after that still arrive (and,
 // with no status route, so does the outcome), but the outputs are marked incomplete, since the
 // socket does not replay what it sent while it was closed.
@@ -301,29 +332,7 @@ func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := v1Server(t, tc.opts)
-			c := v1Client(t, srv, nil)
-			ctx := context.Background()
-			sock, err := c.DialSocket(ctx, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sock.Close()
-			sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := fastWait
-			opts.RedialWait = time.Millisecond
-			var dropped sync.Once
-			opts.OnMessage = func(m *SocketMessage) {
-				if m.Type == "progress" { // the sampler is running; its outputs are still to come
-					dropped.Do(srv.DropSockets)
-				}
-			}
-			res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, sock := runPromptDroppingSocket(t, srv)
 			if !res.Succeeded() || res.SocketOutcome != SocketSuccess || res.Redials != 1 || res.OutputsComplete {
 				t.Errorf("result: %+v", res)
 			}
@@ -346,29 +355,7 @@ func TestPromptSocketRedialGivesUp(t *testing.T) {
 	t.Parallel()
 	srv := v1Server(t, emulator.Options{StepDuration: 50 * time.Millisecond})
 	srv.Inject(emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 10, Status: http.StatusServiceUnavailable})
-	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "0b8e8f0e-2f4b-4b43-8f7e-6a4f1d2c3b5a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := fastWait
-	opts.RedialWait = time.Millisecond
-	var dropped sync.Once
-	opts.OnMessage = func(m *SocketMessage) {
-		if m.Type == "progress" {
-			dropped.Do(srv.DropSockets)
-		}
-	}
-	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, _ := runPromptDroppingSocket(t, srv)
 	if res.Status != PromptSuccess || res.SocketOutcome != "" || res.OutputsComplete || len(res.Outputs) != 0 {
 		t.Errorf("result: %+v", res)
 	}
