@@ -358,3 +358,68 @@ func TestSubmitWithForeignLinksRebased(t *testing.T) {
 		t.Fatal("the foreign host received a request")
 	}
 }
+
+// A 404 through a job's self or cancel link is confirmed by reading the job by id before it is
+// taken as gone: a wrong link (a rebased one, say) must not make a live job look deleted.
+func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
+	const id = "3b8c3f0e-1a2b-4c5d-8e9f-0a1b2c3d4e5f"
+	notFound := `{"error":{"code":"not_found","message":"no such path"}}`
+	tests := []struct {
+		name      string
+		byID      int    // status of GET /api/v2/jobs/{id}
+		self      string // the self link followed
+		cancel    bool   // cancel through /wrong/cancel instead of reading
+		wantGone  bool
+		wantErr   string
+		wantReads int32 // requests to /api/v2/jobs/{id}
+	}{
+		{name: "read: wrong self link, job there", byID: 200, self: "/wrong/" + id, wantReads: 1},
+		{name: "read: wrong self link, job gone", byID: 404, self: "/wrong/" + id, wantGone: true, wantReads: 1},
+		{name: "read: the by-id path itself is not read twice", byID: 404, self: "/api/v2/jobs/" + id, wantGone: true, wantReads: 1},
+		{name: "cancel: wrong link, job still running", byID: 200, cancel: true, wantErr: "yet the job is running", wantReads: 1},
+		{name: "cancel: wrong link, job gone", byID: 404, cancel: true, wantGone: true, wantReads: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var reads atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/api/v2/jobs/"+id {
+					status(404, nil, notFound)(w, r)
+					return
+				}
+				reads.Add(1)
+				if tt.byID != 200 {
+					status(tt.byID, nil, notFound)(w, r)
+					return
+				}
+				status(200, nil, jobJSON(id, JobRunning))(w, r)
+			}))
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			var job *Job
+			var err error
+			if tt.cancel {
+				job, err = c.CancelJob(context.Background(), &Job{ID: id, Status: JobRunning, URLs: JobURLs{Self: srv.URL + "/wrong/" + id, Cancel: srv.URL + "/wrong/cancel"}})
+			} else {
+				job, err = c.ReadJob(context.Background(), id, srv.URL+tt.self)
+			}
+			switch {
+			case tt.wantGone:
+				if !Gone(err) {
+					t.Fatalf("err = %v, want not found", err)
+				}
+			case tt.wantErr != "":
+				if err == nil || Gone(err) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q and not taken for gone", err, tt.wantErr)
+				}
+			default:
+				if err != nil || job.Status != JobRunning {
+					t.Fatalf("job %+v, err %v; want the job read by id", job, err)
+				}
+			}
+			if n := reads.Load(); n != tt.wantReads {
+				t.Fatalf("%d reads by id, want %d", n, tt.wantReads)
+			}
+		})
+	}
+}

@@ -153,27 +153,44 @@ func outcomeUnknown(err error) bool {
 }
 
 // GetJob reads a job by id: GET {endpoint}/api/v2/jobs/{id}. Used for import and the data source;
-// a resource that holds the job's self link follows that instead (RefreshJob).
+// a resource that holds the job's self link follows that instead (ReadJob).
 func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
-	seg, err := pathSegment("job id", id)
+	u, err := c.jobURL(id)
 	if err != nil {
 		return nil, err
 	}
-	return c.readJob(ctx, "read job", joinPath(c.endpoint, "api", "v2", "jobs", seg))
+	return c.readJob(ctx, "read job", u)
+}
+
+func (c *Client) jobURL(id string) (string, error) {
+	seg, err := pathSegment("job id", id)
+	if err != nil {
+		return "", err
+	}
+	return joinPath(c.endpoint, "api", "v2", "jobs", seg), nil
 }
 
 // RefreshJob re-reads a job through its self link (which may carry a serverless mount prefix).
 func (c *Client) RefreshJob(ctx context.Context, job *Job) (*Job, error) {
-	self := job.URLs.Self
-	if self == "" {
-		return c.GetJob(ctx, job.ID)
-	}
-	return c.readJob(ctx, "read job", self)
+	return c.ReadJob(ctx, job.ID, job.URLs.Self)
 }
 
-// ReadJobAt reads a job through a self link kept from an earlier read.
-func (c *Client) ReadJobAt(ctx context.Context, selfURL string) (*Job, error) {
-	return c.readJob(ctx, "read job", selfURL)
+// ReadJob reads job id through selfURL, a self link kept from an earlier read, or by id when
+// there is none. A 404 or 410 through a self link other than the job's path on the endpoint is
+// confirmed by reading the job by id: the link (one rebased from another host, say) may be what
+// is wrong, not the job gone, and a job wrongly taken for gone would be dropped from state.
+func (c *Client) ReadJob(ctx context.Context, id, selfURL string) (*Job, error) {
+	if selfURL == "" {
+		return c.GetJob(ctx, id)
+	}
+	job, err := c.readJob(ctx, "read job", selfURL)
+	if Gone(err) && id != "" {
+		if byID, uerr := c.jobURL(id); uerr == nil && byID != selfURL {
+			c.log.Debug(ctx, "the job's self link answered not found; reading the job by id", map[string]any{"job_id": id, "error": err.Error()})
+			return c.GetJob(ctx, id)
+		}
+	}
+	return job, err
 }
 
 func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
@@ -198,6 +215,13 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 		return nil, fmt.Errorf("%s %s: the job record has no cancel link", op, job.ID)
 	}
 	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent})
+	if Gone(err) {
+		// Not found through the link: confirm the job is gone (or over) before the caller
+		// forgets it, since a wrong link would otherwise leave it running unseen.
+		if now, rerr := c.GetJob(ctx, job.ID); rerr == nil && !now.Terminal() {
+			return nil, fmt.Errorf("%s %s: the cancel link answered %v, yet the job is %s; cancel it on the service", op, job.ID, err, now.Status)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -237,13 +237,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 
-	var job *client.Job
-	var err error
-	if self := state.links(ctx).Self.ValueString(); self != "" {
-		job, err = r.data.client.ReadJobAt(ctx, self)
-	} else {
-		job, err = r.data.client.GetJob(ctx, state.ID.ValueString())
-	}
+	job, err := r.data.client.ReadJob(ctx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
 	switch {
 	case client.Gone(err):
 		if !pastExpiry(state.ExpiresAt) {
