@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -145,7 +144,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		resp.Diagnostics.AddError("Invalid provider configuration", redact(err.Error(), secrets))
 		return
 	}
-	tflog.Debug(maskSecrets(ctx, secrets), "configured svc provider", map[string]any{
+	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}

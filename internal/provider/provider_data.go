@@ -22,9 +22,10 @@ func configureData(v any, diags *diag.Diagnostics) *providerData {
 	return d
 }
 
-// logContext masks the provider's secrets in every tflog line written with the returned context.
+// logContext carries the provider's secrets in the returned context, for the log helpers (log.go)
+// to mask in every line written with it.
 func (d *providerData) logContext(ctx context.Context) context.Context {
-	return maskSecrets(ctx, d.secrets)
+	return withLogSecrets(ctx, d.secrets)
 }
 
 func (d *providerData) redact(text string) string { return redact(text, d.secrets) }

@@ -20,7 +20,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -201,7 +200,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		}
 		return
 	}
-	tflog.Info(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
+	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
 
 	// The id reaches state now: whatever happens while waiting, the job is not lost.
 	plan.ID = types.StringValue(job.ID)
@@ -233,7 +232,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if r.data.configUnknown {
 		// The provider's settings (an endpoint or key from a resource not applied yet) are not
 		// known during this plan: reading now would ask the wrong service. Keep state.
-		tflog.Info(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
+		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
 		return
 	}
 
@@ -270,7 +269,7 @@ func (r *jobResource) readExpired(ctx context.Context, state jobResourceModel, r
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	tflog.Info(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": state.ID.ValueString()})
+	logInfo(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": state.ID.ValueString()})
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -325,7 +324,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Canceling job failed", r.data.redact(err.Error()))
 		return
 	}
-	tflog.Info(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
+	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
 	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
@@ -385,5 +384,5 @@ func logJobProgress(ctx context.Context, j *client.Job) {
 			fields["message"] = *p.Message
 		}
 	}
-	tflog.Info(ctx, "job progress", fields)
+	logInfo(ctx, "job progress", fields)
 }

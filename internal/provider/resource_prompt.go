@@ -22,7 +22,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -194,7 +193,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	if plan.WaitForCompletion.ValueBool() {
 		var err error
 		if sock, err = r.data.client.DialSocket(waitCtx, clientID); err != nil {
-			tflog.Warn(ctx, "socket unavailable; following the prompt by status polling only (outputs will be missing)", map[string]any{"error": err.Error()})
+			logWarn(ctx, "socket unavailable; following the prompt by status polling only (outputs will be missing)", map[string]any{"error": err.Error()})
 		}
 		defer sock.Close()
 	}
@@ -207,7 +206,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
 		return
 	}
-	tflog.Info(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
+	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
 
 	// The id reaches state now: whatever happens while waiting, the prompt is not lost.
 	plan.ID = types.StringValue(sub.PromptID)
@@ -225,7 +224,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 
 	opts := promptWait
 	opts.OnStatus = func(s string) {
-		tflog.Info(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s})
+		logInfo(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s})
 	}
 	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
@@ -252,7 +251,7 @@ func (r *promptResource) readStatusAfterSubmit(ctx context.Context, data *provid
 	st, err := data.client.GetPromptStatus(ctx, m.ID.ValueString())
 	switch {
 	case client.StatusOf(err) == http.StatusNotFound:
-		tflog.Info(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
+		logInfo(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
 	case err != nil:
 		diags.AddWarning("Reading prompt status failed",
 			data.redact(fmt.Sprintf("Prompt %s was submitted and its id is in state; only reading its status failed, so status stays "+
@@ -308,7 +307,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	switch {
 	case client.StatusOf(err) == http.StatusNotFound:
 		// Either the engine lacks the route or the record aged out: neither is drift.
-		tflog.Info(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
+		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(err.Error()))

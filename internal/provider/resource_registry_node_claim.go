@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -144,7 +143,7 @@ func (r *nodeClaimResource) Create(ctx context.Context, req resource.CreateReque
 		resp.Diagnostics.AddError("Claiming node failed", data.redact(describeClaimError(err, publisher, node)))
 		return
 	}
-	tflog.Info(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})
+	logInfo(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})
 	plan.ID = types.StringValue(publisher + "/" + node)
 	plan.RepoTokenWO = types.StringNull() // write-only: never in state
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -183,7 +182,7 @@ func (r *nodeClaimResource) Delete(ctx context.Context, req resource.DeleteReque
 	ctx = r.data.logContext(ctx)
 	publisher, node := state.PublisherID.ValueString(), state.NodeID.ValueString()
 	if !state.DeleteNodeOnDestroy.ValueBool() {
-		tflog.Info(ctx, "forgetting the node claim; the node stays claimed in the registry", map[string]any{"publisher_id": publisher, "node_id": node})
+		logInfo(ctx, "forgetting the node claim; the node stays claimed in the registry", map[string]any{"publisher_id": publisher, "node_id": node})
 		return
 	}
 	gone, err := r.data.client.DeleteNode(ctx, publisher, node)
@@ -193,10 +192,10 @@ func (r *nodeClaimResource) Delete(ctx context.Context, req resource.DeleteReque
 		return
 	}
 	if gone {
-		tflog.Warn(ctx, "node was already absent from the registry (404); treating it as deleted", map[string]any{"publisher_id": publisher, "node_id": node})
+		logWarn(ctx, "node was already absent from the registry (404); treating it as deleted", map[string]any{"publisher_id": publisher, "node_id": node})
 		return
 	}
-	tflog.Info(ctx, "node deleted", map[string]any{"publisher_id": publisher, "node_id": node})
+	logInfo(ctx, "node deleted", map[string]any{"publisher_id": publisher, "node_id": node})
 }
 
 func (r *nodeClaimResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

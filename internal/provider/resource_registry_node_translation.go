@@ -17,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -120,7 +119,7 @@ func (r *nodeTranslationResource) post(ctx context.Context, plan *nodeTranslatio
 		diags.AddError("Posting node translations failed", r.data.redact(msg))
 		return diags
 	}
-	tflog.Info(ctx, "node translations posted", map[string]any{"node_id": node})
+	logInfo(ctx, "node translations posted", map[string]any{"node_id": node})
 	plan.ID = types.StringValue(node)
 	return diags
 }
@@ -139,7 +138,7 @@ func (r *nodeTranslationResource) Read(ctx context.Context, req resource.ReadReq
 func (r *nodeTranslationResource) Delete(ctx context.Context, req resource.DeleteRequest, _ *resource.DeleteResponse) {
 	var node types.String
 	_ = req.State.GetAttribute(ctx, path.Root("node_id"), &node)
-	tflog.Info(r.data.logContext(ctx), "removing node translations from state; the registry keeps them", map[string]any{"node_id": node.ValueString()})
+	logInfo(r.data.logContext(ctx), "removing node translations from state; the registry keeps them", map[string]any{"node_id": node.ValueString()})
 }
 
 // translationDataValidator accepts a JSON object whose every value is an object.

@@ -22,7 +22,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -213,7 +212,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 			r.data.redact(fmt.Sprintf("The model's schema could not be read, so the router will validate the input when it is sent.\n\n%v", err)))
 		return
 	case !ms.InputSchemaAuthored:
-		tflog.Debug(ctx, "model input schema not authored; input not validated at plan time", map[string]any{"model": model})
+		logDebug(ctx, "model input schema not authored; input not validated at plan time", map[string]any{"model": model})
 		return
 	}
 	violations, err := ms.ValidateInput([]byte(plan.Input.ValueString()))
@@ -258,7 +257,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	}
 	q, err := r.data.client.SubmitModelRequest(ctx, in)
 	if q != nil {
-		tflog.Info(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
+		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
 		// The handle reaches state now, even with an error: the router accepted the run, so
 		// whatever happens next, the request is not lost.
 		plan.ID = types.StringValue(q.RequestID)
@@ -282,7 +281,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	}
 
 	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		tflog.Info(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
 	}})
 	plan.setQueue(final)
 	if err != nil {
@@ -309,7 +308,7 @@ func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequ
 		resp.Diagnostics.AddError("Model call failed", r.data.redact(describeRouterCallError(err, in)))
 		return
 	}
-	tflog.Info(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
+	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
 	plan.ID = types.StringValue(res.RequestID)
 	if res.RequestID == "" {
 		plan.ID = types.StringValue("sync-" + in.IdempotencyKey)
@@ -335,7 +334,7 @@ func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequest
 	if stored.warning != "" {
 		diags.AddWarning("Result not kept in state", stored.warning)
 	}
-	tflog.Info(ctx, "model result kept", map[string]any{"content_type": stored.contentType, "size_bytes": stored.size, "sha256": stored.sha256})
+	logInfo(ctx, "model result kept", map[string]any{"content_type": stored.contentType, "size_bytes": stored.size, "sha256": stored.sha256})
 }
 
 func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -356,7 +355,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	q, err := r.data.client.ModelRequestStatus(ctx, held)
 	switch code := client.StatusOf(err); {
 	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
-		tflog.Info(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
+		logInfo(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
 		return
 	case code == http.StatusNotFound || code == http.StatusGone:
 		// The router accepted this request once and now does not know it. It may have run (and
@@ -451,7 +450,7 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.AddError("Cancelling model request failed", r.data.redact(err.Error()))
 		return
 	}
-	tflog.Info(ctx, "model request cancel answered", map[string]any{"request_id": state.ID.ValueString(), "status": out.Status, "http_status": out.HTTPCode})
+	logInfo(ctx, "model request cancel answered", map[string]any{"request_id": state.ID.ValueString(), "status": out.Status, "http_status": out.HTTPCode})
 }
 
 // ImportState takes provider/model/request_id.

@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -204,7 +203,7 @@ func (r *uploadResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.AddError("Upload failed", r.data.redact(err.Error()))
 		return
 	}
-	tflog.Info(ctx, "uploaded", map[string]any{"name": res.Name, "kind": plan.Kind.ValueString(), "sha256": sum, "request_id": res.RequestID})
+	logInfo(ctx, "uploaded", map[string]any{"name": res.Name, "kind": plan.Kind.ValueString(), "sha256": sum, "request_id": res.RequestID})
 	plan.ID, plan.Name = types.StringValue(res.Name), types.StringValue(res.Name)
 	plan.Subfolder, plan.SourceSHA256 = types.StringValue(res.Subfolder), types.StringValue(sum)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
