@@ -378,6 +378,7 @@ func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
 		{name: "read: the by-id path itself is not read twice", byID: 404, self: "/api/v2/jobs/" + id, wantGone: true, wantReads: 1},
 		{name: "cancel: wrong link, job still running", byID: 200, cancel: true, wantErr: "yet the job is running", wantReads: 1},
 		{name: "cancel: wrong link, job gone", byID: 404, cancel: true, wantGone: true, wantReads: 1},
+		{name: "cancel: wrong link, job unreadable", byID: 503, cancel: true, wantErr: "reading the job by id failed", wantReads: 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -218,8 +218,11 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	if Gone(err) {
 		// Not found through the link: confirm the job is gone (or over) before the caller
 		// forgets it, since a wrong link would otherwise leave it running unseen.
-		if now, rerr := c.GetJob(ctx, job.ID); rerr == nil && !now.Terminal() {
-			return nil, fmt.Errorf("%s %s: the cancel link answered %v, yet the job is %s; cancel it on the service", op, job.ID, err, now.Status)
+		switch now, rerr := c.GetJob(ctx, job.ID); {
+		case rerr == nil && !now.Terminal():
+			return nil, fmt.Errorf("%s %s: the cancel link answered %s, yet the job is %s; cancel it on the service", op, job.ID, err.Error(), now.Status)
+		case rerr != nil && !Gone(rerr): // not known to be gone: say so rather than forget it
+			return nil, fmt.Errorf("%s %s: the cancel link answered %s, and reading the job by id failed: %w", op, job.ID, err.Error(), rerr)
 		}
 	}
 	if err != nil {
