@@ -424,3 +424,46 @@ func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
 		})
 	}
 }
+
+// A read redirected to another origin: the record's links, host-relative or naming that origin,
+// resolve on the origin the request was sent to, so later calls never carry the key to the
+// redirect target.
+func TestLinksAfterACrossOriginRedirectStayOnTheEndpoint(t *testing.T) {
+	const id = "5d9e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6"
+	for _, tc := range []struct{ name, self string }{
+		{name: "host-relative", self: "/api/v2/jobs/" + id},
+		{name: "absolute on the redirect target", self: "TARGET/api/v2/jobs/" + id},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var withKey atomic.Int32
+			target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "" || r.Header.Get("X-Api-Key") != "" {
+					withKey.Add(1)
+				}
+				self := strings.Replace(tc.self, "TARGET", "http://"+r.Host, 1)
+				fmt.Fprintf(w, `{"id":%q,"status":"running","urls":{"self":%q,"events":%q,"cancel":%q}}`, id, self, self+"/events", self+"/cancel")
+			}))
+			defer target.Close()
+			endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target.URL+r.URL.Path, http.StatusFound)
+			}))
+			defer endpoint.Close()
+			c := testClient(t, endpoint.URL)
+			job, err := c.GetJob(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, link := range []string{job.URLs.Self, job.URLs.Events, job.URLs.Cancel} {
+				if !strings.HasPrefix(link, endpoint.URL+"/") {
+					t.Fatalf("link %q is not on the endpoint %s", link, endpoint.URL)
+				}
+			}
+			if _, err := c.RefreshJob(context.Background(), job); err != nil {
+				t.Fatal(err)
+			}
+			if n := withKey.Load(); n != 0 {
+				t.Fatalf("the redirect target received the API key %d time(s)", n)
+			}
+		})
+	}
+}

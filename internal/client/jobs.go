@@ -231,7 +231,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	defer resp.Body.Close()
 	var out Job
 	if decodeJSON(resp, &out) == nil && out.ID != "" && out.Status != "" {
-		if err := c.finishJob(ctx, op, answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}, &out); err != nil {
+		if err := c.finishJob(ctx, op, answer{status: resp.StatusCode, header: resp.Header, url: sentURL(resp)}, &out); err != nil {
 			return nil, err
 		}
 		return &out, nil

@@ -100,7 +100,19 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 type answer struct {
 	status int
 	header http.Header
-	url    *url.URL // the URL that answered (after redirects): links resolve against it
+	url    *url.URL // the URL the request was sent to (before redirects): links resolve on its origin
+}
+
+// sentURL is the URL of the request the client sent, before any redirect. Links in an answer
+// are resolved (and rebased) on its origin, the one the configuration named and the credentials
+// were meant for: after a redirect to another origin, resp.Request.URL names the redirect target,
+// and a link resolved there would carry the credentials to it on the next call.
+func sentURL(resp *http.Response) *url.URL {
+	req := resp.Request
+	for req.Response != nil && req.Response.Request != nil {
+		req = req.Response.Request
+	}
+	return req.URL
 }
 
 // doJSON runs c and decodes a JSON answer into out (when out is not nil).
@@ -110,7 +122,7 @@ func (cl *Client) doJSON(ctx context.Context, c call, out any) (answer, error) {
 		return answer{}, err
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
+	a := answer{status: resp.StatusCode, header: resp.Header, url: sentURL(resp)}
 	if out == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return a, nil

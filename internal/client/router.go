@@ -522,7 +522,7 @@ func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*
 		return newRouterResult(resp), nil, nil
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode, header: resp.Header, url: resp.Request.URL}
+	a := answer{status: resp.StatusCode, header: resp.Header, url: sentURL(resp)}
 	var q QueueRequest
 	if decodeJSON(resp, &q) != nil || c.finishStatus(ctx, &q, op, a, held) != nil {
 		// "Not yet" is the answer whatever the body: the status route tells the rest.
