@@ -354,6 +354,9 @@ type QueueRequest struct {
 	StatusURL     string `json:"status_url"`
 	ResponseURL   string `json:"response_url"`
 	CancelURL     string `json:"cancel_url"`
+	// Model is the run's model ("provider/model"). With RequestID it names the links built on the
+	// router endpoint, tried when a held link answers 404 or 410 (builtLink).
+	Model string `json:"-"`
 
 	Replayed      bool          `json:"-"` // the submission was answered from the key's record
 	HTTPRequestID string        `json:"-"` // X-Svc-Request-Id of the response
@@ -440,6 +443,7 @@ func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*Queue
 	if err != nil {
 		return nil, routerOutcome(op, in.IdempotencyKey, err)
 	}
+	q.Model = in.Model
 	rebased, err := q.finish(op, a)
 	c.logRebased(ctx, &q, a, rebased, true)
 	if err != nil {
@@ -464,7 +468,24 @@ func (c *Client) QueueLinks(model, requestID string) (*QueueRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &QueueRequest{RequestID: requestID, StatusURL: base + "/status", ResponseURL: base, CancelURL: base + "/cancel"}, nil
+	return &QueueRequest{RequestID: requestID, Model: model, StatusURL: base + "/status", ResponseURL: base, CancelURL: base + "/cancel"}, nil
+}
+
+// builtLink is the link pick selects, built on the router endpoint for held, when it differs from
+// the one held. A held link that answers 404 or 410 (one rebased from another origin onto a
+// different path, say) may be what is wrong rather than the run gone, and taking a live run for
+// gone could leave it running, or have it run again under a new key; so the built link is tried
+// before the answer is believed.
+func (c *Client) builtLink(held *QueueRequest, pick func(*QueueRequest) string) (string, bool) {
+	if held.Model == "" {
+		return "", false
+	}
+	built, err := c.QueueLinks(held.Model, held.RequestID)
+	if err != nil {
+		return "", false
+	}
+	u := pick(built)
+	return u, u != pick(held)
 }
 
 // finishStatus completes a status answer (the status route, or a collect answered 202) to the
@@ -490,13 +511,21 @@ func (q *QueueRequest) FillLinks(other *QueueRequest) {
 			*l.mine = *l.theirs
 		}
 	}
+	if q.Model == "" {
+		q.Model = other.Model
+	}
 }
 
 // ModelRequestStatus reads a queued run's status through the held handle's status URL.
 func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*QueueRequest, error) {
 	const op = "read model request status"
 	var q QueueRequest
-	a, err := c.doJSON(ctx, call{op: op, method: http.MethodGet, url: held.StatusURL, cred: credAPIKey, policy: retryIdempotent}, &q)
+	status := call{op: op, method: http.MethodGet, url: held.StatusURL, cred: credAPIKey, policy: retryIdempotent}
+	a, err := c.doJSON(ctx, status, &q)
+	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.StatusURL }); ok && Gone(err) {
+		status.url = u
+		a, err = c.doJSON(ctx, status, &q)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -511,10 +540,15 @@ func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*Q
 // instead (the held handle, with the answer's Retry-After, when the body is not a status).
 func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*RouterResult, *QueueRequest, error) {
 	const op = "collect model request"
-	resp, err := c.do(ctx, call{
+	collect := call{
 		op: op, method: http.MethodGet, url: held.ResponseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
 		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
-	})
+	}
+	resp, err := c.do(ctx, collect)
+	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.ResponseURL }); ok && Gone(err) {
+		collect.url = u
+		resp, err = c.do(ctx, collect)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -552,11 +586,16 @@ type CancelOutcome struct {
 // the request was noted, or the run had already completed. A cancel is a request, not a
 // guarantee: partner work in flight may finish and be billed. A body of another shape than
 // assumed (empty, other fields, not JSON) does not turn the answer into an error.
-func (c *Client) CancelModelRequest(ctx context.Context, cancelURL string) (*CancelOutcome, error) {
-	resp, err := c.do(ctx, call{
-		op: "cancel model request", method: http.MethodPut, url: cancelURL, cred: credAPIKey,
+func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*CancelOutcome, error) {
+	cancel := call{
+		op: "cancel model request", method: http.MethodPut, url: held.CancelURL, cred: credAPIKey,
 		policy: retryIdempotent, accept: []int{http.StatusConflict},
-	})
+	}
+	resp, err := c.do(ctx, cancel)
+	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.CancelURL }); ok && Gone(err) {
+		cancel.url = u
+		resp, err = c.do(ctx, cancel)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,7 +46,7 @@ func TestQueueLinksOnAnotherOriginAreRebased(t *testing.T) {
 	if final.StatusURL != base+"/status" {
 		t.Fatalf("a status answer's links were not rebased: %s", final.StatusURL)
 	}
-	if _, err := c.CancelModelRequest(ctx, q.CancelURL); err != nil {
+	if _, err := c.CancelModelRequest(ctx, q); err != nil {
 		t.Fatal(err)
 	}
 	if srv.Requests(emulator.OpCollectRequest) == 0 || srv.Requests(emulator.OpCancelRequest) != 1 {
@@ -76,5 +77,67 @@ func TestQueueLinksWithCredentialsOrOtherSchemesRefused(t *testing.T) {
 	}
 	if q.StatusURL != "" || q.CancelURL != "" || q.ResponseURL != hs.URL+"/r" {
 		t.Fatalf("refused links must be left empty, the good one resolved: %+v", q)
+	}
+}
+
+// A held queue link that answers 404 (rebased onto a path the router does not serve, say) is
+// checked against the link built on the router endpoint before the run is taken for gone.
+func TestHeldQueueLinkNotFoundTriesTheBuiltLink(t *testing.T) {
+	const id = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	base := "/v2/models/demo/echo/requests/" + id
+	for _, tc := range []struct {
+		name     string
+		model    string // the held handle's model; empty: no link can be built
+		heldPath string
+		wantOK   bool
+		wantHits int32 // requests reaching the built links
+	}{
+		{name: "wrong held links, built links answer", model: "demo/echo", heldPath: "/elsewhere/" + id, wantOK: true, wantHits: 3},
+		{name: "held links are the built ones: 404 believed", model: "demo/echo", heldPath: base, wantHits: 3},
+		{name: "no model: 404 believed", heldPath: "/elsewhere/" + id},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var builtHits atomic.Int32
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.HasPrefix(r.URL.Path, base) || tc.heldPath == base {
+					if strings.HasPrefix(r.URL.Path, base) {
+						builtHits.Add(1)
+					}
+					w.Header().Set("X-Svc-Error-Type", "not_found")
+					w.WriteHeader(http.StatusNotFound)
+					return
+				}
+				builtHits.Add(1)
+				switch r.URL.Path {
+				case base + "/status":
+					fmt.Fprintf(w, `{"request_id":%q,"status":"COMPLETED","status_url":"%s/status","response_url":%q,"cancel_url":"%s/cancel"}`, id, base, base, base)
+				case base + "/cancel":
+					w.WriteHeader(http.StatusAccepted)
+				default:
+					fmt.Fprint(w, `{"echo":"hi"}`)
+				}
+			}))
+			defer hs.Close()
+			c := testClient(t, hs.URL)
+			held := &QueueRequest{RequestID: id, Model: tc.model, StatusURL: hs.URL + tc.heldPath + "/status", ResponseURL: hs.URL + tc.heldPath, CancelURL: hs.URL + tc.heldPath + "/cancel"}
+			ctx := context.Background()
+			_, errStatus := c.ModelRequestStatus(ctx, held)
+			res, _, errCollect := c.CollectModelRequest(ctx, held)
+			if res != nil {
+				res.Body.Close()
+			}
+			_, errCancel := c.CancelModelRequest(ctx, held)
+			for what, err := range map[string]error{"status": errStatus, "collect": errCollect, "cancel": errCancel} {
+				if tc.wantOK && err != nil {
+					t.Errorf("%s: %v; want the built link's answer", what, err)
+				}
+				if !tc.wantOK && !Gone(err) {
+					t.Errorf("%s: err = %v; want the 404", what, err)
+				}
+			}
+			if n := builtHits.Load(); n != tc.wantHits {
+				t.Errorf("%d requests reached the built links, want %d", n, tc.wantHits)
+			}
+		})
 	}
 }

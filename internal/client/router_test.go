@@ -240,14 +240,14 @@ func TestQueuedSubmitWaitCollectCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := c.CancelModelRequest(ctx, slow.CancelURL)
+	out, err := c.CancelModelRequest(ctx, slow)
 	if err != nil || out.Status != "CANCELLATION_REQUESTED" || out.HTTPCode != 202 {
 		t.Fatalf("cancel: %+v %v", out, err)
 	}
 	if !srv.WaitRouterRequest(slow.RequestID, 5*time.Second) {
 		t.Fatal("cancelled run did not complete")
 	}
-	out, err = c.CancelModelRequest(ctx, slow.CancelURL)
+	out, err = c.CancelModelRequest(ctx, slow)
 	if err != nil || out.Status != "ALREADY_COMPLETED" || out.HTTPCode != 409 {
 		t.Fatalf("second cancel: %+v %v", out, err)
 	}
@@ -315,7 +315,7 @@ func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
 				_, _ = io.WriteString(w, tc.body)
 			}))
 			defer hs.Close()
-			out, err := testClient(t, hs.URL).CancelModelRequest(context.Background(), hs.URL+"/c")
+			out, err := testClient(t, hs.URL).CancelModelRequest(context.Background(), &QueueRequest{RequestID: "r1", CancelURL: hs.URL + "/c"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -442,7 +442,7 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.AddError("Cancelling model request failed", err.Error())
 		return
 	}
-	out, err := r.data.client.CancelModelRequest(ctx, held.CancelURL)
+	out, err := r.data.client.CancelModelRequest(ctx, held)
 	switch code := client.StatusOf(err); {
 	case code == http.StatusNotFound || code == http.StatusGone:
 		return // aged out: nothing left to cancel

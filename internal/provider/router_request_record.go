@@ -104,7 +104,7 @@ func optString(s string) types.String {
 // endpoint where state has none (after import, or when the router's could not be followed).
 func (m *routerRequestModel) heldRequest(c *client.Client) (*client.QueueRequest, error) {
 	q := &client.QueueRequest{
-		RequestID: m.ID.ValueString(), Status: m.Status.ValueString(), ErrorType: m.ErrorType.ValueString(),
+		RequestID: m.ID.ValueString(), Model: m.Model.ValueString(), Status: m.Status.ValueString(), ErrorType: m.ErrorType.ValueString(),
 		StatusURL: m.StatusURL.ValueString(), ResponseURL: m.ResponseURL.ValueString(), CancelURL: m.CancelURL.ValueString(),
 	}
 	if q.StatusURL != "" && q.ResponseURL != "" && q.CancelURL != "" {
