@@ -286,7 +286,7 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
-// runPromptDroppingSocket runs v1Workflow as runPrompt does, but drops every socket connection
+// runPromptDroppingSocket runs v1Workflow (with more steps) as runPrompt does, but drops every socket connection
 // once the sampler reports progress (its outputs, and the outcome, are still to come). It returns
 // the result and the socket it dialled first (closed by then).
 func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult, *Socket) {
@@ -298,7 +298,13 @@ func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult,
 		t.Fatal(err)
 	}
 	t.Cleanup(sock.Close)
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	// Ten sampler steps: the socket drops at the first, and the reconnection has the other nine
+	// (with the tests' StepDuration) to be made before the outputs are reported.
+	workflow := strings.Replace(v1Workflow, `"steps": 2`, `"steps": 10`, 1)
+	if workflow == v1Workflow {
+		t.Fatal("v1Workflow no longer has a two-step sampler to lengthen")
+	}
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow)})
 	if err != nil {
 		t.Fatal(err)
 	}

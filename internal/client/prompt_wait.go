@@ -180,7 +180,9 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		case ev, ok := <-events:
 			if !ok {
 				events, socketWhole = nil, false
-				if !statusDone && res.Redials < maxSocketRedials {
+				// Reconnect only while something is still to come: not once the status or the
+				// socket itself said the prompt ended.
+				if !statusDone && res.SocketOutcome == "" && res.Redials < maxSocketRedials {
 					redialC = time.After(redialWait << res.Redials)
 				}
 				resetTimer(timer, 0)

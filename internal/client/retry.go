@@ -226,6 +226,11 @@ func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retry
 	others := 0
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		retry, cerr := check(ctx, resp, err)
+		// Another answer (or a failure other than the deadline ending an attempt) since the last
+		// "come back" answer: that one is no longer what the service last said.
+		if last != nil && ((err == nil && !comeBack(resp)) || (err != nil && ctx.Err() == nil)) {
+			*last = comeBackAnswer{}
+		}
 		if !retry {
 			return false, cerr
 		}

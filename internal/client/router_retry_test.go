@@ -80,6 +80,28 @@ func TestRouterStillRunningResentBeyondMaxRetries(t *testing.T) {
 	}
 }
 
+// A "come back later" answer followed by another one (a 500) is no longer the router's last
+// word: when the deadline then ends a held resend, the error does not claim the run goes on.
+func TestRouterComeBackAnswerForgottenAfterAnotherAnswer(t *testing.T) {
+	hold := func(_ http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}
+	s := &scripted{steps: []http.HandlerFunc{routerAnswer(409, "concurrency_limit_exceeded", "0"), routerAnswer(500, "internal_error", ""), hold}}
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := testClient(t, hs.URL).InvokeModel(ctx, InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
+	var unknown *UnknownOutcomeError
+	if !errors.As(err, &unknown) || RouterStillRunning(err) || strings.Contains(err.Error(), "the last answer, HTTP 409") {
+		t.Fatalf("err = %v; want an unknown outcome that does not name the earlier 409 as the last answer", err)
+	}
+	if n := s.count(); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
+	}
+}
+
 // When the deadline comes first, the error keeps the key and the router's last answer, and
 // says the run goes on (RouterStillRunning), whether the deadline was seen before a wait the
 // router asked for or ended an attempt or a wait.
