@@ -365,18 +365,20 @@ func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
 	const id = "3b8c3f0e-1a2b-4c5d-8e9f-0a1b2c3d4e5f"
 	notFound := `{"error":{"code":"not_found","message":"no such path"}}`
 	tests := []struct {
-		name      string
-		byID      int    // status of GET /api/v2/jobs/{id}
-		self      string // the self link followed
-		cancel    bool   // cancel through /wrong/cancel instead of reading
-		wantGone  bool
-		wantErr   string
-		wantReads int32 // requests to /api/v2/jobs/{id}
+		name       string
+		byID       int    // status of GET /api/v2/jobs/{id}
+		self       string // the self link followed
+		cancel     bool   // cancel through /wrong/cancel instead of reading
+		byIDCancel bool   // the cancel link of the record read by id works
+		wantGone   bool
+		wantErr    string
+		wantReads  int32 // requests to /api/v2/jobs/{id}
 	}{
 		{name: "read: wrong self link, job there", byID: 200, self: "/wrong/" + id, wantReads: 1},
 		{name: "read: wrong self link, job gone", byID: 404, self: "/wrong/" + id, wantGone: true, wantReads: 1},
 		{name: "read: the by-id path itself is not read twice", byID: 404, self: "/api/v2/jobs/" + id, wantGone: true, wantReads: 1},
-		{name: "cancel: wrong link, job still running", byID: 200, cancel: true, wantErr: "yet the job is running", wantReads: 1},
+		{name: "cancel: wrong link, job still running, its own link fails too", byID: 200, cancel: true, wantErr: "yet the job is running", wantReads: 1},
+		{name: "cancel: wrong link, job canceled through the link read by id", byID: 200, cancel: true, byIDCancel: true, wantReads: 1},
 		{name: "cancel: wrong link, job gone", byID: 404, cancel: true, wantGone: true, wantReads: 1},
 		{name: "cancel: wrong link, job unreadable", byID: 503, cancel: true, wantErr: "reading the job by id failed", wantReads: 4},
 	}
@@ -384,6 +386,10 @@ func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var reads atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.byIDCancel && r.Method == http.MethodPost && r.URL.Path == "/api/v2/jobs/"+id+"/cancel" {
+					status(200, nil, jobJSON(id, JobCanceling))(w, r)
+					return
+				}
 				if r.URL.Path != "/api/v2/jobs/"+id {
 					status(404, nil, notFound)(w, r)
 					return
@@ -412,6 +418,10 @@ func TestNotFoundThroughALinkIsConfirmedByID(t *testing.T) {
 			case tt.wantErr != "":
 				if err == nil || Gone(err) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q and not taken for gone", err, tt.wantErr)
+				}
+			case tt.byIDCancel:
+				if err != nil || job.Status != JobCanceling {
+					t.Fatalf("job %+v, err %v; want the job canceled through the link read by id", job, err)
 				}
 			default:
 				if err != nil || job.Status != JobRunning {

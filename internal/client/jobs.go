@@ -214,15 +214,26 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 	if job.URLs.Cancel == "" {
 		return nil, fmt.Errorf("%s %s: the job record has no cancel link", op, job.ID)
 	}
-	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent})
+	cancel := call{op: op, method: http.MethodPost, url: job.URLs.Cancel, cred: credBearerKey, policy: retryIdempotent}
+	resp, err := c.do(ctx, cancel)
 	if Gone(err) {
 		// Not found through the link: confirm the job is gone (or over) before the caller
-		// forgets it, since a wrong link would otherwise leave it running unseen.
-		switch now, rerr := c.GetJob(ctx, job.ID); {
-		case rerr == nil && !now.Terminal():
-			return nil, fmt.Errorf("%s %s: the cancel link answered %s, yet the job is %s; cancel it on the service", op, job.ID, err.Error(), now.Status)
+		// forgets it, since a wrong link would otherwise leave it running unseen. A job still
+		// running is canceled through the link its record read by id names, when that differs
+		// (canceling twice is harmless).
+		now, rerr := c.GetJob(ctx, job.ID)
+		switch {
 		case rerr != nil && !Gone(rerr): // not known to be gone: say so rather than forget it
 			return nil, fmt.Errorf("%s %s: the cancel link answered %s, and reading the job by id failed: %w", op, job.ID, err.Error(), rerr)
+		case rerr == nil && !now.Terminal():
+			first := err
+			if now.URLs.Cancel != "" && now.URLs.Cancel != job.URLs.Cancel {
+				job, cancel.url = now, now.URLs.Cancel
+				resp, err = c.do(ctx, cancel)
+			}
+			if Gone(err) {
+				return nil, fmt.Errorf("%s %s: the cancel link answered %s, yet the job is %s; cancel it on the service", op, job.ID, first.Error(), now.Status)
+			}
 		}
 	}
 	if err != nil {
