@@ -532,6 +532,9 @@ func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*Q
 	if err := c.finishStatus(ctx, &q, op, a, held); err != nil {
 		return nil, err
 	}
+	if status.url != held.StatusURL {
+		q.StatusURL = status.url // the built link answered: keep polling there, not through the 404
+	}
 	return &q, nil
 }
 

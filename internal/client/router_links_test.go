@@ -110,7 +110,8 @@ func TestHeldQueueLinkNotFoundTriesTheBuiltLink(t *testing.T) {
 				builtHits.Add(1)
 				switch r.URL.Path {
 				case base + "/status":
-					fmt.Fprintf(w, `{"request_id":%q,"status":"COMPLETED","status_url":"%s/status","response_url":%q,"cancel_url":"%s/cancel"}`, id, base, base, base)
+					// The router keeps naming the links it named before, wrong or not.
+					fmt.Fprintf(w, `{"request_id":%q,"status":"COMPLETED","status_url":"%s/status","response_url":%q,"cancel_url":"%s/cancel"}`, id, tc.heldPath, tc.heldPath, tc.heldPath)
 				case base + "/cancel":
 					w.WriteHeader(http.StatusAccepted)
 				default:
@@ -121,7 +122,10 @@ func TestHeldQueueLinkNotFoundTriesTheBuiltLink(t *testing.T) {
 			c := testClient(t, hs.URL)
 			held := &QueueRequest{RequestID: id, Model: tc.model, StatusURL: hs.URL + tc.heldPath + "/status", ResponseURL: hs.URL + tc.heldPath, CancelURL: hs.URL + tc.heldPath + "/cancel"}
 			ctx := context.Background()
-			_, errStatus := c.ModelRequestStatus(ctx, held)
+			st, errStatus := c.ModelRequestStatus(ctx, held)
+			if tc.wantOK && errStatus == nil && st.StatusURL != hs.URL+base+"/status" {
+				t.Errorf("status_url after the fallback %q; want the built link that answered", st.StatusURL)
+			}
 			res, _, errCollect := c.CollectModelRequest(ctx, held)
 			if res != nil {
 				res.Body.Close()
