@@ -83,15 +83,18 @@ func TestRouterStillRunningResentBeyondMaxRetries(t *testing.T) {
 // A "come back later" answer followed by another one (a 500) is no longer the router's last
 // word: when the deadline then ends a held resend, the error does not claim the run goes on.
 func TestRouterComeBackAnswerForgottenAfterAnotherAnswer(t *testing.T) {
+	// The third attempt is held, and the operation ends while it is (cancelled then, not by a
+	// wall-clock deadline, so a slow machine cannot change the sequence).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	hold := func(_ http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
+		cancel()
 		<-r.Context().Done()
 	}
 	s := &scripted{steps: []http.HandlerFunc{routerAnswer(409, "concurrency_limit_exceeded", "0"), routerAnswer(500, "internal_error", ""), hold}}
 	hs := httptest.NewServer(s)
 	defer hs.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
 	_, err := testClient(t, hs.URL).InvokeModel(ctx, InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
 	var unknown *UnknownOutcomeError
 	if !errors.As(err, &unknown) || RouterStillRunning(err) || strings.Contains(err.Error(), "the last answer, HTTP 409") {
