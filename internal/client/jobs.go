@@ -229,7 +229,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 			first := err
 			if now.URLs.Cancel != "" && now.URLs.Cancel != job.URLs.Cancel {
 				job, cancel.url = now, now.URLs.Cancel
-				resp, err = c.do(ctx, cancel)
+				resp, err = c.do(ctx, cancel) //nolint:bodyclose // closed below once err is nil; on an error do returns no response
 			}
 			if Gone(err) {
 				return nil, fmt.Errorf("%s %s: the cancel link answered %s, yet the job is %s; cancel it on the service", op, job.ID, first.Error(), now.Status)
