@@ -104,32 +104,49 @@ func FuzzResolveLink(f *testing.F) {
 		if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" || base.User != nil {
 			return // request URLs are always the client's own http(s) URLs
 		}
-		got, err := ResolveLink(base, ref)
-		if err != nil {
-			return
-		}
-		u, err := url.Parse(got)
-		if err != nil {
-			t.Fatalf("ResolveLink(%q, %q) = %q, which does not parse: %v", rawBase, ref, got, err)
-		}
-		if u.Scheme != "http" && u.Scheme != "https" {
-			t.Fatalf("ResolveLink(%q, %q) = %q: scheme %q", rawBase, ref, got, u.Scheme)
-		}
-		if u.User != nil {
-			t.Fatalf("ResolveLink(%q, %q) = %q carries user info", rawBase, ref, got)
-		}
-		if u.Scheme != base.Scheme || !strings.EqualFold(u.Hostname(), base.Hostname()) || portOf(u) != portOf(base) {
-			t.Fatalf("ResolveLink(%q, %q) = %q leaves the origin %s://%s", rawBase, ref, got, base.Scheme, base.Host)
-		}
-		// What a client would actually dial must be the same host, too.
-		req, err := http.NewRequest(http.MethodGet, got, nil)
-		if err != nil {
-			t.Fatalf("ResolveLink(%q, %q) = %q, which net/http refuses: %v", rawBase, ref, got, err)
-		}
-		if !strings.EqualFold(req.URL.Hostname(), base.Hostname()) {
-			t.Fatalf("ResolveLink(%q, %q) = %q: net/http would dial %q", rawBase, ref, got, req.URL.Host)
+		// Both resolvers promise the same: whatever they return is on the request's origin.
+		// ResolveLink refuses a link elsewhere; ResolveLinkOnOrigin moves it here.
+		for name, resolve := range map[string]func(*url.URL, string) (string, error){
+			"ResolveLink": ResolveLink,
+			"ResolveLinkOnOrigin": func(b *url.URL, r string) (string, error) {
+				got, _, err := ResolveLinkOnOrigin(b, r)
+				return got, err
+			},
+		} {
+			got, err := resolve(base, ref)
+			if err != nil {
+				continue
+			}
+			checkOnOrigin(t, name, base, ref, got)
 		}
 	})
+}
+
+// checkOnOrigin fails t unless got, resolved by name from ref against base, is an http(s) URL
+// without user info on base's origin, and is what net/http would dial.
+func checkOnOrigin(t *testing.T, name string, base *url.URL, ref, got string) {
+	t.Helper()
+	u, err := url.Parse(got)
+	if err != nil {
+		t.Fatalf("%s(%q, %q) = %q, which does not parse: %v", name, base, ref, got, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		t.Fatalf("%s(%q, %q) = %q: scheme %q", name, base, ref, got, u.Scheme)
+	}
+	if u.User != nil {
+		t.Fatalf("%s(%q, %q) = %q carries user info", name, base, ref, got)
+	}
+	if u.Scheme != base.Scheme || !strings.EqualFold(u.Hostname(), base.Hostname()) || portOf(u) != portOf(base) {
+		t.Fatalf("%s(%q, %q) = %q leaves the origin %s://%s", name, base, ref, got, base.Scheme, base.Host)
+	}
+	// What a client would actually dial must be the same host, too.
+	req, err := http.NewRequest(http.MethodGet, got, nil)
+	if err != nil {
+		t.Fatalf("%s(%q, %q) = %q, which net/http refuses: %v", name, base, ref, got, err)
+	}
+	if !strings.EqualFold(req.URL.Hostname(), base.Hostname()) {
+		t.Fatalf("%s(%q, %q) = %q: net/http would dial %q", name, base, ref, got, req.URL.Host)
+	}
 }
 
 // portOf is the port a URL dials, with the scheme's default made explicit and leading zeros

@@ -78,8 +78,8 @@ func ResolveLinkOnOrigin(requestURL *url.URL, ref string) (link string, rebased 
 		return link, false, err
 	}
 	u, perr := url.Parse(strings.TrimSpace(ref))
-	if perr != nil { // ResolveLink parsed it already; kept for safety
-		return "", false, err
+	if perr != nil || u.Host == "" || u.Opaque != "" {
+		return "", false, err // not a link to another host but a malformed one ("https:x"): refused
 	}
 	u.Scheme, u.Host = requestURL.Scheme, requestURL.Host
 	return u.String(), true, nil

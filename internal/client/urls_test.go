@@ -65,6 +65,8 @@ func TestResolveLinkOnOrigin(t *testing.T) {
 		{name: "userinfo still refused", ref: "https://user:pw@api.example.com/j", wantErr: true},
 		{name: "other scheme still refused", ref: "ftp://api.example.com/j", wantErr: true},
 		{name: "path-relative still refused", ref: "jobs/1", wantErr: true},
+		{name: "opaque link refused, not rebased", ref: "https:x", wantErr: true},
+		{name: "scheme without host refused", ref: "https:///x", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
