@@ -471,13 +471,13 @@ func (c *Client) QueueLinks(model, requestID string) (*QueueRequest, error) {
 	return &QueueRequest{RequestID: requestID, Model: model, StatusURL: base + "/status", ResponseURL: base, CancelURL: base + "/cancel"}, nil
 }
 
-// builtLink is the link pick selects, built on the router endpoint for held, when it differs from
-// the one held. A held link that answers 404 or 410 (one rebased from another origin onto a
-// different path, say) may be what is wrong rather than the run gone, and taking a live run for
-// gone could leave it running, or have it run again under a new key; so the built link is tried
-// before the answer is believed.
-func (c *Client) builtLink(held *QueueRequest, pick func(*QueueRequest) string) (string, bool) {
-	if held.Model == "" {
+// builtLink is the link pick selects, built on the router endpoint for held, when err says the
+// held link answered 404 or 410 and the built one differs. A held link (one rebased from another
+// origin onto a different path, say) may be what is wrong rather than the run gone, and taking a
+// live run for gone could leave it running, or have it run again under a new key; so the built
+// link is tried before the answer is believed. Only a not-found answer costs the building.
+func (c *Client) builtLink(held *QueueRequest, err error, pick func(*QueueRequest) string) (string, bool) {
+	if !Gone(err) || held.Model == "" {
 		return "", false
 	}
 	built, err := c.QueueLinks(held.Model, held.RequestID)
@@ -522,7 +522,7 @@ func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*Q
 	var q QueueRequest
 	status := call{op: op, method: http.MethodGet, url: held.StatusURL, cred: credAPIKey, policy: retryIdempotent}
 	a, err := c.doJSON(ctx, status, &q)
-	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.StatusURL }); ok && Gone(err) {
+	if u, ok := c.builtLink(held, err, func(q *QueueRequest) string { return q.StatusURL }); ok {
 		status.url = u
 		a, err = c.doJSON(ctx, status, &q)
 	}
@@ -548,7 +548,7 @@ func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*
 		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
 	}
 	resp, err := c.do(ctx, collect)
-	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.ResponseURL }); ok && Gone(err) {
+	if u, ok := c.builtLink(held, err, func(q *QueueRequest) string { return q.ResponseURL }); ok {
 		collect.url = u
 		resp, err = c.do(ctx, collect)
 	}
@@ -595,7 +595,7 @@ func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*C
 		policy: retryIdempotent, accept: []int{http.StatusConflict},
 	}
 	resp, err := c.do(ctx, cancel)
-	if u, ok := c.builtLink(held, func(q *QueueRequest) string { return q.CancelURL }); ok && Gone(err) {
+	if u, ok := c.builtLink(held, err, func(q *QueueRequest) string { return q.CancelURL }); ok {
 		cancel.url = u
 		resp, err = c.do(ctx, cancel)
 	}

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,11 +329,13 @@ func (s *Server) link(r *http.Request, path string) string {
 	if r != nil {
 		host = r.Host
 	}
-	if host == "" {
-		if u, _ := s.listenerURL.Load().(string); u != "" {
-			return u + p
-		}
+	if host == "" { // no request to name the host: the listener's own
 		host = "127.0.0.1"
+		if raw, _ := s.listenerURL.Load().(string); raw != "" {
+			if u, err := url.Parse(raw); err == nil {
+				scheme, host = u.Scheme, u.Host
+			}
+		}
 	}
 	if s.opts.LinkHost != "" {
 		if _, port, err := net.SplitHostPort(host); err == nil {
