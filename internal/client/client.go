@@ -129,16 +129,16 @@ func New(cfg Config) (*Client, error) {
 	c.short = &http.Client{
 		Transport:     base.Transport,
 		Timeout:       orDuration(cfg.Timeout, DefaultTimeout),
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	c.stream = &http.Client{
 		Transport:     base.Transport,
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	c.fresh = &http.Client{
 		Transport:     withoutKeepAlives(base.Transport),
 		Timeout:       c.short.Timeout,
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	return c, nil
 }

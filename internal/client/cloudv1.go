@@ -80,9 +80,9 @@ func (c *Client) GetObjectInfo(ctx context.Context) (*ObjectInfo, error) {
 	}
 	info, err := ParseObjectInfo(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w (request id %q)", op, err, resp.header.Get("X-Svc-Request-Id"))
+		return nil, fmt.Errorf("%s: %w (request id %q)", op, err, requestIDOf(resp.header))
 	}
-	info.RequestID = resp.header.Get("X-Svc-Request-Id")
+	info.RequestID = requestIDOf(resp.header)
 	return info, nil
 }
 
@@ -184,7 +184,7 @@ func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, err
 	if err != nil {
 		return nil, err
 	}
-	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	out.RequestID = requestIDOf(resp.header)
 	if out.Name == "" {
 		return nil, fmt.Errorf("%s: the response names no file (request id %q)", op, out.RequestID)
 	}
@@ -297,7 +297,7 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 		return nil, err
 	}
 	defer resp.Body.Close()
-	reqID := resp.Header.Get("X-Svc-Request-Id")
+	reqID := requestIDOf(resp.Header)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody))
 	if err != nil {
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("reading the response (HTTP %d, request id %q): %w", resp.StatusCode, reqID, err)}
@@ -420,7 +420,7 @@ func (c *Client) GetPromptStatus(ctx context.Context, promptID string) (*PromptS
 	if err != nil {
 		return nil, err
 	}
-	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	out.RequestID = requestIDOf(resp.header)
 	if out.Status == "" {
 		return nil, fmt.Errorf("read prompt status %s: the response has no status (request id %q)", promptID, out.RequestID)
 	}

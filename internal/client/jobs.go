@@ -131,6 +131,7 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		if outcomeUnknown(err) {
 			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 		}
+		nameRejectedNodes(err, in.Workflow)
 		return nil, err
 	}
 	if err := c.finishJob(ctx, op, resp, &job); err != nil {
@@ -148,6 +149,9 @@ func outcomeUnknown(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode >= 500
+	}
+	if refused, ok := refusedRedirect(err); ok {
+		return !refused.NotProcessed()
 	}
 	return !neverSent(err)
 }
@@ -254,7 +258,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 // A link on another origin is rebased onto the origin that answered (ResolveLinkOnOrigin): the
 // service named its own path, and the credentials stay where the user sent them.
 func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job) error {
-	job.RequestID = resp.header.Get("X-Svc-Request-Id")
+	job.RequestID = requestIDOf(resp.header)
 	if job.ID == "" || job.Status == "" {
 		return fmt.Errorf("%s: the response is not a job record (no id or status; request id %q)", op, job.RequestID)
 	}
@@ -317,4 +321,26 @@ func resolveAnyOrigin(base *url.URL, ref string) (string, error) {
 		u.Scheme = base.Scheme
 	}
 	return u.String(), nil
+}
+
+// nameRejectedNodes gives an invalid_workflow error the class of each node it names, read from
+// the submitted workflow: the service's answer names node ids only, and "node 7" alone sends the
+// user counting through the graph.
+func nameRejectedNodes(err error, workflow json.RawMessage) {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || len(apiErr.NodeErrors) == 0 {
+		return
+	}
+	var nodes map[string]struct {
+		ClassType string `json:"class_type"`
+	}
+	if json.Unmarshal(workflow, &nodes) != nil {
+		return
+	}
+	apiErr.NodeClasses = make(map[string]string, len(apiErr.NodeErrors))
+	for id := range apiErr.NodeErrors {
+		if n, ok := nodes[id]; ok && n.ClassType != "" {
+			apiErr.NodeClasses[id] = n.ClassType
+		}
+	}
 }

@@ -156,6 +156,9 @@ func transientTransportError(err error) bool {
 	if errors.As(err, &certErr) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) {
 		return false
 	}
+	if _, refused := refusedRedirect(err); refused {
+		return false // the same request would be redirected the same way
+	}
 	msg := err.Error()
 	for _, permanent := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
 		if strings.Contains(msg, permanent) {
@@ -269,10 +272,10 @@ type waitEndedError struct {
 func (e *waitEndedError) Error() string {
 	last := fmt.Sprintf("HTTP %d", e.last.status)
 	if t := e.last.header.Get("X-Svc-Error-Type"); t != "" {
-		last += " " + printable(t, false)
+		last += " " + echoHeader(t)
 	}
 	if id := e.last.header.Get("X-Svc-Request-Id"); id != "" {
-		last += fmt.Sprintf(" (request id %s)", printable(id, false))
+		last += fmt.Sprintf(" (request id %s)", echoHeader(id))
 	}
 	return fmt.Sprintf("%v; the last answer, %s, said to send the same request again later", e.err, last)
 }
@@ -340,7 +343,7 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 				"method":     resp.Request.Method,
 				"url":        redactURL(resp.Request.URL),
 				"status":     resp.StatusCode,
-				"request_id": resp.Header.Get("X-Svc-Request-Id"),
+				"request_id": requestIDOf(resp.Header),
 			})
 		},
 	}
