@@ -59,6 +59,7 @@ type Client struct {
 	retryWaitMin  time.Duration
 	retryWaitMax  time.Duration
 	maxRetryAfter time.Duration
+	backoffHook   func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration // tests only; nil means backoff
 
 	userAgent string
 	log       Logger

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"unicode/utf8"
 )
@@ -35,4 +37,20 @@ func capEcho(s string, limit int) string {
 		cut--
 	}
 	return fmt.Sprintf("%s…(truncated, %d bytes in all)", s[:cut], len(s))
+}
+
+// peekErrorCode reads the error code of an error answer's body (bounded) and puts the bytes back,
+// so the answer can still be decoded, or drained, by whoever reads it next.
+func peekErrorCode(resp *http.Response) string {
+	if resp.Body == nil {
+		return ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+	var e APIError
+	decodeErrorBody(&e, body)
+	return e.Code
 }

@@ -153,6 +153,10 @@ func outcomeUnknown(err error) bool {
 	if refused, ok := refusedRedirect(err); ok {
 		return !refused.NotProcessed()
 	}
+	var ended *waitEndedError
+	if errors.As(err, &ended) && ended.settled() {
+		return false // the deadline came while waiting after a definite "not now" (a 429)
+	}
 	return !neverSent(err)
 }
 
