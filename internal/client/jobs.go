@@ -47,6 +47,9 @@ type Job struct {
 
 	// RequestID is the X-Svc-Request-Id of the response this record came from.
 	RequestID string `json:"-"`
+	// DecodeWarnings names the values of the record that did not fit their field and were left
+	// empty (the rest of the record, id and status first, was kept).
+	DecodeWarnings []string `json:"-"`
 }
 
 // Progress is the service's latest progress snapshot.

@@ -147,6 +147,13 @@ func decodeJSON(resp *http.Response, out any) error {
 		return fmt.Errorf("response body over %d MiB refused (HTTP %d, request id %q)", maxJSONBody>>20, resp.StatusCode, requestIDOf(resp.Header))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
+		// A record that tolerates them reads NaN and Infinity (not JSON) as null.
+		if t, ok := out.(nonFiniteTolerant); ok {
+			if clean, n := nullNonFinite(data); n > 0 && json.Unmarshal(clean, out) == nil {
+				t.noteNonFinite(n)
+				return nil
+			}
+		}
 		return fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %w; body: %s",
 			resp.StatusCode, requestIDOf(resp.Header), err, excerpt(data))
 	}
