@@ -53,6 +53,8 @@ type APIError struct {
 	BodyExcerpt string
 	// Header is the response's headers (spend and upstream headers are read from it).
 	Header http.Header
+	// enveloped is set when the body had one of the service's error shapes.
+	enveloped bool
 }
 
 // NodeError is one entry of invalid_workflow's details.node_errors.
@@ -216,7 +218,8 @@ func newAPIError(op string, resp *http.Response) *APIError {
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
 		e.RetryAfter = d
 	}
-	if !decodeErrorBody(e, body) {
+	e.enveloped = decodeErrorBody(e, body)
+	if !e.enveloped {
 		e.BodyExcerpt = excerpt(body)
 	}
 	if e.Message == "" {

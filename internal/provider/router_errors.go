@@ -54,7 +54,7 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 				apiErr.Header.Get("X-Committed-Spend-Limit"), apiErr.Header.Get("X-Committed-Spend-Current"), s)
 		}
 		return msg + "\n\n" + err.Error()
-	case apiErr != nil && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
+	case apiErr != nil && apiErr.StatusCode >= 500 && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
 		return fmt.Sprintf("%v\n\n(error type %q is not one this provider knows; it was handled as internal_error)", err, apiErr.Code)
 	}
 	return err.Error()
