@@ -55,6 +55,8 @@ type APIError struct {
 	Header http.Header
 	// enveloped is set when the body had one of the service's error shapes.
 	enveloped bool
+	// fromRouter is set when the request went to the model router.
+	fromRouter bool
 }
 
 // NodeError is one entry of invalid_workflow's details.node_errors.

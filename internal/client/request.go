@@ -90,6 +90,7 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		return resp, nil
 	}
 	apiErr := newAPIError(c.op, resp)
+	apiErr.fromRouter = cl.isRouterURL(c.url)
 	if apiErr.RetryAfter > cl.maxRetryAfter {
 		apiErr.RetryAfterCap = cl.maxRetryAfter // this is why checkRetry stopped: say so
 	}
