@@ -46,6 +46,7 @@ func TestEchoedResponseIsBounded(t *testing.T) {
 				t.Fatal("no error")
 			}
 			msg := err.Error()
+			t.Logf("the error is %d bytes", len(msg))
 			if len(msg) > 8<<10 {
 				t.Fatalf("the error is %d bytes long; it begins %.300q", len(msg), msg)
 			}

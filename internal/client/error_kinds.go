@@ -29,6 +29,14 @@ func RouteNotFound(err error) bool {
 	return apiErr.Code == "" && !apiErr.enveloped
 }
 
+// DeclinedUntilDeadline reports whether the operation ended because its deadline came while it
+// waited to resend after answers that refused it for now (a 429, say), with no attempt on its way
+// at that moment: the service's last word was that refusal, so nothing was done.
+func DeclinedUntilDeadline(err error) bool {
+	var ended *waitEndedError
+	return errors.As(err, &ended) && ended.settled() && !routerStillRunningAnswer(ended.last.status, ended.last.header)
+}
+
 // isRouterURL reports whether u is a route of the model router (under router_endpoint/v2/).
 func (c *Client) isRouterURL(u string) bool {
 	return strings.HasPrefix(u, strings.TrimRight(c.routerEndpoint.String(), "/")+"/v2/")

@@ -97,6 +97,7 @@ func (f FieldError) Path() string {
 func (e *APIError) Error() string {
 	// Everything but the operation and the status came from the response: render it printable.
 	line := func(s string) string { return capEcho(printable(s, false), maxEchoedHeader) }
+	header := func(s string) string { return printable(s, false) } // capped when read (newAPIError)
 	var b strings.Builder
 	if e.Operation != "" {
 		b.WriteString(e.Operation)
@@ -104,13 +105,13 @@ func (e *APIError) Error() string {
 	}
 	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
 	if e.Code != "" {
-		fmt.Fprintf(&b, " %s", line(e.Code))
+		fmt.Fprintf(&b, " %s", header(e.Code))
 	}
 	if e.Message != "" {
 		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
 	}
 	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", line(e.RequestID))
+		fmt.Fprintf(&b, " (request id %s)", header(e.RequestID))
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
