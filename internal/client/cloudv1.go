@@ -255,21 +255,28 @@ type PromptRejectedError struct {
 func (e *PromptRejectedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "submit prompt: HTTP %d", e.StatusCode)
+	// All but the status came from the response: printable, and each part capped.
 	if e.Type != "" {
-		fmt.Fprintf(&b, " %s", e.Type)
+		fmt.Fprintf(&b, " %s", echoHeader(e.Type))
 	}
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
+		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
 	}
 	if e.RequestID != "" {
 		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
+	n := 0
 	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
 		for _, line := range e.NodeErrors[id] {
-			fmt.Fprintf(&b, "\n  node %q: %s", id, line)
+			if n++; n <= maxEchoedItems {
+				fmt.Fprintf(&b, "\n  node %s: %s", echoHeader(strconv.Quote(id)), echoHeader(line))
+			}
 		}
+	}
+	if n > maxEchoedItems {
+		fmt.Fprintf(&b, "\n  ... and %d more node errors", n-maxEchoedItems)
 	}
 	return b.String()
 }

@@ -291,7 +291,7 @@ func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job
 			return
 		}
 		if moved {
-			rebased = append(rebased, fmt.Sprintf("urls.%s %s", name, redactLink(*link)))
+			rebased = append(rebased, fmt.Sprintf("urls.%s %s", name, capEcho(redactLink(*link), maxEchoedHeader)))
 		}
 		*link = abs
 	}
