@@ -258,11 +258,14 @@ func (s Spend) IsZero() bool { return s == Spend{} }
 
 func spendOf(h http.Header) Spend {
 	return Spend{
-		Limit:     h.Get("X-Committed-Spend-Limit"),
-		Current:   h.Get("X-Committed-Spend-Current"),
-		Remaining: h.Get("X-Committed-Spend-Remaining"),
+		Limit:     echoHeader(h.Get("X-Committed-Spend-Limit")),
+		Current:   echoHeader(h.Get("X-Committed-Spend-Current")),
+		Remaining: echoHeader(h.Get("X-Committed-Spend-Remaining")),
 	}
 }
+
+// Spend is the committed-spend state the error's headers gave, printable and capped.
+func (e *APIError) Spend() Spend { return spendOf(e.Header) }
 
 // RouterResult is a model's native output as it streams in. The caller must close Body. The
 // content type is the provider's own: check it before decoding.
@@ -283,7 +286,7 @@ func newRouterResult(resp *http.Response) *RouterResult {
 		ContentLength: resp.ContentLength,
 		RequestID:     requestIDOf(resp.Header),
 		Replayed:      replayed(resp.Header),
-		CreditsUsed:   resp.Header.Get("X-Svc-Credits-Used"),
+		CreditsUsed:   echoHeader(resp.Header.Get("X-Svc-Credits-Used")),
 		Spend:         spendOf(resp.Header),
 	}
 }
