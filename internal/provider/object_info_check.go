@@ -132,7 +132,8 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	}
 	if err != nil {
 		diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
-			d.redact(fmt.Sprintf("Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n%v", err)))
+			"Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n"+
+				d.describeReadError(readCtx, err, familyService))
 		return
 	}
 	problems := checkWorkflowNodes(info, graph)

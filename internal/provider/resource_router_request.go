@@ -214,7 +214,8 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 		return
 	case err != nil:
 		resp.Diagnostics.AddAttributeWarning(path.Root("input"), "Input not validated at plan time",
-			r.data.redact(fmt.Sprintf("The model's schema could not be read, so the router will validate the input when it is sent.\n\n%v", err)))
+			"The model's schema could not be read, so the router will validate the input when it is sent.\n\n"+
+				r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	case !ms.InputSchemaAuthored:
 		logDebug(ctx, "model input schema not authored; input not validated at plan time", map[string]any{"model": model})
