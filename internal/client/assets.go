@@ -80,5 +80,5 @@ func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer) (*Download,
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
 		return nil, fmt.Errorf("%s %s: got %d bytes, Content-Length said %d", cl.op, redactLink(cl.url), n, resp.ContentLength)
 	}
-	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: resp.Header.Get("X-Svc-Request-Id")}, nil
+	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: requestIDOf(resp.Header)}, nil
 }

@@ -25,6 +25,9 @@ func describeSubmitError(err error, key string) string {
 			"the endpoint is right, apply again (the job is canceled and the workflow resubmitted), or run "+
 			"`terraform state rm <address>` to forget it.",
 			refused.JobID, key, refused.Cause)
+	case client.DeclinedUntilDeadline(err):
+		return fmt.Sprintf("The service kept refusing the submission for now until the create timeout ran out, so no "+
+			"job was created. Apply again later (the queue may have room then), or raise timeouts.create to wait longer.\n\n%v", err)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The submission was sent but no definitive answer came back, so a job may or may not exist.\n\n"+
 			"Idempotency-Key: %s\nCause: %v\n\n"+

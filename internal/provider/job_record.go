@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -126,6 +127,7 @@ type jobURLsModel struct {
 // newJobRecordModel converts a service record into attribute values.
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
 	var diags, d diag.Diagnostics
+	diags.Append(recordWarnings(job)...)
 	m := jobRecordModel{
 		Status:        types.StringValue(job.Status),
 		CreatedAt:     types.StringValue(job.CreatedAt),
@@ -196,6 +198,19 @@ func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, di
 	})
 	diags.Append(d...)
 	return m, diags
+}
+
+// recordWarnings reports the values of the job's record that did not fit their field: each was
+// left empty and the rest of the record kept, so the job (succeeded, say) is neither lost nor
+// taken for failed over one value.
+func recordWarnings(job *client.Job) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if len(job.DecodeWarnings) > 0 {
+		diags.AddWarning("Part of the job record was left out",
+			fmt.Sprintf("The service's record of job %s held values that do not fit their attribute; each was left "+
+				"empty and the rest of the record kept:\n  %s", job.ID, strings.Join(job.DecodeWarnings, "\n  ")))
+	}
+	return diags
 }
 
 // links returns the job's links held in state (zero values when there are none yet).

@@ -112,7 +112,8 @@ func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.Mod
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per
 // failing node. When the service cannot be asked (provider settings unknown until apply, or the
-// read fails), the check is skipped with a warning rather than blocking the plan.
+// read fails for a reason that may pass), the check is skipped with a warning rather than blocking
+// the plan; refused credentials and a wrong endpoint, which would fail the apply too, are errors.
 func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, diags *diag.Diagnostics) {
 	if d == nil || d.configUnknown {
 		return
@@ -121,10 +122,18 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	if err != nil {
 		return // the attribute's validator reports it
 	}
-	info, err := d.objectInfo(d.logContext(ctx))
+	readCtx, cancel := d.readContext(ctx)
+	defer cancel()
+	info, err := d.objectInfo(readCtx)
+	if client.CredentialsRefused(err) || client.RouteNotFound(err) {
+		// The submission would fail the same way: an error now, not a skipped check.
+		diags.AddAttributeError(attr, "Workflow not checked: the service refused the request", d.describeReadError(readCtx, err, familyService))
+		return
+	}
 	if err != nil {
 		diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
-			d.redact(fmt.Sprintf("Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n%v", err)))
+			"Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n"+
+				d.describeReadError(readCtx, err, familyService))
 		return
 	}
 	problems := checkWorkflowNodes(info, graph)

@@ -203,7 +203,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(withSettingHint(describePromptSubmitError(err), err, familyService)))
 		return
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -303,14 +303,16 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if r.data.configUnknown {
 		return // the provider's settings are not known during this plan: keep state
 	}
-	st, err := r.data.client.GetPromptStatus(ctx, state.ID.ValueString())
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	st, err := r.data.client.GetPromptStatus(readCtx, state.ID.ValueString())
 	switch {
 	case client.StatusOf(err) == http.StatusNotFound:
 		// Either the engine lacks the route or the record aged out: neither is drift.
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading prompt status failed", r.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	state.Status = types.StringValue(st.Status)
