@@ -104,6 +104,8 @@ type providerData struct {
 	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
 	// resource not created yet); plan-time checks that need the service are then skipped.
 	configUnknown bool
+	// objectInfoCache holds the service's object_info once read (a failed read is not kept).
+	objectInfoCache *objectInfoCache
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -147,7 +149,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
-	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}
+	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
+		objectInfoCache: &objectInfoCache{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -171,6 +174,7 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelDataSource,
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
+		NewWorkflowFromUIDataSource,
 	}
 }
 
@@ -179,6 +183,7 @@ func (p *svcProvider) Functions(context.Context) []func() function.Function {
 		NewWorkflowSetInputsFunction,
 		NewWorkflowNodesFunction,
 		NewAssetRefFunction,
+		NewWorkflowFromUIFunction,
 	}
 }
 
