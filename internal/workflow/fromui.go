@@ -279,8 +279,8 @@ func (c *converter) classOf(sc *scope, n *uiNode) (*ClassDef, error) {
 	return def, nil
 }
 
-// linkedInputs sets every input fed by a link: to the source node's output, or to a primitive's
-// value. An input whose source does not run (muted, or nothing reaches it) keeps its widget
+// linkedInputs sets every input fed by a link: to the source node's output, or to a value (a
+// primitive node's, or a subgraph node's widget). An input whose source does not run (muted, or nothing reaches it) keeps its widget
 // value when it has one and is left out otherwise, as the editor does.
 func (c *converter) linkedInputs(sc *scope, n *uiNode, def *ClassDef, inputs map[string]any) error {
 	for slot, in := range n.Inputs {
@@ -301,7 +301,7 @@ func (c *converter) linkedInputs(sc *scope, n *uiNode, def *ClassDef, inputs map
 			inputs[name] = []any{src.node, src.slot}
 		case sourceValue:
 			if err := checkWidgetValue(spec, src.value); err != nil {
-				return c.refuse(sc, n, fmt.Sprintf("input %q is fed by a primitive node whose value does not fit: %v", name, err))
+				return c.refuse(sc, n, fmt.Sprintf("input %q is fed a value (by a primitive node or a subgraph node's widget) that does not fit: %v", name, err))
 			}
 			inputs[name] = src.value
 		}

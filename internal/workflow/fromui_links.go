@@ -1,8 +1,10 @@
 package workflow
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // sourceKind is what a link turns out to carry once editor-only nodes are seen through.
@@ -56,6 +58,9 @@ func (c *converter) resolveOrigin(sc *scope, l *uiLink, consumer nodeRef, seen v
 	if sc.sub != nil && l.OriginID == sc.ioNodeID(sc.sub.InputNode, "-10") {
 		if l.OriginSlot < 0 || l.OriginSlot >= len(sc.sub.Inputs) || l.OriginSlot >= len(sc.instance.Inputs) {
 			return source{}, c.refuse(sc.parent, sc.instance, fmt.Sprintf("link %s inside the subgraph comes from its input %d, which the subgraph node lacks", l.ID, l.OriginSlot))
+		}
+		if in := sc.instance.Inputs[l.OriginSlot]; in.Link == nil && in.Widget != nil {
+			return c.promotedValue(sc.parent, sc.instance, l.OriginSlot)
 		}
 		return c.resolveInput(sc.parent, sc.instance, l.OriginSlot, seen)
 	}
@@ -159,4 +164,46 @@ func (c *converter) resolveSubgraphOutput(sc *scope, n *uiNode, slot int, seen v
 		return c.resolveOrigin(inner, l, nodeRef{sc, n}, seen)
 	}
 	return source{}, nil
+}
+
+// promotedValue is the value a subgraph node holds for an unlinked input drawn as a widget on it
+// (a widget promoted from inside): each instance of a subgraph keeps its own value there, which
+// the editor sends in place of the inner widget's. widgets_values holds one value per promoted
+// input, in input order, or is keyed by input name; when the node stores none, the inner
+// widget's own value stands.
+func (c *converter) promotedValue(sc *scope, n *uiNode, slot int) (source, error) {
+	raw := bytes.TrimSpace(n.WidgetsValues)
+	name := n.Inputs[slot].Widget.Name
+	if len(raw) > 0 && raw[0] == '{' {
+		_, values, err := orderedObject(raw)
+		if err != nil {
+			return source{}, c.refuse(sc, n, fmt.Sprintf("widgets_values cannot be read: %v", err))
+		}
+		if v, ok := values[name]; ok {
+			return source{kind: sourceValue, value: rawValue(v)}, nil
+		}
+		return source{}, nil
+	}
+	var values []json.RawMessage
+	if len(raw) > 0 && json.Unmarshal(raw, &values) != nil {
+		return source{}, c.refuse(sc, n, "widgets_values is neither an array nor an object")
+	}
+	if len(values) == 0 {
+		return source{}, nil
+	}
+	var promoted []string
+	pos := -1
+	for i, in := range n.Inputs {
+		if in.Widget != nil {
+			if i == slot {
+				pos = len(promoted)
+			}
+			promoted = append(promoted, in.Widget.Name)
+		}
+	}
+	if len(values) != len(promoted) {
+		return source{}, c.refuse(sc, n, fmt.Sprintf("widgets_values has %d values, but the subgraph node has %d inputs drawn as widgets: [%s]",
+			len(values), len(promoted), strings.Join(promoted, ", ")))
+	}
+	return source{kind: sourceValue, value: rawValue(values[pos])}, nil
 }

@@ -179,6 +179,17 @@ var fromUICases = []struct {
 			`"4":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"through","images":["1",0]}},` +
 			`"6":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"muted"}}}`,
 	},
+	{
+		name: "a subgraph node's widget for an unlinked input gives each instance its own value",
+		ui:   promotedWidgetExport,
+		want: `{"1":{"_meta":{"title":"Load Image"},"class_type":"Loader","inputs":{"image":"a.png"}},` +
+			`"2:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":777,"steps":3}},` +
+			`"3":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"a","images":["2:1",0]}},` +
+			`"4:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":888,"steps":3}},` +
+			`"5":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"b","images":["4:1",0]}},` +
+			`"6:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":5,"steps":3}},` +
+			`"7":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"c","images":["6:1",0]}}}`,
+	},
 }
 
 // subgraphExport has a subgraph node (2) whose inside inverts and samples the image it is given.
@@ -207,6 +218,33 @@ const subgraphExport = `{
       {"id": 12, "origin_id": 3, "origin_slot": 0, "target_id": -20, "target_slot": 0, "type": "IMAGE"}
     ]
   }]}
+}`
+
+// promotedWidgetExport has three instances of one subgraph whose seed input is drawn as a widget
+// on the subgraph node: two hold their own seed, the third none (the inner widget's value stands).
+const promotedWidgetExport = `{
+  "nodes": [
+    {"id": 1, "type": "Loader", "mode": 0, "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [1, 3, 5]}], "widgets_values": ["a.png", "image"]},
+    {"id": 2, "type": "noise", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 1}, {"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": null}],
+     "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [2]}], "widgets_values": [777]},
+    {"id": 3, "type": "Save", "mode": 0, "inputs": [{"name": "images", "type": "IMAGE", "link": 2}], "widgets_values": ["a"]},
+    {"id": 4, "type": "noise", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 3}, {"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": null}],
+     "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [4]}], "widgets_values": {"seed": 888}},
+    {"id": 5, "type": "Save", "mode": 0, "inputs": [{"name": "images", "type": "IMAGE", "link": 4}], "widgets_values": ["b"]},
+    {"id": 6, "type": "noise", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 5}, {"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": null}],
+     "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [6]}], "widgets_values": []},
+    {"id": 7, "type": "Save", "mode": 0, "inputs": [{"name": "images", "type": "IMAGE", "link": 6}], "widgets_values": ["c"]}
+  ],
+  "links": [[1, 1, 0, 2, 0, "IMAGE"], [2, 2, 0, 3, 0, "IMAGE"], [3, 1, 0, 4, 0, "IMAGE"], [4, 4, 0, 5, 0, "IMAGE"], [5, 1, 0, 6, 0, "IMAGE"], [6, 6, 0, 7, 0, "IMAGE"]],
+  "definitions": {"subgraphs": [{"id": "noise", "name": "Noise", "inputNode": {"id": -10}, "outputNode": {"id": -20},
+    "inputs": [{"name": "image", "type": "IMAGE", "linkIds": [50]}, {"name": "seed", "type": "INT", "linkIds": [51]}],
+    "outputs": [{"name": "IMAGE", "type": "IMAGE", "linkIds": [52]}],
+    "nodes": [{"id": 1, "type": "Sampler", "mode": 0,
+      "inputs": [{"name": "image", "type": "IMAGE", "link": 50}, {"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": 51}],
+      "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [52]}], "widgets_values": [5, "fixed", 3, "euler", 1]}],
+    "links": [{"id": 50, "origin_id": -10, "origin_slot": 0, "target_id": 1, "target_slot": 0, "type": "IMAGE"},
+              {"id": 51, "origin_id": -10, "origin_slot": 1, "target_id": 1, "target_slot": 1, "type": "INT"},
+              {"id": 52, "origin_id": 1, "origin_slot": 0, "target_id": -20, "target_slot": 0, "type": "IMAGE"}]}]}
 }`
 
 // nestedSubgraphExport: subgraph node 2 (outer) holds subgraph node 5 (inner) holding an Invert;
@@ -381,7 +419,17 @@ func TestFromUIRefuses(t *testing.T) {
 			  {"id": 8, "type": "PrimitiveNode", "mode": 0, "inputs": [], "outputs": [{"name": "INT", "type": "INT", "links": [7]}], "widgets_values": ["not a number", "fixed"]},
 			  {"id": 2, "type": "Sampler", "mode": 0, "inputs": [{"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": 7}], "outputs": [], "widgets_values": [1, "randomize", 20, "euler", 1]}
 			], "links": [[7, 8, 0, 2, 0, "INT"]]}`,
-			wantNode: "2", wantClass: "Sampler", wantText: `input "seed" is fed by a primitive node whose value does not fit`,
+			wantNode: "2", wantClass: "Sampler", wantText: `input "seed" is fed a value (by a primitive node or a subgraph node's widget) that does not fit`,
+		},
+		{
+			name:     "a subgraph node storing more widget values than it has widget inputs",
+			ui:       strings.Replace(promotedWidgetExport, `"widgets_values": [777]`, `"widgets_values": [777, "fixed"]`, 1),
+			wantNode: "2", wantClass: "noise", wantTitle: "Noise", wantText: "widgets_values has 2 values, but the subgraph node has 1 inputs drawn as widgets: [seed]",
+		},
+		{
+			name:     "a subgraph node's widget value that does not fit the inner input",
+			ui:       strings.Replace(promotedWidgetExport, `"widgets_values": [777]`, `"widgets_values": ["777"]`, 1),
+			wantNode: "2:1", wantClass: "Sampler", wantText: `"777" is not a value of INT input "seed"`,
 		},
 		{
 			name:     "two nodes with one id",

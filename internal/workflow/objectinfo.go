@@ -199,16 +199,17 @@ func parseInputSpec(name string, raw json.RawMessage) (ClassInput, error) {
 		return in, nil
 	}
 	var opts struct {
-		ForceInput           bool  `json:"forceInput"`
-		ControlAfterGenerate *bool `json:"control_after_generate"`
-		ImageUpload          bool  `json:"image_upload"`
+		ForceInput  bool `json:"forceInput"`
+		ImageUpload bool `json:"image_upload"`
+		// true, or the control's initial mode ("randomize"...); false turns the control off.
+		ControlAfterGenerate json.RawMessage `json:"control_after_generate"`
 	}
 	if err := json.Unmarshal(spec[1], &opts); err != nil {
 		return in, fmt.Errorf("input %q has unreadable options: %w", name, err)
 	}
 	in.ForceInput, in.ImageUpload = opts.ForceInput, opts.ImageUpload
-	if opts.ControlAfterGenerate != nil {
-		in.ControlFlagSet, in.ControlAfterGenerate = true, *opts.ControlAfterGenerate
+	if flag := string(bytes.TrimSpace(opts.ControlAfterGenerate)); flag != "" && flag != "null" {
+		in.ControlFlagSet, in.ControlAfterGenerate = true, flag != "false"
 	}
 	return in, nil
 }
