@@ -299,6 +299,8 @@ func (c *converter) linkedInputs(sc *scope, n *uiNode, def *ClassDef, inputs map
 		switch src.kind {
 		case sourceOutput:
 			inputs[name] = []any{src.node, src.slot}
+		case sourceNone:
+			delete(inputs, name)
 		case sourceValue:
 			if err := checkWidgetValue(spec, src.value); err != nil {
 				return c.refuse(sc, n, fmt.Sprintf("input %q is fed a value (by a primitive node or a subgraph node's widget) that does not fit: %v", name, err))

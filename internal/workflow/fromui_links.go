@@ -11,9 +11,14 @@ import (
 type sourceKind int
 
 const (
-	sourceNone   sourceKind = iota // nothing: a muted node, an unconnected reroute or bypass
-	sourceOutput                   // an output of a node that runs
-	sourceValue                    // a primitive node's value
+	// sourceNone is nothing: a muted node, or a reroute or bypassed node with nothing before it.
+	// The consumer loses the input, even a widget's: its stored value is not what the graph says.
+	sourceNone   sourceKind = iota
+	sourceOutput            // an output of a node that runs
+	sourceValue             // a primitive node's value, or a subgraph node's widget value
+	// sourceOwnWidget is a subgraph input left unconnected outside: the consumer inside keeps its
+	// own widget value (if it has one).
+	sourceOwnWidget
 )
 
 type source struct {
@@ -59,10 +64,13 @@ func (c *converter) resolveOrigin(sc *scope, l *uiLink, consumer nodeRef, seen v
 		if l.OriginSlot < 0 || l.OriginSlot >= len(sc.sub.Inputs) || l.OriginSlot >= len(sc.instance.Inputs) {
 			return source{}, c.refuse(sc.parent, sc.instance, fmt.Sprintf("link %s inside the subgraph comes from its input %d, which the subgraph node lacks", l.ID, l.OriginSlot))
 		}
-		if in := sc.instance.Inputs[l.OriginSlot]; in.Link == nil && in.Widget != nil {
+		switch in := sc.instance.Inputs[l.OriginSlot]; {
+		case in.Link != nil:
+			return c.resolveLink(sc.parent, *in.Link, sc.instance, l.OriginSlot, seen)
+		case in.Widget != nil:
 			return c.promotedValue(sc.parent, sc.instance, l.OriginSlot)
 		}
-		return c.resolveInput(sc.parent, sc.instance, l.OriginSlot, seen)
+		return source{kind: sourceOwnWidget}, nil
 	}
 	origin := sc.nodes[l.OriginID]
 	if origin == nil {
@@ -128,11 +136,11 @@ func (c *converter) resolveBypass(sc *scope, n *uiNode, slot int, seen visit) (s
 		return source{}, c.refuse(sc, n, fmt.Sprintf("a link comes from output slot %d, but the node has %d outputs", slot, len(n.Outputs)))
 	}
 	want := n.Outputs[slot].Type
-	if slot < len(n.Inputs) && n.Inputs[slot].Type == want {
+	if slot < len(n.Inputs) && typesFit(n.Inputs[slot].Type, want) {
 		return c.resolveInput(sc, n, slot, seen)
 	}
 	for i, in := range n.Inputs {
-		if in.Type == want {
+		if strings.EqualFold(string(in.Type), string(want)) {
 			return c.resolveInput(sc, n, i, seen)
 		}
 	}
@@ -182,14 +190,14 @@ func (c *converter) promotedValue(sc *scope, n *uiNode, slot int) (source, error
 		if v, ok := values[name]; ok {
 			return source{kind: sourceValue, value: rawValue(v)}, nil
 		}
-		return source{}, nil
+		return source{kind: sourceOwnWidget}, nil
 	}
 	var values []json.RawMessage
 	if len(raw) > 0 && json.Unmarshal(raw, &values) != nil {
 		return source{}, c.refuse(sc, n, "widgets_values is neither an array nor an object")
 	}
 	if len(values) == 0 {
-		return source{}, nil
+		return source{kind: sourceOwnWidget}, nil
 	}
 	var promoted []string
 	pos := -1
@@ -206,4 +214,21 @@ func (c *converter) promotedValue(sc *scope, n *uiNode, slot int) (source, error
 			len(values), len(promoted), strings.Join(promoted, ", ")))
 	}
 	return source{kind: sourceValue, value: rawValue(values[pos])}, nil
+}
+
+// typesFit reports whether a value of one slot type may go to the other, as the editor connects
+// them: the same type (in any case), either one "*" (any), or a type listed in the other's
+// comma-separated alternatives.
+func typesFit(a, b uiType) bool {
+	if a == "*" || b == "*" || strings.EqualFold(string(a), string(b)) {
+		return true
+	}
+	for _, x := range strings.Split(string(a), ",") {
+		for _, y := range strings.Split(string(b), ",") {
+			if strings.EqualFold(strings.TrimSpace(x), strings.TrimSpace(y)) {
+				return true
+			}
+		}
+	}
+	return false
 }

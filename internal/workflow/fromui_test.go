@@ -97,16 +97,16 @@ var fromUICases = []struct {
 		want: `{"3":{"_meta":{"title":"Text"},"class_type":"Text","inputs":{"value":"x"}}}`,
 	},
 	{
-		name: "a muted node is not sent; its consumers lose the link, and a linked widget falls back to its value",
+		name: "a muted node is not sent; its consumers lose the input, a widget turned into an input too",
 		ui: `{"nodes": [
 		  {"id": 1, "type": "Loader", "mode": 2, "inputs": [], "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [1]}], "widgets_values": ["a.png", "image"]},
 		  {"id": 2, "type": "Invert", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 1}], "outputs": [], "widgets_values": []},
 		  {"id": 3, "type": "Text", "mode": 2, "inputs": [], "outputs": [{"name": "STRING", "type": "STRING", "links": [2]}], "widgets_values": ["muted"]},
 		  {"id": 4, "type": "Join", "mode": 0, "inputs": [{"name": "separator", "type": "STRING", "widget": {"name": "separator"}, "link": 2}],
-		   "outputs": [], "widgets_values": ["kept"]}
+		   "outputs": [], "widgets_values": ["stale"]}
 		], "links": [[1, 1, 0, 2, 0, "IMAGE"], [2, 3, 0, 4, 0, "STRING"]]}`,
 		want: `{"2":{"_meta":{"title":"Invert Image"},"class_type":"Invert","inputs":{}},` +
-			`"4":{"_meta":{"title":"Join Text"},"class_type":"Join","inputs":{"separator":"kept"}}}`,
+			`"4":{"_meta":{"title":"Join Text"},"class_type":"Join","inputs":{}}}`,
 	},
 	{
 		name: "a bypassed node passes the input in the same slot when its type fits",
@@ -141,6 +141,16 @@ var fromUICases = []struct {
 			`"3":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"p"}}}`,
 	},
 	{
+		name: "a bypassed node's input typed * passes whatever comes in the same slot",
+		ui: `{"nodes": [
+		  {"id": 1, "type": "Loader", "mode": 0, "inputs": [], "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [1]}], "widgets_values": ["a.png", "image"]},
+		  {"id": 2, "type": "AnyPassThrough", "mode": 4, "inputs": [{"name": "anything", "type": "*", "link": 1}], "outputs": [{"name": "out", "type": "IMAGE", "links": [2]}]},
+		  {"id": 3, "type": "Invert", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 2}], "outputs": []}
+		], "links": [[1, 1, 0, 2, 0, "IMAGE"], [2, 2, 0, 3, 0, "IMAGE"]]}`,
+		want: `{"1":{"_meta":{"title":"Load Image"},"class_type":"Loader","inputs":{"image":"a.png"}},` +
+			`"3":{"_meta":{"title":"Invert Image"},"class_type":"Invert","inputs":{"image":["1",0]}}}`,
+	},
+	{
 		name: "reroutes are followed through",
 		ui: `{"nodes": [
 		  {"id": 1, "type": "Loader", "mode": 0, "inputs": [], "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [1]}], "widgets_values": ["a.png", "image"]},
@@ -169,6 +179,19 @@ var fromUICases = []struct {
 			`"2:1":{"_meta":{"title":"Invert Image"},"class_type":"Invert","inputs":{"image":["1",0]}},` +
 			`"2:3":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["2:1",0],"sampler":"euler","seed":7,"steps":4}},` +
 			`"3":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"sub","images":["2:3",0]}}}`,
+	},
+	{
+		name: "a subgraph input unconnected outside and not drawn as a widget leaves the inner widget's value",
+		ui: strings.Replace(promotedWidgetExport,
+			`{"id": 6, "type": "noise", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 5}, {"name": "seed", "type": "INT", "widget": {"name": "seed"}, "link": null}]`,
+			`{"id": 6, "type": "noise", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 5}, {"name": "seed", "type": "INT", "link": null}]`, 1),
+		want: `{"1":{"_meta":{"title":"Load Image"},"class_type":"Loader","inputs":{"image":"a.png"}},` +
+			`"2:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":777,"steps":3}},` +
+			`"3":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"a","images":["2:1",0]}},` +
+			`"4:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":888,"steps":3}},` +
+			`"5":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"b","images":["4:1",0]}},` +
+			`"6:1":{"_meta":{"title":"Noise Sampler"},"class_type":"Sampler","inputs":{"denoise":1,"image":["1",0],"sampler":"euler","seed":5,"steps":3}},` +
+			`"7":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"c","images":["6:1",0]}}}`,
 	},
 	{
 		name: "nested subgraphs, a muted subgraph and one passing its input straight out",
