@@ -26,12 +26,14 @@ type workflowFromUIModel struct {
 // workflowFromUIRules is the conversion's contract, shared by the data source and the function.
 const workflowFromUIRules = "Widget values are matched to the inputs of each node's class in the class's input order; " +
 	"the values the editor stores but never sends (the control after a seed, the upload button of an image loader) " +
-	"are dropped. Notes, muted nodes, bypassed nodes (their consumers are wired to the matching input), reroutes " +
-	"and primitive nodes (replaced by their value) are resolved, and subgraphs are expanded with node ids " +
-	"`<subgraph node id>:<inner id>`. Anything that does not fit the class definitions (an unknown class, a " +
-	"widget value count or type that does not match, a link to a missing node or slot, a cycle) is refused with " +
-	"an error naming the node's id, class and title: nothing is guessed. The result is canonical JSON (sorted " +
-	"keys, no spaces), so an export that is only reformatted converts to the same string and changes nothing."
+	"are dropped, and `widgets_values` may also be an object keyed by widget name. Notes are left out; a muted " +
+	"node is left out and its consumers lose the input; a bypassed node is left out and its consumers are wired to " +
+	"its matching input; reroutes are followed; primitive nodes are replaced by their value; subgraphs are " +
+	"expanded, nested or not, with node ids `<subgraph node id>:<inner id>`. Anything that does not fit the class " +
+	"definitions (an unknown class, a widget value count or type that does not match, a link to a missing node or " +
+	"slot, a cycle) is refused with an error naming the node's id, class and title: nothing is guessed. The result " +
+	"is canonical JSON (sorted keys, no spaces), so an export that is only reformatted converts to the same string " +
+	"and changes nothing."
 
 func (d *workflowFromUIDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_workflow_from_ui"

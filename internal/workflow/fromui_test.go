@@ -41,6 +41,12 @@ var fromUICases = []struct {
 			`"3":{"_meta":{"title":"Save Image"},"class_type":"Save","inputs":{"filename_prefix":"pref","images":["2",0]}}}`,
 	},
 	{
+		name: "the upload button's value comes after the loader's last required widget",
+		ui: `{"nodes": [{"id": 1, "type": "MaskLoader", "mode": 0, "inputs": [], "outputs": [{"name": "MASK", "type": "MASK", "links": []}],
+		   "widgets_values": ["a.png", "red", "image"]}], "links": []}`,
+		want: `{"1":{"_meta":{"title":"Load Mask"},"class_type":"MaskLoader","inputs":{"channel":"red","image":"a.png"}}}`,
+	},
+	{
 		name: "without input_order widgets follow the document's key order; noise_seed has a control without the flag",
 		ui: `{"nodes": [{"id": 4, "type": "LegacyNoise", "mode": 0, "inputs": [{"name": "latent", "type": "LATENT", "link": null}], "outputs": [],
 		   "widgets_values": [0.25, 18446744073709551615, "fixed", "hello"]}], "links": []}`,

@@ -19,17 +19,31 @@ type widgetSlot struct {
 }
 
 // widgetLayout is the positions of widgets_values for a class: each widget input in input order,
-// followed by its extra values. A widget turned into a socket keeps its position.
+// followed by its extra values. A widget turned into a socket keeps its position. When a required
+// input is an image loader's file name, the editor adds its upload button as one more required
+// input, after the last one, so the button's value comes after the required widgets (for a loader
+// with one input, right after the file name).
 func widgetLayout(def *ClassDef) []widgetSlot {
 	var layout []widgetSlot
-	for _, in := range def.Inputs {
+	var upload *ClassInput
+	for i, in := range def.Inputs {
+		if in.Optional && upload != nil {
+			layout = append(layout, widgetSlot{input: *upload, extra: "upload"})
+			upload = nil
+		}
 		if !in.IsWidget() {
 			continue
+		}
+		if in.ImageUpload && !in.Optional && upload == nil {
+			upload = &def.Inputs[i]
 		}
 		layout = append(layout, widgetSlot{input: in})
 		for _, extra := range in.ExtraWidgetValues() {
 			layout = append(layout, widgetSlot{input: in, extra: extra})
 		}
+	}
+	if upload != nil {
+		layout = append(layout, widgetSlot{input: *upload, extra: "upload"})
 	}
 	return layout
 }

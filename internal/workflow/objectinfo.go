@@ -26,16 +26,18 @@ type ClassInput struct {
 	// named seed or noise_seed).
 	ControlAfterGenerate bool
 	ControlFlagSet       bool
-	// ImageUpload marks an image loader's file name, which the editor follows with an upload value.
+	// ImageUpload marks an image loader's file name: the editor then adds an upload button, whose
+	// value it stores.
 	ImageUpload bool
 }
 
 // IsWidget reports whether the editor stores a value for the input in widgets_values.
 func (in ClassInput) IsWidget() bool { return widgetTypes[in.Type] && !in.ForceInput }
 
-// ExtraWidgetValues is how many values the editor stores after the input's own value and never
-// sends: the control after a seed-like INT, the control and its filter after a COMBO with
-// control_after_generate, the upload button's value after an image loader's file name.
+// ExtraWidgetValues names the values the editor stores right after the input's own value and
+// never sends: the control after a seed-like INT, the control and its filter after a COMBO with
+// control_after_generate. (An image loader's upload button is not here: the editor adds it as
+// one more required input, after the others; see widgetLayout.)
 func (in ClassInput) ExtraWidgetValues() []string {
 	switch {
 	case !in.IsWidget():
@@ -44,8 +46,6 @@ func (in ClassInput) ExtraWidgetValues() []string {
 		return []string{"control_after_generate"}
 	case in.Type == "COMBO" && in.ControlAfterGenerate:
 		return []string{"control_after_generate", "control_filter_list"}
-	case in.ImageUpload:
-		return []string{"upload"}
 	}
 	return nil
 }

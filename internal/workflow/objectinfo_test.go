@@ -31,7 +31,7 @@ func TestWidgetLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct{ class, want, wantErr string }{
-		{class: "Flags", want: "a, control_after_generate, b, seed, noise_seed, control_after_generate, c, pick, control_after_generate, control_filter_list, file, upload, on, f"},
+		{class: "Flags", want: "a, control_after_generate, b, seed, noise_seed, control_after_generate, c, pick, control_after_generate, control_filter_list, file, on, upload, f"},
 		{class: "Ordered", want: "y, z, x"},
 		{class: "BadOrder", wantErr: `input_order names "q", which is not an input`},
 		{class: "BadOptions", wantErr: `input "z" has unreadable options`},
