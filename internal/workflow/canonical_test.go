@@ -1,6 +1,9 @@
 package workflow
 
 import (
+	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -30,4 +33,28 @@ func TestCanonical(t *testing.T) {
 			t.Errorf("Canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
 	}
+}
+
+// FuzzCanonical: the canonical form is a fixed point, and means what the input meant.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":[1.0,2.5e3,-0],"a":"<&>"}`, `18446744073709551615`, `[true,null,{"x":{}}]`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		once, err := Canonical(data)
+		if err != nil {
+			return
+		}
+		twice, err := Canonical(once)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("Canonical is not a fixed point: %s -> %s (%v)", once, twice, err)
+		}
+		var a, b any
+		if json.Unmarshal(data, &a) != nil {
+			return // an integer beyond float64: kept exactly, and compared above only
+		}
+		if json.Unmarshal(once, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("Canonical changed the value: %s -> %s", data, once)
+		}
+	})
 }

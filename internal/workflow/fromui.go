@@ -76,6 +76,9 @@ func (defs ClassDefs) FromUI(uiExport []byte) ([]byte, error) {
 		return nil, fmt.Errorf("the UI workflow is not a JSON object: %w", err)
 	}
 	if !IsUIFormat(top) {
+		if _, err := Parse(uiExport); err == nil {
+			return nil, errors.New("this is already an API-format workflow (node id to class_type and inputs): use it as it is, without converting")
+		}
 		return nil, errors.New(`this is not a UI-format export: it has no "nodes" and "links" arrays`)
 	}
 	var doc uiDocument

@@ -489,7 +489,8 @@ func TestFromUIRefusesDocuments(t *testing.T) {
 	t.Parallel()
 	info := testObjectInfo(t)
 	tests := []struct{ name, ui, info, want string }{
-		{"an API-format workflow", `{"1": {"class_type": "Text", "inputs": {"value": "x"}}}`, "", "not a UI-format export"},
+		{"an API-format workflow", `{"1": {"class_type": "Text", "inputs": {"value": "x"}}}`, "", "already an API-format workflow"},
+		{"neither format", `{"nodes": {}, "version": 1}`, "", "not a UI-format export"},
 		{"nothing that runs", `{"nodes": [{"id": 1, "type": "Note", "mode": 0, "widgets_values": ["hi"]}], "links": []}`, "", "no node that runs"},
 		{"not JSON", `{"nodes": [`, "", "not a JSON object"},
 		{"a malformed link", `{"nodes": [], "links": [[1, 2]]}`, "", "a link must be"},
