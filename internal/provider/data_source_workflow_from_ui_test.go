@@ -168,3 +168,23 @@ func TestObjectInfoCacheKeepsOnlySuccess(t *testing.T) {
 		t.Fatalf("%d object_info requests, want 2 (the failure, then one read kept)", n)
 	}
 }
+
+// When object_info cannot be read, the data source says so with the service's answer (status,
+// code, request id) and points to the offline function.
+func TestAccWorkflowFromUIDataSource_objectInfoFails(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1ObjectInfo, Status: 403,
+		Body: `{"error":{"code":"forbidden","message":"no"}}`, Headers: map[string]string{"X-Svc-Request-Id": "req-oi-1"}})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, "") + `
+data "svc_workflow_from_ui" "editor" {
+  ui_workflow = jsonencode({ nodes = [], links = [] })
+}`,
+			ExpectError: regexp.MustCompile(`Reading object info failed(.|\n)*workflow_from_ui(.|\n)*403(.|\n)*req-oi-1`),
+		}},
+	})
+}
