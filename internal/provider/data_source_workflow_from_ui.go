@@ -23,7 +23,7 @@ type workflowFromUIModel struct {
 	APIWorkflow types.String `tfsdk:"api_workflow"`
 }
 
-// workflowFromUIRules is the conversion's contract, shared by the data source and the function.
+// workflowFromUIRules describes the conversion, for the data source's and the function's docs.
 const workflowFromUIRules = "Widget values are matched to the inputs of each node's class in the class's input order; " +
 	"the values the editor stores but never sends (the control after a seed, the upload button of an image loader) " +
 	"are dropped, and `widgets_values` may also be an object keyed by widget name. Notes are left out; a muted " +
