@@ -40,7 +40,7 @@ func describeSubmitError(err error, key string) string {
 			"did not run the workflow again. If a job was created with this key, import it; otherwise unset "+
 			"idempotency_key or choose a new one.\n\n%v", key, err)
 	case client.HasCode(err, "workflow_format_ui"):
-		return fmt.Sprintf("The service rejected the workflow as a UI-format export; submit the API format.\n\n%v", err)
+		return fmt.Sprintf("The service rejected the workflow as a UI-format export; submit the API format.\n\n%s\n\n%v", uiConversionHint, err)
 	}
 	return err.Error()
 }

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -17,23 +16,6 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
-
-// objectInfoCache keeps one object_info document per configured client for the life of the
-// provider process: a plan that validates many prompts reads it once.
-var objectInfoCache sync.Map // *client.Client -> *objectInfoEntry
-
-type objectInfoEntry struct {
-	once sync.Once
-	info *client.ObjectInfo
-	err  error
-}
-
-func (d *providerData) objectInfo(ctx context.Context) (*client.ObjectInfo, error) {
-	v, _ := objectInfoCache.LoadOrStore(d.client, &objectInfoEntry{})
-	e := v.(*objectInfoEntry)
-	e.once.Do(func() { e.info, e.err = d.client.GetObjectInfo(ctx) })
-	return e.info, e.err
-}
 
 // checkWorkflowNodes reports, per node, what the service's node classes say the engine would
 // refuse before running: an unknown class (the engine looks up every node's class), a required

@@ -118,6 +118,8 @@ type providerData struct {
 	configUnknown bool
 	// readTimeout bounds each refresh and data-source read as a whole (read_timeout).
 	readTimeout time.Duration
+	// objectInfoCache holds the service's object_info once read (a failed read is not kept).
+	objectInfoCache *objectInfoCache
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -173,7 +175,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
-		readTimeout: readTimeout}
+		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -197,6 +199,7 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelDataSource,
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
+		NewWorkflowFromUIDataSource,
 	}
 }
 
@@ -205,6 +208,7 @@ func (p *svcProvider) Functions(context.Context) []func() function.Function {
 		NewWorkflowSetInputsFunction,
 		NewWorkflowNodesFunction,
 		NewAssetRefFunction,
+		NewWorkflowFromUIFunction,
 	}
 }
 
