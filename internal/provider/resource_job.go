@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -44,16 +43,16 @@ type jobResource struct {
 }
 
 type jobResourceModel struct {
-	ID                 types.String         `tfsdk:"id"`
-	Workflow           jsontypes.Normalized `tfsdk:"workflow"`
-	IdempotencyKey     types.String         `tfsdk:"idempotency_key"`
-	PartnerAPIKeyWO    types.String         `tfsdk:"partner_api_key_wo"`
-	PartnerAuthTokenWO types.String         `tfsdk:"partner_auth_token_wo"`
-	WaitForCompletion  types.Bool           `tfsdk:"wait_for_completion"`
-	CancelOnDestroy    types.Bool           `tfsdk:"cancel_on_destroy"`
-	RerunOnExpiry      types.Bool           `tfsdk:"rerun_on_expiry"`
-	Validate           types.Bool           `tfsdk:"validate"`
-	Timeouts           timeouts.Value       `tfsdk:"timeouts"`
+	ID                 types.String   `tfsdk:"id"`
+	Workflow           jsonSemantic   `tfsdk:"workflow"`
+	IdempotencyKey     types.String   `tfsdk:"idempotency_key"`
+	PartnerAPIKeyWO    types.String   `tfsdk:"partner_api_key_wo"`
+	PartnerAuthTokenWO types.String   `tfsdk:"partner_auth_token_wo"`
+	WaitForCompletion  types.Bool     `tfsdk:"wait_for_completion"`
+	CancelOnDestroy    types.Bool     `tfsdk:"cancel_on_destroy"`
+	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
+	Validate           types.Bool     `tfsdk:"validate"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 	jobRecordModel
 }
 
@@ -70,12 +69,12 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	}
 	attrs["workflow"] = schema.StringAttribute{
 		Required:   true,
-		CustomType: jsontypes.NormalizedType{},
+		CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
-			"Formatting differences are not changes. A UI-format export, a non-object or invalid JSON is rejected at " +
+			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
 			"plan time. Changing it replaces the job.",
 		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(workflowChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
 			"Changing the workflow replaces the job.", "Changing the workflow replaces the job.")},
 	}
 	attrs["idempotency_key"] = schema.StringAttribute{

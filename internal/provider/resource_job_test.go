@@ -137,7 +137,7 @@ func TestAccJob_planTimeWorkflowChecks(t *testing.T) {
 	}{
 		{name: "UI format", workflow: `jsonencode({ last_node_id = 3, nodes = [{ id = 1, type = "EmptyImage" }], links = [] })`, want: `UI-format workflow export`},
 		{name: "not an object", workflow: `jsonencode(["EmptyImage"])`, want: `must be a JSON object`},
-		{name: "invalid JSON", workflow: `"{\"1\": "`, want: `not valid JSON`},
+		{name: "invalid JSON", workflow: `"{\n  \"1\": {\n    \"class_type\": x\n  }\n}"`, want: `invalid JSON at line 3, column 19`},
 		{name: "node without class_type", workflow: `jsonencode({ "1" = { inputs = {} } })`, want: `node "1" has no class_type`},
 	}
 	for _, tt := range tests {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -46,17 +45,17 @@ type promptResource struct {
 }
 
 type promptModel struct {
-	ID                types.String         `tfsdk:"id"`
-	Workflow          jsontypes.Normalized `tfsdk:"workflow"`
-	PartnerAPIKeyWO   types.String         `tfsdk:"partner_api_key_wo"`
-	Validate          types.Bool           `tfsdk:"validate"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
-	Status            types.String         `tfsdk:"status"`
-	Outputs           types.List           `tfsdk:"outputs"`
-	OutputsComplete   types.Bool           `tfsdk:"outputs_complete"`
-	Error             types.Object         `tfsdk:"error"`
-	Interrupted       types.Bool           `tfsdk:"interrupted"`
+	ID                types.String   `tfsdk:"id"`
+	Workflow          jsonSemantic   `tfsdk:"workflow"`
+	PartnerAPIKeyWO   types.String   `tfsdk:"partner_api_key_wo"`
+	Validate          types.Bool     `tfsdk:"validate"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	Status            types.String   `tfsdk:"status"`
+	Outputs           types.List     `tfsdk:"outputs"`
+	OutputsComplete   types.Bool     `tfsdk:"outputs_complete"`
+	Error             types.Object   `tfsdk:"error"`
+	Interrupted       types.Bool     `tfsdk:"interrupted"`
 }
 
 var promptFields = []computedField{
@@ -119,11 +118,11 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
 	attrs["workflow"] = schema.StringAttribute{
-		Required: true, CustomType: jsontypes.NormalizedType{},
+		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
-			"Formatting differences are not changes. Changing it replaces the prompt (runs it again).",
+			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
 		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(workflowChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
 			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,

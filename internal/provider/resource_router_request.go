@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -50,15 +49,15 @@ type routerRequestResource struct {
 }
 
 type routerRequestModel struct {
-	ID                types.String         `tfsdk:"id"`
-	Model             types.String         `tfsdk:"model"`
-	Input             jsontypes.Normalized `tfsdk:"input"`
-	Mode              types.String         `tfsdk:"mode"`
-	IdempotencyKey    types.String         `tfsdk:"idempotency_key"`
-	ValidateInput     types.Bool           `tfsdk:"validate_input"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	ResultPath        types.String         `tfsdk:"result_path"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	ID                types.String   `tfsdk:"id"`
+	Model             types.String   `tfsdk:"model"`
+	Input             jsonSemantic   `tfsdk:"input"`
+	Mode              types.String   `tfsdk:"mode"`
+	IdempotencyKey    types.String   `tfsdk:"idempotency_key"`
+	ValidateInput     types.Bool     `tfsdk:"validate_input"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	ResultPath        types.String   `tfsdk:"result_path"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 	routerRecordModel
 }
 
@@ -82,11 +81,11 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 	}
 	attrs["input"] = schema.StringAttribute{
 		Required:   true,
-		CustomType: jsontypes.NormalizedType{},
+		CustomType: jsonSemanticType{},
 		Validators: []validator.String{jsonObjectValidator{}},
-		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences are not changes. " +
+		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
 			"Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(inputChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(inputChanged,
 			"Changing the input runs the model again.", "Changing the input runs the model again.")},
 	}
 	attrs["mode"] = schema.StringAttribute{
