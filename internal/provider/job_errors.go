@@ -26,12 +26,14 @@ func describeSubmitError(err error, key string) string {
 			"`terraform state rm <address>` to forget it.",
 			refused.JobID, key, refused.Cause)
 	case errors.As(err, &unknown):
-		return fmt.Sprintf("The submission was sent but no definitive answer came back, so a job may or may not exist.\n\n"+
+		return fmt.Sprintf("The submission may have reached the service, but no definitive answer came back, so a job may "+
+			"exist that the provider cannot name (the service has no job listing to look it up in).\n\n"+
 			"Idempotency-Key: %s\nCause: %v\n\n"+
-			"The provider does not resend it: the key is single-use, so a retry would be rejected, and a new key could run "+
-			"the workflow twice. Look for the job on the service (submitted with the key above); if it exists, bring it "+
-			"under management with `terraform import <address> <job id>`. If none exists, apply again to submit under a new key.",
-			key, unknown.Cause)
+			"The provider does not resend it under a new key: that could run the workflow twice. To run it at most once, "+
+			"set idempotency_key = %q in the configuration and apply again: if the first submission never arrived, this "+
+			"one runs the workflow; if it did, the service refuses the used key (idempotency_key_reuse) and nothing runs "+
+			"twice. If you learn the job's id, `terraform import <address> <job id>` brings it under management.",
+			key, unknown.Cause, key)
 	case client.HasCode(err, "idempotency_key_reuse"):
 		return fmt.Sprintf("The service has already seen Idempotency-Key %s (keys are single-use for 24 hours), so it "+
 			"did not run the workflow again. If a job was created with this key, import it; otherwise unset "+

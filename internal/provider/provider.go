@@ -104,6 +104,8 @@ type providerData struct {
 	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
 	// resource not created yet); plan-time checks that need the service are then skipped.
 	configUnknown bool
+	// settingSources says where each endpoint setting came from, for errors asking to check it.
+	settingSources map[string]settingSource
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -114,6 +116,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	}
 
 	unknown := false
+	sources := map[string]settingSource{}
 	setting := func(v types.String, env string) string {
 		if v.IsUnknown() {
 			unknown = true
@@ -121,6 +124,10 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		}
 		if !v.IsNull() {
 			return v.ValueString()
+		}
+		sources[env] = sourceEnv
+		if os.Getenv(env) == "" {
+			sources[env] = sourceDefault
 		}
 		return os.Getenv(env)
 	}
@@ -139,15 +146,16 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 
 	secrets := nonEmpty(ccfg.APIKey, ccfg.RegistryToken, partnerKey)
 	ccfg.Logger = tflogLogger{secrets: secrets}
+	bySetting := endpointSources(sources)
 	c, err := client.New(ccfg)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid provider configuration", redact(err.Error(), secrets))
+		resp.Diagnostics.AddError("Invalid provider configuration", redact(describeEndpointError(err, bySetting), secrets))
 		return
 	}
 	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
-	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}
+	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown, settingSources: bySetting}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

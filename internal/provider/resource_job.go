@@ -188,7 +188,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(describeSubmitError(err, key)))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, describeSubmitError(err, key))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is

@@ -212,7 +212,7 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 				Steps: []resource.TestStep{{
 					Config: jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"
   `+tt.extra),
-					ExpectError: regexp.MustCompile(`(?s)may\s+not\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
+					ExpectError: regexp.MustCompile(`(?s)a\s+job\s+may\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
 				}},
 			})
 			if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {

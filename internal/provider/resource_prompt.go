@@ -202,7 +202,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, describePromptSubmitError(err))))
 		return
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})

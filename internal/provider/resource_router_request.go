@@ -272,7 +272,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
+		resp.Diagnostics.AddError("Model request failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
@@ -304,7 +304,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
 	res, err := r.data.client.InvokeModel(ctx, in)
 	if err != nil {
-		resp.Diagnostics.AddError("Model call failed", r.data.redact(describeRouterCallError(err, in)))
+		resp.Diagnostics.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
 		return
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
