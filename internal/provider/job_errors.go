@@ -44,18 +44,26 @@ func describeSubmitError(err error, key string) string {
 	return err.Error()
 }
 
-// describeWaitError explains a wait that ended before the job was terminal: a timeout, an
-// interrupt, or a read that kept failing. The job keeps running on the service.
-func describeWaitError(ctx context.Context, err error, last *client.Job, limit time.Duration) string {
+// describeWaitError explains a wait that ended before the job was terminal (a timeout, or a
+// read that kept failing) and exactly what the next apply does. The job keeps running on the
+// service. In a create the resource is tainted, so nothing that uses its outputs goes on.
+func describeWaitError(ctx context.Context, err error, last *client.Job, limit time.Duration, inCreate bool) string {
 	why := whyWaitEnded(ctx, err, limit, "Reading the job failed")
-	return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service and its id is saved in state, "+
-		"marked tainted. To keep this job instead of running the workflow again, run `terraform untaint <address>` "+
-		"and refresh later; otherwise the next apply cancels it and submits the workflow anew.",
-		why, last.ID, last.Status)
+	if !inCreate {
+		return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service and stays in state with that "+
+			"status. The next `terraform apply` submits nothing: it waits for this same job again (raise timeouts.create "+
+			"to wait longer).", why, last.ID, last.Status)
+	}
+	return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service; its id is saved in state and the "+
+		"resource is tainted, so nothing that uses its outputs goes on.\n\n"+
+		"- To wait for this same job: run `terraform untaint <address>`, then `terraform apply`. That apply submits "+
+		"nothing: it updates the resource in place, waiting for job %[2]s and filling in its outputs.\n"+
+		"- Left tainted, the next `terraform apply` cancels job %[2]s and submits the workflow again (a second, "+
+		"billed run).", why, last.ID, last.Status)
 }
 
 // describeUnsuccessfulJob explains a job that ended failed, canceled or expired.
-func describeUnsuccessfulJob(job *client.Job) string {
+func describeUnsuccessfulJob(job *client.Job, inCreate bool) string {
 	var b strings.Builder
 	switch job.Status {
 	case client.JobCanceled:
@@ -75,7 +83,11 @@ func describeUnsuccessfulJob(job *client.Job) string {
 			fmt.Fprintf(&b, "\n\nTraceback (last lines):\n%s", lastLines(*e.Traceback, 6))
 		}
 	}
-	b.WriteString("\n\nThe job id is saved in state and the resource is tainted: the next apply submits the workflow again under a new idempotency key.")
+	if inCreate {
+		b.WriteString("\n\nThe job id is saved in state and the resource is tainted: the next apply submits the workflow again under a new idempotency key.")
+	} else {
+		b.WriteString("\n\nThe job is saved in state with this status. To run the workflow again, run `terraform apply -replace=<address>`.")
+	}
 	return b.String()
 }
 
