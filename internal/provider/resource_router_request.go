@@ -185,6 +185,7 @@ func (r *routerRequestResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("result_size_bytes"), types.Int64Unknown())...)
 	}
+	planRouterResume(ctx, req, resp)
 	if !creating || !plan.ValidateInput.ValueBool() {
 		return
 	}
@@ -283,6 +284,11 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
 	}})
 	plan.setQueue(final)
+	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddWarning("Model request still running: the next apply waits for it", describeRouterInterrupted(final.RequestID, final.Status))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		title := "Model request did not finish"
@@ -303,6 +309,12 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 
 func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
 	res, err := r.data.client.InvokeModel(ctx, in)
+	if err != nil && waitInterrupted(ctx, err) {
+		syncInterrupted(plan, in)
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		resp.Diagnostics.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
 		return
@@ -395,6 +407,11 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 	ctx = r.data.logContext(ctx)
 	if plan.IdempotencyKey.IsUnknown() {
 		plan.IdempotencyKey = state.IdempotencyKey
+	}
+	if plan.WaitForCompletion.ValueBool() && routerStillRunning(state) {
+		r.resumeRouterWait(ctx, &plan, state, &resp.Diagnostics) // planned by planRouterResume
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
 	}
 	record := state.routerRecordModel
 	if !plan.ResultPath.Equal(state.ResultPath) {
