@@ -149,8 +149,14 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"running, and resubmitting blindly could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
 			"**Partner nodes** get a key in `extra_data.api_key_svc_org`: `partner_api_key_wo`, else the provider's `partner_api_key`, " +
 			"else its `api_key` (the v1 interface uses one key for both, and it already reaches the service in `X-API-Key`).\n\n" +
-			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
-			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
+			"Once the service answered with a `prompt_id`, the id is in state, whatever happens next:\n\n" +
+			"- **Ctrl-C while waiting**: the prompt stays in state, not tainted; the next `terraform apply` submits nothing and " +
+			"follows the same prompt by its id until it ends (outputs reported meanwhile are missed: `outputs_complete = false`).\n" +
+			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then `terraform apply` " +
+			"follows the same prompt; left tainted, the next apply submits the workflow again.\n" +
+			"- **Re-apply** with a prompt in state whose status is not terminal while `wait_for_completion` is true (after an import, " +
+			"or after turning it on): an in-place update that waits for it; a plan while it runs says so.\n\n" +
+			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
 			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
@@ -165,6 +171,7 @@ func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequ
 // ModifyPlan validates a new or changed workflow against the service's node classes.
 func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	planPromptResume(ctx, req, resp)
 }
 
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -228,6 +235,10 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if waitErr != nil && waitInterrupted(ctx, waitErr) {
+		resp.Diagnostics.AddWarning("Prompt still running: the next apply waits for it", describePromptInterrupted(sub.PromptID, res.Status))
+		return
+	}
 	if waitErr != nil {
 		resp.Diagnostics.AddError("Prompt did not finish", data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
 		return
@@ -319,10 +330,18 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update changes provider-side settings only (validate, wait_for_completion, timeouts).
+// Update changes provider-side settings (validate, wait_for_completion, timeouts), and waits for
+// a prompt still running (planPromptResume). Nothing is ever submitted.
 func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan promptModel
+	var plan, state promptModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.WaitForCompletion.ValueBool() && promptStillRunning(state) {
+		r.resumePromptWait(ctx, &plan, state, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -366,9 +385,12 @@ func describePromptWaitError(ctx context.Context, err error, res *client.PromptR
 	if status == "" {
 		status = "in flight"
 	}
-	return fmt.Sprintf("%s while prompt %s was %s. The prompt may keep running on the service; its id is saved in state, marked "+
-		"tainted. To keep it instead of running the workflow again, run `terraform untaint <address>`; otherwise the next apply "+
-		"submits the workflow anew.", why, res.PromptID, status)
+	return fmt.Sprintf("%s while prompt %s was %s. The prompt may keep running on the service; its id is saved in state "+
+		"and the resource is tainted, so nothing that uses it goes on.\n\n"+
+		"- To keep this prompt: `terraform untaint <address>`, then `terraform apply`. That apply submits nothing: it "+
+		"follows prompt %[2]s by its id until it ends (outputs it reported meanwhile are not seen again).\n"+
+		"- Left tainted, the next `terraform apply` submits the workflow again (a second, billed run).",
+		why, res.PromptID, status)
 }
 
 func describeUnsuccessfulPrompt(res *client.PromptResult) string {

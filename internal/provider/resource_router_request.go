@@ -138,7 +138,16 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"soon as the router accepted it, even when the apply then fails. A run that completes with an `error_type` fails " +
 			"the apply and taints the resource. Destroying a request that is not `COMPLETED` asks the router to cancel it " +
 			"(a request, not a guarantee: partner work in flight may finish and be billed). A completed request whose record " +
-			"has aged out (24 hours) keeps its state.",
+			"has aged out (24 hours) keeps its state.\n\n" +
+			"- **Ctrl-C while waiting**: the request stays in state, not tainted, with its key and the status it had; the next " +
+			"`terraform apply` starts no new run: an in-place update waits for the same request (a synchronous call is resent " +
+			"with the same key and input, which the router answers from the original run) and collects the result.\n" +
+			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then " +
+			"`terraform apply` waits for the same request; left tainted, the next apply cancels it and calls the model again.\n" +
+			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
+			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
+			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
+			"sent: nothing ran.",
 		Attributes: attrs,
 	}
 }

@@ -84,3 +84,28 @@ func submissions(srv *emulator.Server, op string, want int) resource.TestCheckFu
 		return nil
 	}
 }
+
+// The same for a v1 prompt, which has no idempotency key: it is followed by its id, never
+// submitted again.
+func TestAccPrompt_waitTurnedOnWaitsForTheSamePrompt(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, StepDuration: 100 * time.Millisecond})
+	workflow := samplerWorkflowHCL(30)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: promptConfig(srv, workflow, `wait_for_completion = false`)},
+			{
+				Config: promptConfig(srv, workflow, `wait_for_completion = true`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_prompt.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("svc_prompt.test", tfjsonpath.New("status")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("svc_prompt.test", "status", "success"),
+					submissions(srv, emulator.OpV1Prompt, 1),
+				),
+			},
+		},
+	})
+}
