@@ -109,3 +109,34 @@ func TestAccPrompt_waitTurnedOnWaitsForTheSamePrompt(t *testing.T) {
 		},
 	})
 }
+
+// Importing a job that still runs plans the same in-place wait: its outputs are unknown until
+// the job ends, so nothing that uses them goes on with a partial list.
+func TestAccJob_importOfARunningJobPlansTheWait(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{StepDuration: 50 * time.Millisecond})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: jobConfig(srv, slowWorkflowHCL, `wait_for_completion = false`)},
+			{
+				Config:             jobConfig(srv, slowWorkflowHCL, ""),
+				ResourceName:       "svc_job.test",
+				ImportState:        true,
+				ImportStateKind:    resource.ImportBlockWithID,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue("svc_job.test", tfjsonpath.New("outputs")),
+					plancheck.ExpectUnknownValue("svc_job.test", tfjsonpath.New("status")),
+				}},
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if n := srv.Requests(emulator.OpSubmitJob); n != 1 {
+				return fmt.Errorf("%d submissions, want 1", n)
+			}
+			return nil
+		},
+	})
+}
