@@ -26,7 +26,7 @@ type NotSentError struct {
 }
 
 func (e *NotSentError) Error() string {
-	return fmt.Sprintf("%s: not sent, nothing was created: %v", e.Operation, e.Cause)
+	return fmt.Sprintf("%s: not sent (the request never reached the service): %v", e.Operation, e.Cause)
 }
 
 func (e *NotSentError) Unwrap() error { return e.Cause }
