@@ -95,9 +95,7 @@ func (r *routerRequestResource) resumeSync(ctx context.Context, plan *routerRequ
 		diags.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
 		return
 	}
-	if res.RequestID != "" {
-		plan.ID = types.StringValue(res.RequestID)
-	}
+	// The id stays the one planned ("sync-<key>"): an update cannot change it.
 	plan.Status = types.StringValue(client.RouterCompleted)
 	plan.Replayed = types.BoolValue(res.Replayed)
 	r.keepResult(ctx, plan, res, diags)
