@@ -132,16 +132,26 @@ func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 	}
 }
 
-// Malformed JSON is reported by line and column, without the document echoed back.
+// Malformed JSON is reported by line and column, once, without the document echoed back.
 func TestAccJSONArguments_malformedNamesLineAndColumn(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      jobConfig(srv, "<<-EOT\n    {\n      \"1\": {\"class_type\": \"SECRET_MARKER\", \"inputs\": {},}\n    }\n  EOT", ""),
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)invalid JSON at line 2, column 53`),
-		}},
-	})
+	malformed := "<<-EOT\n    {\n      \"1\": {\"class_type\": \"SECRET_MARKER\", \"inputs\": {},}\n    }\n  EOT"
+	for name, config := range map[string]string{
+		"svc_job.workflow":         jobConfig(srv, malformed, ""),
+		"svc_router_request.input": routerRequestConfig(srv, 2, "model = \"demo/echo\"\ninput = "+malformed+"\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:   config,
+					PlanOnly: true,
+					// One error, and no other after it (no "Er" follows).
+					ExpectError: regexp.MustCompile(`(?s)Error: Invalid JSON(?:[^E]|E[^r])*invalid JSON at line 2, column 53(?:[^E]|E[^r])*$`),
+				}},
+			})
+		})
+	}
 }

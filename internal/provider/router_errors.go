@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -99,15 +98,11 @@ func (v jsonObjectValidator) MarkdownDescription(ctx context.Context) string {
 }
 
 func (jsonObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || !json.Valid([]byte(req.ConfigValue.ValueString())) {
+		return // invalid JSON is reported by the attribute's type, with its line and column
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(req.ConfigValue.ValueString()), &obj); err != nil || obj == nil {
-		why := "it is not valid JSON"
-		if err == nil || strings.Contains(err.Error(), "cannot unmarshal") {
-			why = "it is JSON but not an object"
-		}
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; "+why+".")
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; it is JSON but not an object.")
 	}
 }
