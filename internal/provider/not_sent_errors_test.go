@@ -13,12 +13,12 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// A submission that never reached the service says so, names what to check, and creates
+// A billable send that never reached the service says so, names what to check, and creates
 // nothing: a closed port, https against the plain-HTTP reference server, and a server whose
-// certificate is not trusted.
-func TestAccJob_notSentIsReportedAsNotSent(t *testing.T) {
+// certificate is not trusted; for a v2 job, a router request and a v1 prompt.
+func TestAcc_notSentIsReportedAsNotSent(t *testing.T) {
 	t.Parallel()
-	emu := emulator.New(emulator.Options{})
+	emu := emulator.New(emulator.Options{Token: v1AccKey})
 	plain := httptest.NewServer(emu.Handler())
 	t.Cleanup(plain.Close)
 	untrusted := httptest.NewTLSServer(emu.Handler())
@@ -30,35 +30,45 @@ func TestAccJob_notSentIsReportedAsNotSent(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 
-	tests := []struct{ name, endpoint, want string }{
+	endpoints := []struct{ name, endpoint, want string }{
 		{"closed port", closed, `Nothing listens at`},
 		{"https against an http server", strings.Replace(plain.URL, "http://", "https://", 1), `serves http, not https`},
 		{"untrusted certificate", untrusted.URL, `certificate of https://`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			config := fmt.Sprintf(`
+	resources := map[string]string{
+		"svc_job":            `resource "svc_job" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+		"svc_prompt":         `resource "svc_prompt" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+		"svc_router_request": "resource \"svc_router_request\" \"test\" {\n  model = \"demo/echo\"\n  input = jsonencode({ prompt = \"x\" })\n}",
+	}
+	for _, ep := range endpoints {
+		for kind, res := range resources {
+			t.Run(ep.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				config := fmt.Sprintf(`
 provider "svc" {
   endpoint    = %q
+  api_key     = %q
   max_retries = 1
 }
-resource "svc_job" "test" {
-  workflow = %s
-}
-`, tt.endpoint, imageWorkflowHCL(1))
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      config,
-					ExpectError: regexp.MustCompile(`(?s)Not sent: nothing was created.*` + tt.want),
-				}},
+%s
+`, ep.endpoint, v1AccKey, res)
+				resource.Test(t, resource.TestCase{
+					ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+					Steps: []resource.TestStep{{
+						Config:      config,
+						ExpectError: regexp.MustCompile(`(?s)Not sent: nothing was created.*` + ep.want),
+					}},
+				})
 			})
-		})
+		}
 	}
-	if n := emu.Requests(emulator.OpSubmitJob); n != 0 {
-		t.Errorf("%d submissions reached the server, want none", n)
-	}
+	t.Cleanup(func() {
+		for _, op := range []string{emulator.OpSubmitJob, emulator.OpV1Prompt, emulator.OpSubmitRequest} {
+			if n := emu.Requests(op); n != 0 {
+				t.Errorf("%d requests reached %s, want none", n, op)
+			}
+		}
+	})
 }
 
 // An endpoint without a scheme suggests both, and says the value came from SVC_ENDPOINT.
