@@ -75,3 +75,13 @@ func endpointSources(byEnv map[string]settingSource) map[string]settingSource {
 	}
 	return out
 }
+
+// withSendHint is err's text, followed, for a request that never reached the service, by what
+// to check and where that setting's value came from.
+func (d *providerData) withSendHint(err error) string {
+	var notSent *client.NotSentError
+	if !errors.As(err, &notSent) {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v\n\n%s%s", err, notSent.Hint(), d.settingOrigin(notSent.Setting))
+}

@@ -88,3 +88,41 @@ resource "svc_job" "test" {
 		}},
 	})
 }
+
+// A refresh against an endpoint where nothing listens (any more) says the request never reached
+// the service and which setting to check.
+func TestAccJob_refreshAgainstAClosedPortNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	srv := emulator.New(emulator.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.URL(), "http://")
+	config := jobConfig(srv, imageWorkflowHCL(1), "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig:   srv.Close,
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Reading job failed.*never reached the service.*Nothing listens at.*Check\s+endpoint`),
+			},
+			{
+				// A server back on the address, which no longer knows the job: it leaves state,
+				// so the test can end.
+				PreConfig: func() {
+					back := emulator.New(emulator.Options{})
+					if err := back.StartOn(addr); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(back.Close)
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}

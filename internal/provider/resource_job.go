@@ -255,7 +255,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		r.readExpired(ctx, state, resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading job failed", r.data.redact(r.data.withSendHint(err)))
 		return
 	case job.Status == client.JobExpired:
 		r.readExpired(ctx, state, resp)

@@ -320,7 +320,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(r.data.withSendHint(err)))
 		return
 	}
 	state.Status = types.StringValue(st.Status)

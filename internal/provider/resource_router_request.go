@@ -387,7 +387,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 				state.ID.ValueString(), state.Model.ValueString(), code, state.Status.ValueString()))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading model request failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading model request failed", r.data.redact(r.data.withSendHint(err)))
 		return
 	}
 	state.setQueue(q)
