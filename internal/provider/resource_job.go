@@ -106,7 +106,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	}
 	attrs["wait_for_completion"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`.",
+		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
 	}
 	attrs["cancel_on_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),

@@ -136,7 +136,7 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
 			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
-			"refresh only updates `status`."}
+			"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place."}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +

@@ -115,7 +115,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Queued mode: wait for `COMPLETED` and collect the result during apply (default `true`). When " +
 			"`false`, apply returns once the request is accepted; a later refresh that finds it `COMPLETED` collects the result. " +
-			"A synchronous call always waits.",
+			"A synchronous call always waits. Turned on while the request in state still runs, the next apply waits for that same request, in place.",
 	}
 	attrs["result_path"] = schema.StringAttribute{
 		Optional: true,
