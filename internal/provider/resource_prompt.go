@@ -368,8 +368,9 @@ func describePromptSubmitError(err error) string {
 		return fmt.Sprintf("The submission was sent but no definitive answer came back, so the prompt may or may not be running.\n\n"+
 			"Cause: %v\n\n"+
 			"The v1 interface has no idempotency key, so the provider does not resubmit: a second submission could run (and bill) the "+
-			"workflow twice. Check the service for a prompt submitted at this time before applying again; if one ran, import it with "+
-			"`terraform import <address> <prompt_id>`.", unknown.Cause)
+			"workflow twice. The v1 interface cannot list prompts, so the provider cannot look for it: if you learn its "+
+			"prompt_id (the service's history or logs), bring it under management with `terraform import <address> <prompt_id>`; "+
+			"apply again only if you accept that the workflow may run twice.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
 	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
