@@ -160,6 +160,9 @@ func withoutKeepAlives(rt http.RoundTripper) http.RoundTripper {
 }
 
 func parseEndpoint(name, raw string) (*url.URL, error) {
+	if lower := strings.ToLower(raw); !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
+		return nil, schemeProblem(name, raw)
+	}
 	u, err := url.Parse(strings.TrimRight(raw, "/"))
 	if err != nil {
 		return nil, fmt.Errorf("%s %q is not a URL: %w", name, raw, err)

@@ -50,6 +50,7 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	if c.body != nil {
 		body = c.body
 	}
+	ctx, writes := traceWrites(ctx)
 	req, err := retryablehttp.NewRequestWithContext(ctx, c.method, c.url, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.op, err)
@@ -84,7 +85,12 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		if ctx.Err() != nil && last.status != 0 {
 			err = &waitEndedError{err: err, last: last}
 		}
-		return nil, fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)
+		err = fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)
+		if !writes.wrote.Load() {
+			// No attempt wrote a byte of the request: the service cannot have seen it.
+			return nil, &NotSentError{Operation: c.op, URL: redactLink(c.url), Setting: cl.settingFor(c.url), Cause: err}
+		}
+		return nil, err
 	}
 	if resp.StatusCode/100 == 2 || slices.Contains(c.accept, resp.StatusCode) {
 		return resp, nil

@@ -70,7 +70,7 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 		}
 		if err != nil {
 			if p == retryJobSubmit || p == retryNotApplied {
-				return neverSent(err) && transientTransportError(err), nil
+				return (neverSent(err) || requestUnwritten(ctx)) && transientTransportError(err), nil
 			}
 			return transientTransportError(err), nil
 		}
@@ -132,7 +132,7 @@ func routerInvokeRetryable(resp *http.Response) bool {
 // connection was never established, or its TLS handshake failed verification (the request is
 // written only after the handshake).
 func neverSent(err error) bool {
-	if errors.Is(err, syscall.ECONNREFUSED) {
+	if NotSent(err) || errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}
 	var verifyErr *tls.CertificateVerificationError

@@ -59,7 +59,7 @@ func settingHint(err error, f apiFamily) string {
 
 // describeAPIError is err, redacted, followed by the setting it points at, if any.
 func (d *providerData) describeAPIError(err error, f apiFamily) string {
-	msg := d.redact(err.Error())
+	msg := d.redact(d.withSendHint(err))
 	if hint := settingHint(err, f); hint != "" {
 		msg = hint + "\n\n" + msg
 	}

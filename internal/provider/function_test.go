@@ -40,6 +40,11 @@ func TestFunctions(t *testing.T) {
 			}),
 		},
 		{
+			name: "workflow_set_inputs returns canonical JSON whatever the template's formatting",
+			expr: "provider::svc::workflow_set_inputs(<<-EOT\n  {\n    \"1\": {\"inputs\": {\"w\": 8.0, \"h\": 1e1},\n      \"class_type\": \"EmptyImage\"}\n  }\nEOT\n, { \"1\" = { c = 1.5 } })",
+			want: knownvalue.StringExact(`{"1":{"class_type":"EmptyImage","inputs":{"c":1.5,"h":10,"w":8}}}`),
+		},
+		{
 			name:    "workflow_set_inputs refuses an unknown node",
 			expr:    `provider::svc::workflow_set_inputs(` + testWorkflowHCL + `, { "9" = { width = 1 } })`,
 			wantErr: `has\s+no\s+node\s+"9"`,

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/svc-org/terraform-provider-svc/internal/canonicaljson"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
@@ -28,7 +29,8 @@ func (workflowSetInputsFunction) Definition(_ context.Context, _ function.Defini
 	resp.Definition = function.Definition{
 		Summary: "Set inputs of nodes in an API-format workflow",
 		MarkdownDescription: "Returns the workflow JSON with `workflow[node].inputs[name] = value` for every entry of " +
-			"`patches`, keeping everything else. A patch for a node the workflow lacks is an error, so a misspelt " +
+			"`patches`, keeping everything else. The result is canonical JSON (keys sorted, no whitespace, each number " +
+			"spelled one way: `1.0` and `1e0` become `1`), so reformatting the template changes nothing downstream. A patch for a node the workflow lacks is an error, so a misspelt " +
 			"node id fails at plan time instead of being ignored by the service.",
 		Parameters: []function.Parameter{
 			function.StringParameter{Name: "workflow", MarkdownDescription: "API-format workflow JSON (e.g. `file(\"workflow_api.json\")`)."},
@@ -65,6 +67,11 @@ func (workflowSetInputsFunction) Run(ctx context.Context, req function.RunReques
 		typed[id] = inputs
 	}
 	out, err := workflow.SetInputs([]byte(wf), typed)
+	if err == nil {
+		// Canonical output: reformatting the template (indentation, key order, 1 vs 1.0)
+		// yields the same string, so nothing that uses it plans a change.
+		out, err = canonicaljson.Canonical(out)
+	}
 	if err != nil {
 		resp.Error = function.NewFuncError(err.Error())
 		return

@@ -29,12 +29,14 @@ func describeSubmitError(err error, key string) string {
 		return fmt.Sprintf("The service kept refusing the submission for now until the create timeout ran out, so no "+
 			"job was created. Apply again later (the queue may have room then), or raise timeouts.create to wait longer.\n\n%v", err)
 	case errors.As(err, &unknown):
-		return fmt.Sprintf("The submission was sent but no definitive answer came back, so a job may or may not exist.\n\n"+
+		return fmt.Sprintf("The submission may have reached the service, but no definitive answer came back, so a job may "+
+			"exist that the provider cannot name (the service has no job listing to look it up in).\n\n"+
 			"Idempotency-Key: %s\nCause: %v\n\n"+
-			"The provider does not resend it: the key is single-use, so a retry would be rejected, and a new key could run "+
-			"the workflow twice. Look for the job on the service (submitted with the key above); if it exists, bring it "+
-			"under management with `terraform import <address> <job id>`. If none exists, apply again to submit under a new key.",
-			key, unknown.Cause)
+			"The provider does not resend it under a new key: that could run the workflow twice. To run it at most once, "+
+			"set idempotency_key = %q in the configuration and apply again: if the first submission never arrived, this "+
+			"one runs the workflow; if it did, the service refuses the used key (idempotency_key_reuse) and nothing runs "+
+			"twice. If you learn the job's id, `terraform import <address> <job id>` brings it under management.",
+			key, unknown.Cause, key)
 	case client.HasCode(err, "idempotency_key_reuse"):
 		return fmt.Sprintf("The service has already seen Idempotency-Key %s (keys are single-use for 24 hours), so it "+
 			"did not run the workflow again. If a job was created with this key, import it; otherwise unset "+
@@ -45,18 +47,26 @@ func describeSubmitError(err error, key string) string {
 	return err.Error()
 }
 
-// describeWaitError explains a wait that ended before the job was terminal: a timeout, an
-// interrupt, or a read that kept failing. The job keeps running on the service.
-func describeWaitError(ctx context.Context, err error, last *client.Job, limit time.Duration) string {
+// describeWaitError explains a wait that ended before the job was terminal (a timeout, or a
+// read that kept failing) and exactly what the next apply does. The job keeps running on the
+// service. In a create the resource is tainted, so nothing that uses its outputs goes on.
+func describeWaitError(ctx context.Context, err error, last *client.Job, limit time.Duration, inCreate bool) string {
 	why := whyWaitEnded(ctx, err, limit, "Reading the job failed")
-	return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service and its id is saved in state, "+
-		"marked tainted. To keep this job instead of running the workflow again, run `terraform untaint <address>` "+
-		"and refresh later; otherwise the next apply cancels it and submits the workflow anew.",
-		why, last.ID, last.Status)
+	if !inCreate {
+		return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service and stays in state with that "+
+			"status. The next `terraform apply` submits nothing: it waits for this same job again (raise timeouts.create "+
+			"to wait longer).", why, last.ID, last.Status)
+	}
+	return fmt.Sprintf("%s while job %s was %s. The job keeps running on the service; its id is saved in state and the "+
+		"resource is tainted, so nothing that uses its outputs goes on.\n\n"+
+		"- To wait for this same job: run `terraform untaint <address>`, then `terraform apply`. That apply submits "+
+		"nothing: it updates the resource in place, waiting for job %[2]s and filling in its outputs.\n"+
+		"- Left tainted, the next `terraform apply` cancels job %[2]s and submits the workflow again (a second, "+
+		"billed run).", why, last.ID, last.Status)
 }
 
 // describeUnsuccessfulJob explains a job that ended failed, canceled or expired.
-func describeUnsuccessfulJob(job *client.Job) string {
+func describeUnsuccessfulJob(job *client.Job, inCreate bool) string {
 	var b strings.Builder
 	switch job.Status {
 	case client.JobCanceled:
@@ -76,7 +86,11 @@ func describeUnsuccessfulJob(job *client.Job) string {
 			fmt.Fprintf(&b, "\n\nTraceback (last lines):\n%s", lastLines(*e.Traceback, 6))
 		}
 	}
-	b.WriteString("\n\nThe job id is saved in state and the resource is tainted: the next apply submits the workflow again under a new idempotency key.")
+	if inCreate {
+		b.WriteString("\n\nThe job id is saved in state and the resource is tainted: the next apply submits the workflow again under a new idempotency key.")
+	} else {
+		b.WriteString("\n\nThe job is saved in state with this status. To run the workflow again, run `terraform apply -replace=<address>`.")
+	}
 	return b.String()
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -75,7 +74,7 @@ func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.Mod
 		return // destroy
 	}
 	var validate types.Bool
-	var planned, prior jsontypes.Normalized
+	var planned, prior jsonSemantic
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("validate"), &validate)...)
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("workflow"), &planned)...)
 	if !req.State.Raw.IsNull() {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/float64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -19,6 +20,9 @@ func keepStateForUnknown(attrs map[string]schema.Attribute) map[string]schema.At
 		switch a := a.(type) {
 		case schema.StringAttribute:
 			a.PlanModifiers = append(a.PlanModifiers, stringplanmodifier.UseStateForUnknown())
+			attrs[name] = a
+		case schema.BoolAttribute:
+			a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.UseStateForUnknown())
 			attrs[name] = a
 		case schema.Int64Attribute:
 			a.PlanModifiers = append(a.PlanModifiers, int64planmodifier.UseStateForUnknown())

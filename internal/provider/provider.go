@@ -120,6 +120,8 @@ type providerData struct {
 	readTimeout time.Duration
 	// objectInfoCache holds the service's object_info once read (a failed read is not kept).
 	objectInfoCache *objectInfoCache
+	// settingSources says where each endpoint setting came from, for errors asking to check it.
+	settingSources map[string]settingSource
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -130,6 +132,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	}
 
 	unknown := false
+	sources := map[string]settingSource{}
 	setting := func(v types.String, env string) string {
 		if v.IsUnknown() {
 			unknown = true
@@ -137,6 +140,10 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		}
 		if !v.IsNull() {
 			return v.ValueString()
+		}
+		sources[env] = sourceEnv
+		if os.Getenv(env) == "" {
+			sources[env] = sourceDefault
 		}
 		return os.Getenv(env)
 	}
@@ -166,16 +173,18 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 
 	secrets := nonEmpty(ccfg.APIKey, ccfg.RegistryToken, partnerKey)
 	ccfg.Logger = tflogLogger{secrets: secrets}
+	bySetting := endpointSources(sources)
 	c, err := client.New(ccfg)
 	if err != nil {
-		resp.Diagnostics.AddError("Invalid provider configuration", redact(err.Error(), secrets))
+		resp.Diagnostics.AddError("Invalid provider configuration", redact(describeEndpointError(err, bySetting), secrets))
 		return
 	}
 	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
-		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{}}
+		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
+		settingSources: bySetting}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

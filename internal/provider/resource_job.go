@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -44,16 +43,16 @@ type jobResource struct {
 }
 
 type jobResourceModel struct {
-	ID                 types.String         `tfsdk:"id"`
-	Workflow           jsontypes.Normalized `tfsdk:"workflow"`
-	IdempotencyKey     types.String         `tfsdk:"idempotency_key"`
-	PartnerAPIKeyWO    types.String         `tfsdk:"partner_api_key_wo"`
-	PartnerAuthTokenWO types.String         `tfsdk:"partner_auth_token_wo"`
-	WaitForCompletion  types.Bool           `tfsdk:"wait_for_completion"`
-	CancelOnDestroy    types.Bool           `tfsdk:"cancel_on_destroy"`
-	RerunOnExpiry      types.Bool           `tfsdk:"rerun_on_expiry"`
-	Validate           types.Bool           `tfsdk:"validate"`
-	Timeouts           timeouts.Value       `tfsdk:"timeouts"`
+	ID                 types.String   `tfsdk:"id"`
+	Workflow           jsonSemantic   `tfsdk:"workflow"`
+	IdempotencyKey     types.String   `tfsdk:"idempotency_key"`
+	PartnerAPIKeyWO    types.String   `tfsdk:"partner_api_key_wo"`
+	PartnerAuthTokenWO types.String   `tfsdk:"partner_auth_token_wo"`
+	WaitForCompletion  types.Bool     `tfsdk:"wait_for_completion"`
+	CancelOnDestroy    types.Bool     `tfsdk:"cancel_on_destroy"`
+	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
+	Validate           types.Bool     `tfsdk:"validate"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
 	jobRecordModel
 }
 
@@ -70,12 +69,12 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	}
 	attrs["workflow"] = schema.StringAttribute{
 		Required:   true,
-		CustomType: jsontypes.NormalizedType{},
+		CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
-			"Formatting differences are not changes. A UI-format export, a non-object or invalid JSON is rejected at " +
+			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
 			"plan time. Changing it replaces the job.",
 		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(workflowChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
 			"Changing the workflow replaces the job.", "Changing the workflow replaces the job.")},
 	}
 	attrs["idempotency_key"] = schema.StringAttribute{
@@ -107,7 +106,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	}
 	attrs["wait_for_completion"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`.",
+		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
 	}
 	attrs["cancel_on_destroy"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -129,10 +128,21 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
-			"Once the service has answered with a job id, the id is in state, even when the apply then fails, " +
-			"times out or is interrupted (the resource is then tainted). A submission whose outcome is unknown " +
-			"(a `5xx` or a lost connection after the request left) is never resent: the error names the " +
-			"idempotency key so the job can be found and imported.\n\n" +
+			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
+			"submitted twice unless you ask:\n\n" +
+			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
+			"had. The next `terraform apply` submits nothing: it plans an in-place update that waits for the same " +
+			"job and fills in its outputs (resources using them wait too).\n" +
+			"- **Create timeout**: the apply fails and the resource is tainted, so nothing that uses its outputs " +
+			"goes on. `terraform untaint <address>` then `terraform apply` waits for the same job; left tainted, the " +
+			"next apply cancels it and submits the workflow again.\n" +
+			"- **Re-apply** with a job in state that is not finished while `wait_for_completion` is true (after an " +
+			"import, or after turning `wait_for_completion` on): an in-place update that waits for it. A plan while " +
+			"it still runs says so in a warning naming the job.\n" +
+			"- **A request that never reached the service** (connection refused, a TLS or certificate failure, a " +
+			"wrong scheme) is reported as not sent: nothing was created. A submission whose outcome is unknown (a " +
+			"`5xx` or a lost connection after the request left) is never resent under a new key: the error names " +
+			"the idempotency key to apply again with.\n\n" +
 			"Waiting follows the job's event stream when the service offers one (every event is only a hint to " +
 			"re-read the job; the record is the truth) and otherwise polls at a pace set by the job's progress, " +
 			"never faster than `Retry-After` asks. A job the service has expired is not drift: state keeps what " +
@@ -150,9 +160,11 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
 
-// ModifyPlan checks a new or changed workflow against object_info when validate is set.
+// ModifyPlan checks a new or changed workflow against object_info when validate is set, and
+// plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	planJobResume(ctx, req, resp)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -189,7 +201,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(withSettingHint(describeSubmitError(err, key), err, familyService)))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -213,13 +225,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if waitErr != nil {
-		resp.Diagnostics.AddError("Job did not finish", data.redact(describeWaitError(ctx, waitErr, final, createTimeout)))
-		return
-	}
-	if final.Status != client.JobSucceeded {
-		resp.Diagnostics.AddError(fmt.Sprintf("Job %s", final.Status), data.redact(describeUnsuccessfulJob(final)))
-	}
+	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, createTimeout, true)
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -275,12 +281,17 @@ func (r *jobResource) readExpired(ctx context.Context, state jobResourceModel, r
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	// Only provider-side settings can change in place (wait_for_completion, cancel_on_destroy,
-	// rerun_on_expiry, timeouts); nothing is sent to the service.
-	var plan jobResourceModel
+	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
+	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
+	// is ever sent to the service.
+	var plan, state jobResourceModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if plan.WaitForCompletion.ValueBool() && jobStillRunning(state) {
+		r.resumeJobWait(ctx, &plan, state, &resp.Diagnostics)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }

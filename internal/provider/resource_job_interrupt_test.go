@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,74 +15,201 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// Ctrl-C during an apply that waits for a job: the job keeps running on the service, its id is
-// in state (tainted, so the next apply replaces it unless untainted), and the error says what
-// happened and what to do. Driven through the real CLI, since only it turns SIGINT into a stop.
-func TestCLI_interruptedApplyKeepsTheJob(t *testing.T) {
+// Ctrl-C during an apply that waits for a job, then `terraform apply`: the job stays in state
+// untainted with the status it had, the next plan says it still runs and plans an in-place
+// wait, and the next apply waits for that same job (one submission, no cancel), fills its
+// outputs, and only then creates the svc_output_file that uses them. Driven through the real
+// CLI, since only it turns SIGINT into a stop.
+func TestCLI_interruptedApplyResumesTheSameJob(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{StepDuration: 50 * time.Millisecond})
 	cli := newTerraformCLI(t, "")
-	config := jobConfig(srv, slowWorkflowHCL, "")
+	file := filepath.Join(cli.dir, "out.png")
+	config := jobConfig(srv, slowWorkflowHCL, "") + fmt.Sprintf(`
+resource "svc_output_file" "png" {
+  asset_id = svc_job.test.outputs[0].id
+  path     = %q
+}
+`, file)
 	if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
+	out, err := cli.interruptOnce(func() bool { return jobRunning(srv) }, "apply", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the interrupted apply succeeded:\n%s", out)
+	}
+	if !strings.Contains(oneLine(out), "the next apply waits for it") {
+		t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
+	}
+	ids := srv.JobIDs()
+	job := cli.stateResource("svc_job.test")
+	if len(ids) != 1 || job == nil || job.Values["id"] != ids[0] || job.Tainted {
+		t.Fatalf("state %+v; want the one job %v, not tainted", job, ids)
+	}
+	if cli.stateResource("svc_output_file.png") != nil {
+		t.Fatal("the output file was created while the job still ran")
+	}
+
+	planOut := cli.run("plan", "-no-color")
+	plan := oneLine(planOut)
+	for _, want := range []string{"Job still running: this apply waits for it", ids[0], "1 to add, 1 to change, 0 to destroy"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+
+	// The next apply waits for the same job; let the job finish once the wait has begun.
+	streams := srv.Requests(emulator.OpJobEvents)
+	done := cli.start("apply", "-auto-approve", "-no-color")
+	waitFor(t, func() bool { return srv.Requests(emulator.OpJobEvents) > streams }, "the apply never started waiting")
+	srv.CompleteJobs()
+	if res := <-done; res.err != nil {
+		t.Fatalf("the resumed apply failed: %v\n%s", res.err, res.out)
+	}
+	if n, c := srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpCancelJob); n != 1 || c != 0 {
+		t.Fatalf("%d submissions and %d cancels reached the server; want 1 and 0", n, c)
+	}
+	job = cli.stateResource("svc_job.test")
+	outputs, _ := job.Values["outputs"].([]any)
+	if job.Values["status"] != "succeeded" || len(outputs) != 1 || job.Tainted {
+		t.Fatalf("job after the resumed apply: %+v", job.Values)
+	}
+	outFile := cli.stateResource("svc_output_file.png")
+	if outFile == nil || outFile.Values["asset_id"] != outputs[0].(map[string]any)["id"] {
+		t.Fatalf("output file %+v; want it made from the finished job's output", outFile)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A create timeout taints the job and says what comes next; after `terraform untaint` the
+// next apply waits for the same job instead of submitting it again.
+func TestCLI_untaintAfterTimeoutWaitsForTheSameJob(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{StepDuration: 50 * time.Millisecond})
+	cli := newTerraformCLI(t, "")
+	write := func(timeout string) {
+		config := jobConfig(srv, slowWorkflowHCL, fmt.Sprintf(`timeouts = { create = %q }`, timeout))
+		if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1s")
+	out, err := cli.try("apply", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the apply did not time out:\n%s", out)
+	}
+	for _, want := range []string{"terraform untaint", "submits nothing", "cancels job"} {
+		if !strings.Contains(oneLine(out), want) {
+			t.Errorf("the timeout error does not say %q:\n%s", want, out)
+		}
+	}
+	if job := cli.stateResource("svc_job.test"); job == nil || !job.Tainted {
+		t.Fatalf("state %+v; want the job tainted", job)
+	}
+	cli.run("untaint", "svc_job.test")
+	write("10m")
+	streams := srv.Requests(emulator.OpJobEvents)
+	done := cli.start("apply", "-auto-approve", "-no-color")
+	waitFor(t, func() bool { return srv.Requests(emulator.OpJobEvents) > streams }, "the apply never started waiting")
+	srv.CompleteJobs()
+	if res := <-done; res.err != nil {
+		t.Fatalf("the apply after untaint failed: %v\n%s", res.err, res.out)
+	}
+	if n, c := srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpCancelJob); n != 1 || c != 0 {
+		t.Fatalf("%d submissions and %d cancels reached the server; want 1 and 0", n, c)
+	}
+	if job := cli.stateResource("svc_job.test"); job.Values["status"] != "succeeded" {
+		t.Fatalf("job after the apply: %+v", job.Values)
+	}
+}
+
+type stateResource struct {
+	Address string         `json:"address"`
+	Tainted bool           `json:"tainted"`
+	Values  map[string]any `json:"values"`
+}
+
+// stateResource returns the resource at address from `terraform show -json`, or nil.
+func (c *terraformCLI) stateResource(address string) *stateResource {
+	c.t.Helper()
+	var state struct {
+		Values struct {
+			RootModule struct {
+				Resources []stateResource `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(c.run("show", "-json")), &state); err != nil {
+		c.t.Fatal(err)
+	}
+	for _, r := range state.Values.RootModule.Resources {
+		if r.Address == address {
+			return &r
+		}
+	}
+	return nil
+}
+
+type cliResult struct {
+	out string
+	err error
+}
+
+// start runs terraform in the background; its result arrives on the channel.
+func (c *terraformCLI) start(args ...string) <-chan cliResult {
+	done := make(chan cliResult, 1)
+	go func() {
+		out, err := c.try(args...)
+		done <- cliResult{out, err}
+	}()
+	return done
+}
+
+// interruptOnce runs terraform and sends it one SIGINT (Ctrl-C) once ready reports true.
+func (c *terraformCLI) interruptOnce(ready func() bool, args ...string) (string, error) {
+	c.t.Helper()
 	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if path == "" {
 		path = "terraform"
 	}
-	cmd := exec.Command(path, "apply", "-auto-approve", "-no-color")
-	cmd.Dir, cmd.Env = cli.dir, cli.env
+	cmd := exec.Command(path, args...)
+	cmd.Dir, cmd.Env = c.dir, c.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	// Interrupt once the job runs on the service.
 	deadline := time.Now().Add(30 * time.Second)
-	for !jobRunning(srv) {
+	for !ready() {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatalf("the job never started running:\n%s", out.String())
+			c.t.Fatalf("terraform %v: never ready to interrupt", args)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // polling a condition, not a fixed wait
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	if err := cmd.Wait(); err == nil {
-		t.Fatalf("the interrupted apply succeeded:\n%s", out.String())
-	}
-	for _, want := range []string{"Terraform was interrupted", "untaint"} {
-		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
-			t.Errorf("the apply's output does not say %q:\n%s", want, out.String())
+	err := cmd.Wait()
+	return out.String(), err
+}
+
+// waitFor polls cond until it holds (up to 30 s).
+func waitFor(t *testing.T, cond func() bool, failure string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(failure)
 		}
 	}
-
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Tainted bool           `json:"tainted"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(cli.run("show", "-json")), &state); err != nil {
-		t.Fatal(err)
-	}
-	ids := srv.JobIDs()
-	res := state.Values.RootModule.Resources
-	if len(ids) != 1 || len(res) != 1 || res[0].Values["id"] != ids[0] || !res[0].Tainted {
-		t.Fatalf("state %+v; want the one job %v, tainted", res, ids)
-	}
-	if st, _ := srv.JobStatus(ids[0]); st != "running" {
-		t.Errorf("job status after the interrupt %q; it should run on", st)
-	}
 }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func jobRunning(srv *emulator.Server) bool {
 	for _, id := range srv.JobIDs() {

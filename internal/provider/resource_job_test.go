@@ -138,7 +138,7 @@ func TestAccJob_planTimeWorkflowChecks(t *testing.T) {
 	}{
 		{name: "UI format", workflow: `jsonencode({ last_node_id = 3, nodes = [{ id = 1, type = "EmptyImage" }], links = [] })`, want: `UI-format workflow export`},
 		{name: "not an object", workflow: `jsonencode(["EmptyImage"])`, want: `must be a JSON object`},
-		{name: "invalid JSON", workflow: `"{\"1\": "`, want: `not valid JSON`},
+		{name: "invalid JSON", workflow: `"{\n  \"1\": {\n    \"class_type\": x\n  }\n}"`, want: `invalid JSON at line 3, column 19`},
 		{name: "node without class_type", workflow: `jsonencode({ "1" = { inputs = {} } })`, want: `node "1" has no class_type`},
 	}
 	for _, tt := range tests {
@@ -213,7 +213,7 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 				Steps: []resource.TestStep{{
 					Config: jobConfig(srv, imageWorkflowHCL(1), `idempotency_key = "6a0b7c1e-0000-4000-8000-000000000001"
   `+tt.extra),
-					ExpectError: regexp.MustCompile(`(?s)may\s+not\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
+					ExpectError: regexp.MustCompile(`(?s)a\s+job\s+may\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
 				}},
 			})
 			if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -46,17 +45,17 @@ type promptResource struct {
 }
 
 type promptModel struct {
-	ID                types.String         `tfsdk:"id"`
-	Workflow          jsontypes.Normalized `tfsdk:"workflow"`
-	PartnerAPIKeyWO   types.String         `tfsdk:"partner_api_key_wo"`
-	Validate          types.Bool           `tfsdk:"validate"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
-	Status            types.String         `tfsdk:"status"`
-	Outputs           types.List           `tfsdk:"outputs"`
-	OutputsComplete   types.Bool           `tfsdk:"outputs_complete"`
-	Error             types.Object         `tfsdk:"error"`
-	Interrupted       types.Bool           `tfsdk:"interrupted"`
+	ID                types.String   `tfsdk:"id"`
+	Workflow          jsonSemantic   `tfsdk:"workflow"`
+	PartnerAPIKeyWO   types.String   `tfsdk:"partner_api_key_wo"`
+	Validate          types.Bool     `tfsdk:"validate"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
+	Status            types.String   `tfsdk:"status"`
+	Outputs           types.List     `tfsdk:"outputs"`
+	OutputsComplete   types.Bool     `tfsdk:"outputs_complete"`
+	Error             types.Object   `tfsdk:"error"`
+	Interrupted       types.Bool     `tfsdk:"interrupted"`
 }
 
 var promptFields = []computedField{
@@ -119,11 +118,11 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
 	attrs["workflow"] = schema.StringAttribute{
-		Required: true, CustomType: jsontypes.NormalizedType{},
+		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
-			"Formatting differences are not changes. Changing it replaces the prompt (runs it again).",
+			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
 		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(workflowChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
 			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
@@ -137,7 +136,7 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
 			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
-			"refresh only updates `status`."}
+			"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place."}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
@@ -150,8 +149,14 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"running, and resubmitting blindly could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
 			"**Partner nodes** get a key in `extra_data.api_key_svc_org`: `partner_api_key_wo`, else the provider's `partner_api_key`, " +
 			"else its `api_key` (the v1 interface uses one key for both, and it already reaches the service in `X-API-Key`).\n\n" +
-			"Once the service answered with a `prompt_id`, the id is in state, even when the apply then fails or times out (the resource " +
-			"is then tainted). The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
+			"Once the service answered with a `prompt_id`, the id is in state, whatever happens next:\n\n" +
+			"- **Ctrl-C while waiting**: the prompt stays in state, not tainted; the next `terraform apply` submits nothing and " +
+			"follows the same prompt by its id until it ends (outputs reported meanwhile are missed: `outputs_complete = false`).\n" +
+			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then `terraform apply` " +
+			"follows the same prompt; left tainted, the next apply submits the workflow again.\n" +
+			"- **Re-apply** with a prompt in state whose status is not terminal while `wait_for_completion` is true (after an import, " +
+			"or after turning it on): an in-place update that waits for it; a plan while it runs says so.\n\n" +
+			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
 			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
@@ -166,6 +171,7 @@ func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequ
 // ModifyPlan validates a new or changed workflow against the service's node classes.
 func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	planPromptResume(ctx, req, resp)
 }
 
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -203,7 +209,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(withSettingHint(describePromptSubmitError(err), err, familyService)))
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
 		return
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -229,6 +235,10 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
 	r.setResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if waitErr != nil && waitInterrupted(ctx, waitErr) {
+		resp.Diagnostics.AddWarning("Prompt still running: the next apply waits for it", describePromptInterrupted(sub.PromptID, res.Status))
+		return
+	}
 	if waitErr != nil {
 		resp.Diagnostics.AddError("Prompt did not finish", data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
 		return
@@ -322,10 +332,18 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update changes provider-side settings only (validate, wait_for_completion, timeouts).
+// Update changes provider-side settings (validate, wait_for_completion, timeouts), and waits for
+// a prompt still running (planPromptResume). Nothing is ever submitted.
 func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan promptModel
+	var plan, state promptModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if plan.WaitForCompletion.ValueBool() && promptStillRunning(state) {
+		r.resumePromptWait(ctx, &plan, state, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -352,8 +370,9 @@ func describePromptSubmitError(err error) string {
 		return fmt.Sprintf("The submission was sent but no definitive answer came back, so the prompt may or may not be running.\n\n"+
 			"Cause: %v\n\n"+
 			"The v1 interface has no idempotency key, so the provider does not resubmit: a second submission could run (and bill) the "+
-			"workflow twice. Check the service for a prompt submitted at this time before applying again; if one ran, import it with "+
-			"`terraform import <address> <prompt_id>`.", unknown.Cause)
+			"workflow twice. The v1 interface cannot list prompts, so the provider cannot look for it: if you learn its "+
+			"prompt_id (the service's history or logs), bring it under management with `terraform import <address> <prompt_id>`; "+
+			"apply again only if you accept that the workflow may run twice.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
 	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
@@ -369,9 +388,12 @@ func describePromptWaitError(ctx context.Context, err error, res *client.PromptR
 	if status == "" {
 		status = "in flight"
 	}
-	return fmt.Sprintf("%s while prompt %s was %s. The prompt may keep running on the service; its id is saved in state, marked "+
-		"tainted. To keep it instead of running the workflow again, run `terraform untaint <address>`; otherwise the next apply "+
-		"submits the workflow anew.", why, res.PromptID, status)
+	return fmt.Sprintf("%s while prompt %s was %s. The prompt may keep running on the service; its id is saved in state "+
+		"and the resource is tainted, so nothing that uses it goes on.\n\n"+
+		"- To keep this prompt: `terraform untaint <address>`, then `terraform apply`. That apply submits nothing: it "+
+		"follows prompt %[2]s by its id until it ends (outputs it reported meanwhile are not seen again).\n"+
+		"- Left tainted, the next `terraform apply` submits the workflow again (a second, billed run).",
+		why, res.PromptID, status)
 }
 
 func describeUnsuccessfulPrompt(res *client.PromptResult) string {

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -34,9 +33,9 @@ type nodeTranslationResource struct {
 }
 
 type nodeTranslationModel struct {
-	ID     types.String         `tfsdk:"id"`
-	NodeID types.String         `tfsdk:"node_id"`
-	Data   jsontypes.Normalized `tfsdk:"data"`
+	ID     types.String `tfsdk:"id"`
+	NodeID types.String `tfsdk:"node_id"`
+	Data   jsonSemantic `tfsdk:"data"`
 }
 
 func (r *nodeTranslationResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -65,12 +64,13 @@ func (r *nodeTranslationResource) Schema(_ context.Context, _ resource.SchemaReq
 			},
 			"data": schema.StringAttribute{
 				Required:   true,
-				CustomType: jsontypes.NormalizedType{},
+				CustomType: jsonSemanticType{},
 				MarkdownDescription: "Translations as a JSON object of language code to an object of translated fields, " +
-					"e.g. `jsonencode({ fr = { title = \"...\" } })`. Any change, formatting included, posts the " +
-					"translations again (harmless: the same content). " +
+					"e.g. `jsonencode({ fr = { title = \"...\" } })`. Whitespace, key order and number spelling are no " +
+					"change; any other change posts the translations again. " +
 					"Anything else (invalid JSON, an array, a language mapped to a string) is rejected at plan time.",
-				Validators: []validator.String{translationDataValidator{}},
+				Validators:    []validator.String{translationDataValidator{}},
+				PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
 			},
 		},
 	}
@@ -116,7 +116,7 @@ func (r *nodeTranslationResource) post(ctx context.Context, plan *nodeTranslatio
 			msg = fmt.Sprintf("The translations of node %q were sent but no definitive answer came back, so the registry "+
 				"may or may not hold them. They are not resent automatically; apply again to post them.\n\nCause: %v", node, unknown.Cause)
 		}
-		diags.AddError("Posting node translations failed", r.data.redact(withSettingHint(msg, err, familyRegistry)))
+		diags.AddError("Posting node translations failed", r.data.redact(r.data.orNotSent(err, withSettingHint(msg, err, familyRegistry))))
 		return diags
 	}
 	logInfo(ctx, "node translations posted", map[string]any{"node_id": node})
@@ -167,7 +167,7 @@ func (translationDataValidator) ValidateString(_ context.Context, req validator.
 func translationDataProblem(data string) string {
 	var top any
 	if err := json.Unmarshal([]byte(data), &top); err != nil {
-		return fmt.Sprintf("data is not valid JSON: %v.", err)
+		return "" // the attribute's type reports invalid JSON, with its line and column
 	}
 	obj, ok := top.(map[string]any)
 	if !ok {

@@ -80,7 +80,7 @@ func TestAccNodeTranslation_planTimeRejection(t *testing.T) {
 		{"array", `jsonencode(["fr"])`, `data is a JSON array, not an object`},
 		{"string", `jsonencode("fr")`, `data is a JSON string, not an object`},
 		{"language mapped to a string", `jsonencode({ fr = "Bonjour", de = { title = "Hallo" } })`, `language "fr" maps to a JSON string, not an object`},
-		{"invalid JSON", `"{not json"`, `(Invalid JSON String Value|data is not valid JSON)`},
+		{"invalid JSON", `"{not json"`, `invalid JSON at line 1, column 2`},
 	}
 	t.Cleanup(func() { // runs once the parallel subtests are done
 		if n := srv.Requests(emulator.OpRegistryTranslations); n != 0 {

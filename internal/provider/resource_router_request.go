@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -50,15 +49,15 @@ type routerRequestResource struct {
 }
 
 type routerRequestModel struct {
-	ID                types.String         `tfsdk:"id"`
-	Model             types.String         `tfsdk:"model"`
-	Input             jsontypes.Normalized `tfsdk:"input"`
-	Mode              types.String         `tfsdk:"mode"`
-	IdempotencyKey    types.String         `tfsdk:"idempotency_key"`
-	ValidateInput     types.Bool           `tfsdk:"validate_input"`
-	WaitForCompletion types.Bool           `tfsdk:"wait_for_completion"`
-	ResultPath        types.String         `tfsdk:"result_path"`
-	Timeouts          timeouts.Value       `tfsdk:"timeouts"`
+	ID                types.String   `tfsdk:"id"`
+	Model             types.String   `tfsdk:"model"`
+	Input             jsonSemantic   `tfsdk:"input"`
+	Mode              types.String   `tfsdk:"mode"`
+	IdempotencyKey    types.String   `tfsdk:"idempotency_key"`
+	ValidateInput     types.Bool     `tfsdk:"validate_input"`
+	WaitForCompletion types.Bool     `tfsdk:"wait_for_completion"`
+	ResultPath        types.String   `tfsdk:"result_path"`
+	Timeouts          timeouts.Value `tfsdk:"timeouts"`
 	routerRecordModel
 }
 
@@ -82,11 +81,11 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 	}
 	attrs["input"] = schema.StringAttribute{
 		Required:   true,
-		CustomType: jsontypes.NormalizedType{},
+		CustomType: jsonSemanticType{},
 		Validators: []validator.String{jsonObjectValidator{}},
-		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences are not changes. " +
+		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
 			"Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(inputChanged,
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(inputChanged,
 			"Changing the input runs the model again.", "Changing the input runs the model again.")},
 	}
 	attrs["mode"] = schema.StringAttribute{
@@ -116,7 +115,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Queued mode: wait for `COMPLETED` and collect the result during apply (default `true`). When " +
 			"`false`, apply returns once the request is accepted; a later refresh that finds it `COMPLETED` collects the result. " +
-			"A synchronous call always waits.",
+			"A synchronous call always waits. Turned on while the request in state still runs, the next apply waits for that same request, in place.",
 	}
 	attrs["result_path"] = schema.StringAttribute{
 		Optional: true,
@@ -139,7 +138,16 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"soon as the router accepted it, even when the apply then fails. A run that completes with an `error_type` fails " +
 			"the apply and taints the resource. Destroying a request that is not `COMPLETED` asks the router to cancel it " +
 			"(a request, not a guarantee: partner work in flight may finish and be billed). A completed request whose record " +
-			"has aged out (24 hours) keeps its state.",
+			"has aged out (24 hours) keeps its state.\n\n" +
+			"- **Ctrl-C while waiting**: the request stays in state, not tainted, with its key and the status it had; the next " +
+			"`terraform apply` starts no new run: an in-place update waits for the same request (a synchronous call is resent " +
+			"with the same key and input, which the router answers from the original run) and collects the result.\n" +
+			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then " +
+			"`terraform apply` waits for the same request; left tainted, the next apply cancels it and calls the model again.\n" +
+			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
+			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
+			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
+			"sent: nothing ran.",
 		Attributes: attrs,
 	}
 }
@@ -186,6 +194,7 @@ func (r *routerRequestResource) ModifyPlan(ctx context.Context, req resource.Mod
 		}
 		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("result_size_bytes"), types.Int64Unknown())...)
 	}
+	planRouterResume(ctx, req, resp)
 	if !creating || !plan.ValidateInput.ValueBool() {
 		return
 	}
@@ -279,7 +288,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
+		resp.Diagnostics.AddError("Model request failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
@@ -290,6 +299,11 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
 	}})
 	plan.setQueue(final)
+	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddWarning("Model request still running: the next apply waits for it", describeRouterInterrupted(final.RequestID, final.Status))
+		return
+	}
 	if err != nil {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		title := "Model request did not finish"
@@ -310,8 +324,14 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 
 func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
 	res, err := r.data.client.InvokeModel(ctx, in)
+	if err != nil && waitInterrupted(ctx, err) {
+		syncInterrupted(plan, in)
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		resp.Diagnostics.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+		return
+	}
 	if err != nil {
-		resp.Diagnostics.AddError("Model call failed", r.data.redact(withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
+		resp.Diagnostics.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
 		return
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
@@ -406,6 +426,11 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 	ctx = r.data.logContext(ctx)
 	if plan.IdempotencyKey.IsUnknown() {
 		plan.IdempotencyKey = state.IdempotencyKey
+	}
+	if plan.WaitForCompletion.ValueBool() && routerStillRunning(state) {
+		r.resumeRouterWait(ctx, &plan, state, &resp.Diagnostics) // planned by planRouterResume
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
 	}
 	record := state.routerRecordModel
 	if !plan.ResultPath.Equal(state.ResultPath) {

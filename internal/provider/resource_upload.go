@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -42,15 +41,15 @@ type uploadResource struct {
 }
 
 type uploadModel struct {
-	ID           types.String         `tfsdk:"id"`
-	Source       types.String         `tfsdk:"source"`
-	Kind         types.String         `tfsdk:"kind"`
-	Type         types.String         `tfsdk:"type"`
-	Overwrite    types.Bool           `tfsdk:"overwrite"`
-	OriginalRef  jsontypes.Normalized `tfsdk:"original_ref"`
-	Name         types.String         `tfsdk:"name"`
-	Subfolder    types.String         `tfsdk:"subfolder"`
-	SourceSHA256 types.String         `tfsdk:"source_sha256"`
+	ID           types.String `tfsdk:"id"`
+	Source       types.String `tfsdk:"source"`
+	Kind         types.String `tfsdk:"kind"`
+	Type         types.String `tfsdk:"type"`
+	Overwrite    types.Bool   `tfsdk:"overwrite"`
+	OriginalRef  jsonSemantic `tfsdk:"original_ref"`
+	Name         types.String `tfsdk:"name"`
+	Subfolder    types.String `tfsdk:"subfolder"`
+	SourceSHA256 types.String `tfsdk:"source_sha256"`
 }
 
 func (r *uploadResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -80,7 +79,8 @@ func (r *uploadResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 			"overwrite": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Replace a file of the same name on the service (default `false`: the service may store the upload under a new name, see `name`). " +
 					"An upload without overwrite is sent once and not retried after it left, so a retry cannot store a second copy."},
-			"original_ref": schema.StringAttribute{Optional: true, CustomType: jsontypes.NormalizedType{}, PlanModifiers: replace,
+			"original_ref": schema.StringAttribute{Optional: true, CustomType: jsonSemanticType{},
+				PlanModifiers:       append([]planmodifier.String{jsonKeepEquivalentState()}, replace...),
 				MarkdownDescription: "Masks only: the image the mask belongs to, as JSON `{filename, subfolder, type}` (use `jsonencode`). Sent as a JSON string."},
 			"name": schema.StringAttribute{Computed: true, PlanModifiers: keep,
 				MarkdownDescription: "The file name the service stored the upload under: use it as the workflow input."},
@@ -200,7 +200,7 @@ func (r *uploadResource) Create(ctx context.Context, req resource.CreateRequest,
 		OriginalRef: plan.OriginalRef.ValueString(),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Upload failed", r.data.describeAPIError(err, familyService))
+		resp.Diagnostics.AddError("Upload failed", r.data.orNotSent(err, r.data.describeAPIError(err, familyService)))
 		return
 	}
 	logInfo(ctx, "uploaded", map[string]any{"name": res.Name, "kind": plan.Kind.ValueString(), "sha256": sum, "request_id": res.RequestID})

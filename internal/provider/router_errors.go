@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -70,9 +69,12 @@ func describeRouterWaitError(ctx context.Context, err error, last *client.QueueR
 			"(a replay, not a new run). Otherwise the next apply calls the model again.", why, last.RequestID)
 	}
 	why := whyWaitEnded(ctx, err, limit, "Reading the request failed")
-	return fmt.Sprintf("%s while request %s was %s. The request id is saved in state and the resource is tainted; the "+
-		"router keeps running it. To keep it, run `terraform untaint <address>`: a later refresh collects the result once it "+
-		"is COMPLETED. Otherwise the next apply cancels it and calls the model again.", why, last.RequestID, last.Status)
+	return fmt.Sprintf("%s while request %s was %s. The router keeps running it; its id is saved in state and the "+
+		"resource is tainted, so nothing that uses its result goes on.\n\n"+
+		"- To keep this run: `terraform untaint <address>`, then `terraform apply`. That apply starts no new run: it "+
+		"updates the resource in place, waiting for request %[2]s and collecting its result.\n"+
+		"- Left tainted, the next `terraform apply` cancels request %[2]s and calls the model again (a new, billed run).",
+		why, last.RequestID, last.Status)
 }
 
 // describeFailedRun explains COMPLETED with an error_type, naming the type verbatim.
@@ -95,15 +97,11 @@ func (v jsonObjectValidator) MarkdownDescription(ctx context.Context) string {
 }
 
 func (jsonObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || !json.Valid([]byte(req.ConfigValue.ValueString())) {
+		return // invalid JSON is reported by the attribute's type, with its line and column
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(req.ConfigValue.ValueString()), &obj); err != nil || obj == nil {
-		why := "it is not valid JSON"
-		if err == nil || strings.Contains(err.Error(), "cannot unmarshal") {
-			why = "it is JSON but not an object"
-		}
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; "+why+".")
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; it is JSON but not an object.")
 	}
 }

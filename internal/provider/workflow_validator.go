@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -23,8 +24,8 @@ func (v apiWorkflowValidator) MarkdownDescription(ctx context.Context) string {
 }
 
 func (apiWorkflowValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || !json.Valid([]byte(req.ConfigValue.ValueString())) {
+		return // invalid JSON is reported by the attribute's type, with its line and column
 	}
 	if _, err := workflow.Parse([]byte(req.ConfigValue.ValueString())); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid workflow", describeWorkflowError(err))

@@ -1,0 +1,84 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// planJobResume plans an in-place update that waits for the job in state when it is not
+// terminal and wait_for_completion is true: after an interrupted apply, after `terraform
+// untaint` following a create timeout, after importing a running job, or after turning
+// wait_for_completion on. Nothing is submitted; the record is planned unknown so that resources
+// using the outputs wait for the update.
+func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !resumeWaitPlan(req, resp) {
+		return
+	}
+	var state, plan jobResourceModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() || !jobStillRunning(state) {
+		return
+	}
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobFields, "created_at", "urls")...)
+	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
+		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
+			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
+			"wait for it.", state.ID.ValueString(), state.Status.ValueString()))
+}
+
+// jobStillRunning reports whether state holds a job id whose last known status is not terminal.
+func jobStillRunning(state jobResourceModel) bool {
+	status := state.Status.ValueString()
+	return state.ID.ValueString() != "" && status != "" && !client.JobTerminal(status)
+}
+
+// resumeJobWait waits, in an update, for the job in state: re-read it, then wait as Create
+// does. The record lands in plan, which the caller saves.
+func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel, state jobResourceModel, diags *diag.Diagnostics) {
+	limit, d := plan.Timeouts.Create(ctx, defaultJobCreateTimeout)
+	diags.Append(d...)
+	plan.jobRecordModel = state.jobRecordModel // what is known, should the wait not get further
+	if diags.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	waitCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	id := state.ID.ValueString()
+	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": state.Status.ValueString()})
+	job, err := r.data.client.ReadJob(waitCtx, id, state.links(ctx).Self.ValueString())
+	if err != nil {
+		diags.AddError("Reading job failed", r.data.redact(fmt.Sprintf("Job %s could not be read to resume waiting for it: %v\n\n"+
+			"Nothing was submitted; the next apply tries again.", id, err)))
+		return
+	}
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
+	diags.Append(plan.setRecord(ctx, final)...)
+	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
+}
+
+// reportJobWaitEnd turns the end of a wait into diagnostics. An interrupt (Ctrl-C) is a
+// warning: the job keeps running, state keeps it untainted with the status it had, and the
+// next apply waits for it. A timeout is an error: in a create it taints the resource, so that
+// nothing using the outputs goes on. inCreate says which operation this is, for the advice.
+func (d *providerData) reportJobWaitEnd(ctx context.Context, diags *diag.Diagnostics, final *client.Job, waitErr error, limit time.Duration, inCreate bool) {
+	switch {
+	case waitErr != nil && waitInterrupted(ctx, waitErr):
+		diags.AddWarning("Job still running: the next apply waits for it",
+			fmt.Sprintf("Terraform was interrupted while job %s was %s. The job keeps running on the service; it is "+
+				"saved in state (not tainted) with that status. The next `terraform apply` submits nothing: it waits for "+
+				"this same job and fills in its outputs. To stop the job instead, run `terraform destroy -target=<address>`.",
+				final.ID, final.Status))
+	case waitErr != nil:
+		diags.AddError("Job did not finish", d.redact(describeWaitError(ctx, waitErr, final, limit, inCreate)))
+	case final.Status != client.JobSucceeded:
+		diags.AddError(fmt.Sprintf("Job %s", final.Status), d.redact(describeUnsuccessfulJob(final, inCreate)))
+	}
+}

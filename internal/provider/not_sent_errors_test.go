@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// A billable send that never reached the service says so, names what to check, and creates
+// nothing: a closed port, https against the plain-HTTP reference server, and a server whose
+// certificate is not trusted; for a v2 job, a router request and a v1 prompt.
+func TestAcc_notSentIsReportedAsNotSent(t *testing.T) {
+	t.Parallel()
+	emu := emulator.New(emulator.Options{Token: v1AccKey})
+	plain := httptest.NewServer(emu.Handler())
+	t.Cleanup(plain.Close)
+	untrusted := httptest.NewTLSServer(emu.Handler())
+	t.Cleanup(untrusted.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+
+	endpoints := []struct{ name, endpoint, want string }{
+		{"closed port", closed, `Nothing listens at`},
+		{"https against an http server", strings.Replace(plain.URL, "http://", "https://", 1), `serves http, not https`},
+		{"untrusted certificate", untrusted.URL, `certificate of https://`},
+	}
+	resources := map[string]string{
+		"svc_job":            `resource "svc_job" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+		"svc_prompt":         `resource "svc_prompt" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+		"svc_router_request": "resource \"svc_router_request\" \"test\" {\n  model = \"demo/echo\"\n  input = jsonencode({ prompt = \"x\" })\n}",
+	}
+	for _, ep := range endpoints {
+		for kind, res := range resources {
+			t.Run(ep.name+"/"+kind, func(t *testing.T) {
+				t.Parallel()
+				config := fmt.Sprintf(`
+provider "svc" {
+  endpoint    = %q
+  api_key     = %q
+  max_retries = 1
+}
+%s
+`, ep.endpoint, v1AccKey, res)
+				resource.Test(t, resource.TestCase{
+					ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+					Steps: []resource.TestStep{{
+						Config:      config,
+						ExpectError: regexp.MustCompile(`(?s)Not sent: nothing was created.*` + ep.want),
+					}},
+				})
+			})
+		}
+	}
+	t.Cleanup(func() {
+		for _, op := range []string{emulator.OpSubmitJob, emulator.OpV1Prompt, emulator.OpSubmitRequest} {
+			if n := emu.Requests(op); n != 0 {
+				t.Errorf("%d requests reached %s, want none", n, op)
+			}
+		}
+	})
+}
+
+// An endpoint without a scheme suggests both, and says the value came from SVC_ENDPOINT.
+// Not parallel: it sets the environment of the provider, which runs in this process.
+func TestAccProvider_endpointWithoutSchemeFromEnvironment(t *testing.T) {
+	t.Setenv("SVC_ENDPOINT", "localhost:8188")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: `
+provider "svc" {}
+resource "svc_job" "test" {
+  workflow = ` + imageWorkflowHCL(1) + `
+}
+`,
+			ExpectError: regexp.MustCompile(`(?s)write http://localhost:8188 or\s+https://localhost:8188.*environment\s+variable\s+SVC_ENDPOINT`),
+		}},
+	})
+}
+
+// A refresh against an endpoint where nothing listens (any more) says the request never reached
+// the service and which setting to check.
+func TestAccJob_refreshAgainstAClosedPortNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	srv := emulator.New(emulator.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(srv.URL(), "http://")
+	config := jobConfig(srv, imageWorkflowHCL(1), "")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig:   srv.Close,
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)Reading job failed.*never reached the service.*Nothing listens at.*Check\s+endpoint`),
+			},
+			{
+				// A server back on the address, which no longer knows the job: it leaves state,
+				// so the test can end.
+				PreConfig: func() {
+					back := emulator.New(emulator.Options{})
+					if err := back.StartOn(addr); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(back.Close)
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+		},
+	})
+}

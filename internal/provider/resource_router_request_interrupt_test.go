@@ -1,0 +1,56 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// Ctrl-C while a model request runs, then `terraform apply`: the request stays in state
+// untainted with its key, and the next apply waits for the same run (queued: by its id; sync:
+// the same key and input, which the router answers from the original run). The model runs once.
+func TestCLI_interruptedModelRequestResumes(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	for _, tt := range []struct{ mode, sentOp string }{
+		{mode: "queued", sentOp: emulator.OpRequestStatus},
+		{mode: "sync", sentOp: emulator.OpInvokeModel},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: 4 * time.Second}})
+			cli := newTerraformCLI(t, "")
+			config := routerRequestConfig(srv, 2, fmt.Sprintf(`
+  model = "demo/slow"
+  input = jsonencode({ prompt = "x" })
+  mode  = %q
+`, tt.mode))
+			if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := cli.interruptOnce(func() bool { return srv.Requests(tt.sentOp) > 0 }, "apply", "-auto-approve", "-no-color")
+			if err == nil {
+				t.Fatalf("the interrupted apply succeeded:\n%s", out)
+			}
+			if !strings.Contains(oneLine(out), "the next apply waits for it") {
+				t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
+			}
+			if res := cli.stateResource(routerRes); res == nil || res.Tainted || res.Values["idempotency_key"] == nil {
+				t.Fatalf("state %+v; want the request, not tainted, with its key", res)
+			}
+			cli.run("apply", "-auto-approve", "-no-color")
+			res := cli.stateResource(routerRes)
+			if res.Values["status"] != "COMPLETED" || res.Values["result_sha256"] == nil {
+				t.Fatalf("request after the resumed apply: %+v", res.Values)
+			}
+			if n := srv.RouterRuns(emulator.ModelSlow); n != 1 {
+				t.Fatalf("the model ran %d times, want 1", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// planRouterResume plans an in-place update that waits for the request in state when it is not
+// COMPLETED and wait_for_completion is true (after an interrupted apply, after `terraform
+// untaint` following a create timeout, after an import, or after turning the wait on). A
+// queued request is followed by its id; a synchronous call is resent with the same key and
+// input, which the router answers from the original run. Nothing new runs.
+func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if !resumeWaitPlan(req, resp) {
+		return
+	}
+	var state, plan routerRequestModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
+		return
+	}
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRequestFields, "status_url", "response_url", "cancel_url")...)
+	resp.Diagnostics.AddWarning("Model request still running: this apply waits for it",
+		fmt.Sprintf("Request %s of %s was %s when last read. Applying does not start a new run: svc_router_request is "+
+			"updated in place, waiting for this same request (Idempotency-Key %s, up to timeouts.create) and collecting "+
+			"its result; resources that use it wait for it.",
+			state.ID.ValueString(), state.Model.ValueString(), state.Status.ValueString(), state.IdempotencyKey.ValueString()))
+}
+
+// routerStillRunning reports whether state holds a request the router accepted and that was not
+// yet seen COMPLETED.
+func routerStillRunning(state routerRequestModel) bool {
+	status := state.Status.ValueString()
+	return state.ID.ValueString() != "" && status != "" && status != client.RouterCompleted
+}
+
+// resumeRouterWait waits, in an update, for the request in state and collects its result.
+func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *routerRequestModel, state routerRequestModel, diags *diag.Diagnostics) {
+	limit, d := plan.Timeouts.Create(ctx, defaultRouterCreateTimeout)
+	diags.Append(d...)
+	plan.routerRecordModel = state.routerRecordModel // what is known, should the wait not get further
+	if diags.HasError() {
+		return
+	}
+	ctx = r.data.logContext(ctx)
+	waitCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	logInfo(ctx, "resuming the wait for a model request already sent", map[string]any{"request_id": state.ID.ValueString(), "status": state.Status.ValueString()})
+	if state.Mode.ValueString() == modeSync {
+		r.resumeSync(waitCtx, plan, diags)
+		return
+	}
+	held, err := state.heldRequest(r.data.client)
+	if err != nil {
+		diags.AddError("Resuming the wait failed", r.data.redact(err.Error()))
+		return
+	}
+	final, res, err := r.data.client.AwaitModelResult(waitCtx, held, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
+		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+	}})
+	plan.setQueue(final)
+	switch {
+	case err != nil && waitInterrupted(waitCtx, err):
+		diags.AddWarning("Model request still running: the next apply waits for it", describeRouterInterrupted(final.RequestID, final.Status))
+	case err != nil:
+		diags.AddError("Model request did not finish", r.data.redact(fmt.Sprintf("%s while request %s was %s. It stays in "+
+			"state with that status; the next `terraform apply` starts no new run: it waits for this same request again "+
+			"(raise timeouts.create to wait longer).", whyWaitEnded(waitCtx, err, limit, "Reading the request failed"), final.RequestID, final.Status)))
+	case final.Failed():
+		diags.AddError("Model request failed", fmt.Sprintf("Request %s completed with error_type %q. It is saved in state "+
+			"with that outcome; to call the model again, run `terraform apply -replace=<address>`.", final.RequestID, final.ErrorType))
+	default:
+		r.keepResult(ctx, plan, res, diags)
+	}
+}
+
+// resumeSync resends an interrupted synchronous call with the same key and input: the router
+// answers from the key's record (the original run), so nothing runs twice.
+func (r *routerRequestResource) resumeSync(ctx context.Context, plan *routerRequestModel, diags *diag.Diagnostics) {
+	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
+	res, err := r.data.client.InvokeModel(ctx, in)
+	if err != nil {
+		if waitInterrupted(ctx, err) {
+			diags.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+			return
+		}
+		diags.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
+		return
+	}
+	// The id stays the one planned ("sync-<key>"): an update cannot change it.
+	plan.Status = types.StringValue(client.RouterCompleted)
+	plan.Replayed = types.BoolValue(res.Replayed)
+	r.keepResult(ctx, plan, res, diags)
+}
+
+// syncInterrupted saves an interrupted synchronous call in state (untainted) so that the next
+// apply resends it with the same key and input and collects the original run, instead of
+// calling the model again under a new key.
+func syncInterrupted(plan *routerRequestModel, in client.InvokeInput) {
+	plan.ID = types.StringValue("sync-" + in.IdempotencyKey)
+	plan.Status = types.StringValue(client.RouterInProgress)
+	plan.Replayed = types.BoolValue(false)
+}
+
+func describeRouterInterrupted(id, status string) string {
+	return fmt.Sprintf("Terraform was interrupted while request %s was %s. The router keeps running it; it is saved in "+
+		"state (not tainted) with its idempotency key. The next `terraform apply` starts no new run: it waits for this "+
+		"same request and collects its result. To cancel it instead, run `terraform destroy -target=<address>`.", id, status)
+}
