@@ -23,14 +23,16 @@ func TestAccExamples(t *testing.T) {
 		wantJobs  int // jobs and prompts on the server
 		wantFiles int
 		inputPNG  bool // the example takes -var image=<a PNG file>
+		needs     []*cliFeature
 	}{
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
-		{dir: "pipeline", wantJobs: 9, wantFiles: 3},
+		{dir: "pipeline", wantJobs: 9, wantFiles: 3, needs: []*cliFeature{featureProviderFunctions}},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
 		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
+			requireCLIFeature(t, tt.needs...)
 			t.Parallel()
 			srv := newTestServer(t, emulator.Options{Workers: 4})
 			tf := newTerraformCLI(t, filepath.Join("..", "..", "examples", tt.dir))
