@@ -18,7 +18,7 @@ func TestRunServesAndStops(t *testing.T) {
 	var out bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run([]string{"-url-file", urlFile, "-prefix", "/deployment/demo", "-token", "t", "-logs"}, &out, stop)
+		done <- run([]string{"-listen", "127.0.0.1:0", "-url-file", urlFile, "-prefix", "/deployment/demo", "-token", "t", "-logs"}, &out, stop)
 	}()
 
 	var base string

@@ -273,7 +273,7 @@ func newBinaryTerraform(t *testing.T, pluginDir string) *terraformCLI {
 	t.Helper()
 	dir := t.TempDir()
 	rc := filepath.Join(dir, "terraform.rc")
-	cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"registry.terraform.io/svc-org/svc\" = %q\n  }\n  direct {}\n}\n", pluginDir)
+	cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", providerAddress(), pluginDir)
 	if err := os.WriteFile(rc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func serveProviderForCLI(t *testing.T) string {
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	go func() {
-		_ = tf6server.Serve("registry.terraform.io/svc-org/svc", providerserver.NewProtocol6(New("test")()),
+		_ = tf6server.Serve(providerAddress(), providerserver.NewProtocol6(New("test")()),
 			tf6server.WithDebug(ctx, reattach, closed),
 			tf6server.WithGoPluginLogger(hclog.New(&hclog.LoggerOptions{Output: io.Discard})),
 			tf6server.WithoutLogStderrOverride(),
@@ -79,7 +79,7 @@ func serveProviderForCLI(t *testing.T) string {
 		t.Fatal("the provider did not start")
 	}
 	t.Cleanup(func() { cancel(); <-closed })
-	info, err := json.Marshal(map[string]any{"registry.terraform.io/svc-org/svc": map[string]any{
+	info, err := json.Marshal(map[string]any{providerAddress(): map[string]any{
 		"Protocol": cfg.Protocol, "ProtocolVersion": cfg.ProtocolVersion, "Pid": cfg.Pid, "Test": cfg.Test,
 		"Addr": map[string]string{"Network": cfg.Addr.Network(), "String": cfg.Addr.String()},
 	}})
@@ -112,6 +112,17 @@ func (c *terraformCLI) try(args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// providerAddress is the address the CLI gives source "svc-org/svc": its default registry host
+// (registry.opentofu.org for OpenTofu, registry.terraform.io for Terraform) comes from
+// TF_ACC_PROVIDER_HOST, as terraform-plugin-testing reads it.
+func providerAddress() string {
+	host := os.Getenv("TF_ACC_PROVIDER_HOST")
+	if host == "" {
+		host = "registry.terraform.io"
+	}
+	return host + "/svc-org/svc"
 }
 
 func skipUnlessAcc(t testing.TB) {

@@ -11,6 +11,7 @@ import (
 // instances, hence the CLI.
 func TestAccExample_publishAndTranslateApply(t *testing.T) {
 	skipUnlessAcc(t)
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	// Not parallel: the provider runs in this process and reads its settings from its environment.
 	srv := newRegistryServer(t)
 	srv.AddNode("acme-upscaler", "alice")

@@ -24,16 +24,18 @@ func TestAccExamples(t *testing.T) {
 		wantFiles   int
 		inputPNG    bool     // the example takes -var image=<a PNG file>
 		trueOutputs []string // outputs that must be true after apply
+		needs       []*cliFeature
 	}{
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
-		{dir: "pipeline", wantJobs: 9, wantFiles: 3},
+		{dir: "pipeline", wantJobs: 9, wantFiles: 3, needs: []*cliFeature{featureProviderFunctions}},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
 		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
 		// An editor export with a subgraph, a bypassed node and a primitive, converted and run.
-		{dir: "from-editor", wantJobs: 1, wantFiles: 2, trueOutputs: []string{"offline_conversion_matches"}},
+		{dir: "from-editor", wantJobs: 1, wantFiles: 2, trueOutputs: []string{"offline_conversion_matches"}, needs: []*cliFeature{featureProviderFunctions}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
+			requireCLIFeature(t, tt.needs...)
 			t.Parallel()
 			srv := newTestServer(t, emulator.Options{Workers: 4})
 			tf := newTerraformCLI(t, filepath.Join("..", "..", "examples", tt.dir))

@@ -16,6 +16,7 @@ const testWorkflowHCL = `jsonencode({
 })`
 
 func TestFunctions(t *testing.T) {
+	requireCLIFeature(t, featureProviderFunctions)
 	t.Parallel()
 	tests := []struct {
 		name    string

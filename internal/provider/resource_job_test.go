@@ -495,6 +495,7 @@ func TestAccJob_htmlErrorBody(t *testing.T) {
 }
 
 func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	// Not parallel: it sets the process-wide log environment.
 	const apiKey, partnerKey = "svc-api-key-0123456789", "partner-key-9876543210"
 	logPath := filepath.Join(t.TempDir(), "trace.log")
@@ -627,6 +628,7 @@ func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
 // A service that echoes a write-only credential back in an error must not put it in the
 // diagnostic.
 func TestAccJob_writeOnlyCredentialsRedactedFromErrors(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly)
 	t.Parallel()
 	tests := []struct{ attr, value string }{
 		{"partner_api_key_wo", "wo-partner-key-13579"},

@@ -16,6 +16,7 @@ import (
 // as for cloud authentication). The resource's write-only key wins, then partner_api_key, then
 // api_key. svc_job (v2) does not fall back to api_key.
 func TestAccPrompt_partnerKeyInExtraData(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly)
 	t.Parallel()
 	const partnerKey, writeOnlyKey = "partner-default-key", "write-only-partner-key"
 	tests := []struct {

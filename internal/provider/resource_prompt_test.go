@@ -192,6 +192,7 @@ func TestAccPrompt_importAndUpdateInPlace(t *testing.T) {
 // The write-only partner key is a secret like the provider's: a service that echoes it in an
 // error must not put it in the diagnostic.
 func TestAccPrompt_writeOnlyKeyRedactedFromErrors(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly)
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
 	srv.Inject(emulator.Fault{Op: emulator.OpV1Prompt, Status: 400,

@@ -65,6 +65,7 @@ func repoToken(v string) config.Variables {
 }
 
 func TestAccNodeClaim_claimUpdateAndForget(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	srv := newRegistryServer(t)
 	resource.Test(t, resource.TestCase{
@@ -144,6 +145,7 @@ func TestAccNodeClaim_claimUpdateAndForget(t *testing.T) {
 }
 
 func TestAccNodeClaim_serviceErrors(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	tests := []struct {
 		name, token, publisher, node, repoToken string
@@ -188,6 +190,7 @@ func TestAccNodeClaim_serviceErrors(t *testing.T) {
 }
 
 func TestAccNodeClaim_planTimeRejections(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	srv := newRegistryServer(t)
 	tests := []struct {
@@ -223,6 +226,7 @@ func TestAccNodeClaim_planTimeRejections(t *testing.T) {
 }
 
 func TestAccNodeClaim_deleteNodeOnDestroy(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	srv := newRegistryServer(t)
 	srv.AddNode("gone", "alice")
@@ -253,6 +257,7 @@ func TestAccNodeClaim_deleteNodeOnDestroy(t *testing.T) {
 }
 
 func TestAccNodeClaim_deleteOfAnAbsentNodeSucceeds(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	srv := newRegistryServer(t)
 	resource.Test(t, resource.TestCase{
@@ -274,6 +279,7 @@ func TestAccNodeClaim_deleteOfAnAbsentNodeSucceeds(t *testing.T) {
 }
 
 func TestAccNodeClaim_import(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	t.Parallel()
 	srv := newRegistryServer(t)
 	srv.SetNodePublisher("n1", "acme") // claimed outside Terraform
@@ -320,6 +326,7 @@ import {
 }
 
 func TestAccNodeClaim_noTokensInStateOrLogs(t *testing.T) {
+	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	// Not parallel: it sets the process-wide log environment.
 	const registryToken, repoSecret = "svc_regkey-0123456789abcdef", "ghp_repo-secret-9876543210"
 	logPath := filepath.Join(t.TempDir(), "trace.log")
