@@ -213,6 +213,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)
 	if waitErr != nil {
 		resp.Diagnostics.AddError("Job did not finish", data.redact(describeWaitError(ctx, waitErr, final, createTimeout)))
 		return
@@ -368,6 +369,9 @@ func pastExpiry(expiresAt types.String) bool {
 
 func logJobProgress(ctx context.Context, j *client.Job) {
 	fields := map[string]any{"job_id": j.ID, "status": j.Status}
+	if j.Status == client.JobQueued && j.QueuePosition != nil {
+		fields["queue_position"] = *j.QueuePosition
+	}
 	if p := j.Progress; p != nil {
 		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
 		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)

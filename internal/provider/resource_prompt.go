@@ -55,6 +55,7 @@ type promptModel struct {
 	Status            types.String         `tfsdk:"status"`
 	Outputs           types.List           `tfsdk:"outputs"`
 	OutputsComplete   types.Bool           `tfsdk:"outputs_complete"`
+	OutputsOmitted    types.Int64          `tfsdk:"outputs_omitted"`
 	Error             types.Object         `tfsdk:"error"`
 	Interrupted       types.Bool           `tfsdk:"interrupted"`
 }
@@ -63,13 +64,15 @@ var promptFields = []computedField{
 	{name: "status", kind: kindString, desc: "Last status read: `success`, `error`, `non_retryable_error`, `lost`, `cancelled` when " +
 		"finished (or `completed`, `failed` from the older interface revision); anything else means in flight."},
 	{name: "outputs", kind: kindObjectList, desc: "Files the workflow's nodes reported in `executed` socket messages, in arrival order. " +
-		"Download one with `svc_output_file`'s `view`.", nested: []computedField{
+		"Download one with `svc_output_file`'s `view`. A file reported twice is listed once, and at most the first 1000 " +
+		"are kept (`outputs_omitted` counts the rest): every value in state is walked at every plan.", nested: []computedField{
 		{name: "node_id", kind: kindString, desc: "Node that produced the file."},
 		{name: "filename", kind: kindString, desc: "File name, for `/api/view`."},
 		{name: "subfolder", kind: kindString, desc: "Subfolder (usually empty)."},
 		{name: "type", kind: kindString, desc: "`output` for final files, `temp` for previews."},
 		{name: "kind", kind: kindString, desc: "`image`, `video`, `audio`, or the name of the list the node used."},
 	}},
+	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct files were reported beyond the 1000 kept in `outputs`."},
 	{name: "outputs_complete", kind: kindBool, desc: "Whether the socket was connected for the whole run and delivered its terminal " +
 		"message. Outputs come only from the socket: when `false`, some may be missing."},
 	{name: "error", kind: kindObject, desc: "The `execution_error` message; null unless execution failed.", nested: []computedField{
@@ -275,22 +278,35 @@ func (r *promptResource) setResult(ctx context.Context, m *promptModel, res *cli
 	if res.Status == "" {
 		m.Status = types.StringNull()
 	}
-	outs := make([]promptOutputModel, 0, len(res.Outputs))
-	for _, o := range res.Outputs {
-		outs = append(outs, promptOutputModel{NodeID: o.NodeID, Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type, Kind: o.Kind})
-	}
-	list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: promptOutputAttrTypes}, outs)
+	list, omitted, d := promptOutputsValue(ctx, res.Outputs)
 	diags.Append(d...)
-	m.Outputs = list
+	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted))
 	m.OutputsComplete = types.BoolValue(res.OutputsComplete)
 	m.Interrupted = types.BoolValue(res.SocketOutcome == client.SocketInterrupted)
 	m.Error = types.ObjectNull(promptErrorAttrTypes)
 	if e := res.Error; e != nil {
-		obj, d := types.ObjectValueFrom(ctx, promptErrorAttrTypes, promptErrorModel{NodeID: e.NodeID, NodeType: e.NodeType,
-			ExceptionType: e.ExceptionType, ExceptionMessage: e.ExceptionMessage, Traceback: e.Traceback})
+		obj, d := types.ObjectValueFrom(ctx, promptErrorAttrTypes, promptErrorModel{NodeID: boundText(e.NodeID),
+			NodeType: boundText(e.NodeType), ExceptionType: boundText(e.ExceptionType),
+			ExceptionMessage: boundText(e.ExceptionMessage), Traceback: boundTail(e.Traceback, maxTracebackInState)})
 		diags.Append(d...)
 		m.Error = obj
 	}
+}
+
+// promptOutputsValue is the outputs list kept in state: each file once (the socket may report
+// it more than once), at most maxOutputsInState, every text bounded; omitted counts the
+// distinct files left out.
+func promptOutputsValue(ctx context.Context, outs []client.PromptOutput) (types.List, int, diag.Diagnostics) {
+	kept, omitted := uniqueBounded(outs, func(o client.PromptOutput) string {
+		return o.NodeID + "\x00" + o.Filename + "\x00" + o.Subfolder + "\x00" + o.Type
+	})
+	models := make([]promptOutputModel, 0, len(kept))
+	for _, o := range kept {
+		models = append(models, promptOutputModel{NodeID: boundText(o.NodeID), Filename: boundText(o.Filename),
+			Subfolder: boundText(o.Subfolder), Type: boundText(o.Type), Kind: boundText(o.Kind)})
+	}
+	list, diags := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: promptOutputAttrTypes}, models)
+	return list, omitted, diags
 }
 
 func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -281,7 +281,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	}
 
 	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+		logRouterProgress(ctx, q)
 	}})
 	plan.setQueue(final)
 	if err != nil {
