@@ -3,14 +3,16 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -86,27 +88,32 @@ func orUnknown(s string) string {
 
 // writeFileAtomic streams r into path through a temporary file in the same directory.
 func writeFileAtomic(path string, r io.Reader) (int64, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, fmt.Errorf("result_path: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return 0, fmt.Errorf("result_path: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	n, err := io.Copy(tmp, r)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+	var n int64
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		var err error
+		n, err = io.Copy(w, r)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("writing result_path %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// resultFileChanged reports whether the file at path no longer holds the bytes whose SHA-256
+// (hex) is sum: it is gone, or holds other bytes.
+func resultFileChanged(path, sum string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)) != sum, nil
 }
