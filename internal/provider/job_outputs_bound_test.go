@@ -41,7 +41,9 @@ func TestAccJob_twentyThousandOutputsBounded(t *testing.T) {
 	const listed = 20000
 	srv := newTestServer(t, emulator.Options{})
 	srv.Inject(emulator.Fault{Op: emulator.OpGetJob, Outputs: listed})
-	tf := newBinaryTerraform(t, buildProvider(t))
+	pluginDir := buildProvider(t)
+	bin := filepath.Join(pluginDir, "terraform-provider-svc")
+	tf := newBinaryTerraform(t, pluginDir)
 	config := jobConfig(srv, imageWorkflowHCL(1), `timeouts = { create = "30s" }`) + `
 output "kept" { value = length(svc_job.test.outputs) }
 output "omitted" { value = svc_job.test.outputs_omitted }
@@ -50,7 +52,7 @@ output "omitted" { value = svc_job.test.outputs_omitted }
 		t.Fatal(err)
 	}
 
-	peak := watchPeakRSS("terraform-provider-svc")
+	peak := watchPeakRSSOf(bin)
 	start := time.Now()
 	out, err := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
 	applyTime, applyRSS := time.Since(start), peak()
@@ -62,7 +64,7 @@ output "omitted" { value = svc_job.test.outputs_omitted }
 		t.Errorf("apply did not warn that outputs were left out:\n%s", out)
 	}
 
-	peak = watchPeakRSS("terraform-provider-svc")
+	peak = watchPeakRSSOf(bin)
 	start = time.Now()
 	out, err = tf.try("plan", "-input=false", "-no-color", "-detailed-exitcode")
 	planTime, planRSS := time.Since(start), peak()

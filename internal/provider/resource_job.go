@@ -118,11 +118,11 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held.",
 	}
 	attrs["validate"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
 			"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
 			"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
-			"does not serve object_info, the check is skipped with a warning. Default `false`.",
+			"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 	}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
 
@@ -343,7 +343,7 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
 }
 
 // workflowChanged requires replacement for a real change of workflow, but not when state holds

@@ -61,13 +61,15 @@ func TestAccOutputFile_gzipEncodedBodyStoredAsServed(t *testing.T) {
 	srv.Inject(emulator.Fault{Op: emulator.OpAssetContent, Headers: map[string]string{"Content-Encoding": "gzip"}})
 	sum := blake3.Sum256(bomb)
 
-	tf := newBinaryTerraform(t, buildProvider(t))
+	pluginDir := buildProvider(t)
+	bin := filepath.Join(pluginDir, "terraform-provider-svc")
+	tf := newBinaryTerraform(t, pluginDir)
 	file := filepath.Join(tf.dir, "out", "bomb.bin.gz")
 	config := outputFileAssetConfig(srv, id, file, fmt.Sprintf("expected_hash = %q", "blake3:"+hex.EncodeToString(sum[:])))
 	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	peak := watchPeakRSS("terraform-provider-svc")
+	peak := watchPeakRSSOf(bin)
 	start := time.Now()
 	out, err := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
 	rss := peak()

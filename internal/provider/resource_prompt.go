@@ -132,11 +132,11 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
 			"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service)."}
-	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
 			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
 			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
-			"the provider's settings are only known at apply. Default `true`."}
+			"the provider's settings are only known at apply. " + validateDefaultDoc}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
 			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +

@@ -107,10 +107,10 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
 	}
 	attrs["validate_input"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check `input` at plan time against the model's input schema when the schema is authored " +
 			"(`x-svc-input-schema-authored`), reporting every violation with its path; nothing billable is sent. Skipped when " +
-			"the provider configuration is not known at plan time. Default `true`.",
+			"the provider configuration is not known at plan time. " + validateDefaultDoc,
 	}
 	attrs["wait_for_completion"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
