@@ -19,6 +19,10 @@ import (
 // maxResultInState bounds a result kept in state: larger bodies belong in result_path.
 const maxResultInState = 1 << 20
 
+// maxResultFileBytes bounds a result written to result_path, as svc_output_file's default
+// max_size_bytes bounds a download: an endless body must not fill the disk.
+const maxResultFileBytes = defaultMaxDownloadBytes
+
 // storedResult is what the provider keeps of a model's output.
 type storedResult struct {
 	text        *string // the body, when it is JSON or text, small, and result_path is unset
@@ -86,12 +90,16 @@ func orUnknown(s string) string {
 	return s
 }
 
-// writeFileAtomic streams r into path through a temporary file in the same directory.
+// writeFileAtomic streams r, at most maxResultFileBytes of it, into path through a temporary
+// file in the same directory.
 func writeFileAtomic(path string, r io.Reader) (int64, error) {
 	var n int64
 	err := atomicfile.Write(path, func(w io.Writer) error {
 		var err error
-		n, err = io.Copy(w, r)
+		n, err = io.Copy(w, io.LimitReader(r, maxResultFileBytes+1))
+		if err == nil && n > maxResultFileBytes {
+			err = fmt.Errorf("the result is over %d GiB, more than a result file may hold; nothing was written", maxResultFileBytes>>30)
+		}
 		return err
 	})
 	if err != nil {
