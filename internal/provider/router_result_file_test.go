@@ -39,7 +39,7 @@ func checkResultFile(out string) resource.TestCheckFunc {
 			return fmt.Errorf("%s has mode %v, want %v", out, fi.Mode().Perm(), atomicfile.Mode)
 		}
 		if changed, err := resultFileChanged(out, routerAttr(s, "result_sha256")); err != nil || changed {
-			return fmt.Errorf("%s does not hold the result in state (changed %v, %v)", out, changed, err)
+			return fmt.Errorf("%s does not hold the result in state (changed %v): %w", out, changed, err)
 		}
 		return nil
 	}
@@ -71,7 +71,7 @@ func TestAccRouterRequest_resultFileDriftIsRewrittenWithoutARun(t *testing.T) {
 		},
 		CheckDestroy: func(*terraform.State) error {
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				return fmt.Errorf("destroy left %s behind (%v)", out, err)
+				return fmt.Errorf("destroy left %s behind: %w", out, err)
 			}
 			return nil
 		},
