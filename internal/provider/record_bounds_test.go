@@ -114,3 +114,23 @@ func TestNewJobRecordModelBoundsWhatReachesState(t *testing.T) {
 			e.Traceback.ValueString()[max(0, len(e.Traceback.ValueString())-20):])
 	}
 }
+
+// A v1 socket that reports the same file several times, or floods files, leaves each file once
+// and at most maxOutputsInState in state.
+func TestPromptOutputsValueDeduplicatesAndBounds(t *testing.T) {
+	t.Parallel()
+	var outs []client.PromptOutput
+	for range 3 {
+		outs = append(outs, client.PromptOutput{NodeID: "9", Filename: "a.png", Type: "output", Kind: "images"})
+	}
+	for i := range 5000 {
+		outs = append(outs, client.PromptOutput{NodeID: "9", Filename: strconv.Itoa(i) + ".png", Type: "output", Kind: "images"})
+	}
+	list, omitted, diags := promptOutputsValue(context.Background(), outs)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if n := len(list.Elements()); n != maxOutputsInState || omitted != 5001-maxOutputsInState {
+		t.Fatalf("%d outputs kept, %d omitted; want %d and %d", n, omitted, maxOutputsInState, 5001-maxOutputsInState)
+	}
+}
