@@ -50,7 +50,7 @@ var jobFields = []computedField{
 		{name: "job_id", kind: kindString, desc: "Id of the producing job, when the service names it."},
 	}},
 	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct outputs the service listed beyond the 1000 kept in " +
-		"`outputs` (0 when all are there). Apply warns when it is not 0."},
+		"`outputs` (0 when all are there). Creating an `svc_job` warns when it is not 0."},
 	{name: "error", kind: kindObject, desc: "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
 		"message to its first 8 KiB, a traceback to its last 64 KiB.", nested: []computedField{
 		{name: "code", kind: kindString, desc: "Error code, e.g. `node_execution_error`."},
