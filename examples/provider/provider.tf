@@ -24,8 +24,10 @@ provider "svc" {
   api_key  = var.svc_api_key
 
   # Optional: separate hosts for the model router and the node registry
-  # (default: endpoint), and the retry budget for transient failures.
+  # (default: endpoint), the retry budget for transient failures, and the
+  # longest a refresh or data source read may take as a whole.
   # router_endpoint   = "https://router.example.com"
   # registry_endpoint = "https://registry.example.com"
   # max_retries       = 5
+  # read_timeout      = "2m"
 }

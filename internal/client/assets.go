@@ -127,7 +127,7 @@ func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer, lim Downloa
 	if err := lim.checkRead(n, resp.ContentLength); err != nil {
 		return nil, fail("%w", err)
 	}
-	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: resp.Header.Get("X-Svc-Request-Id")}, nil
+	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: requestIDOf(resp.Header)}, nil
 }
 
 // checkLength refuses, before any byte is read, a Content-Length over the bounds.

@@ -59,6 +59,7 @@ type Client struct {
 	retryWaitMin  time.Duration
 	retryWaitMax  time.Duration
 	maxRetryAfter time.Duration
+	backoffHook   func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration // tests only; nil means backoff
 
 	userAgent string
 	log       Logger
@@ -129,16 +130,16 @@ func New(cfg Config) (*Client, error) {
 	c.short = &http.Client{
 		Transport:     base.Transport,
 		Timeout:       orDuration(cfg.Timeout, DefaultTimeout),
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	c.stream = &http.Client{
 		Transport:     base.Transport,
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	c.fresh = &http.Client{
 		Transport:     withoutKeepAlives(base.Transport),
 		Timeout:       c.short.Timeout,
-		CheckRedirect: stripCredentialsOnRedirect,
+		CheckRedirect: policeRedirect,
 	}
 	return c, nil
 }

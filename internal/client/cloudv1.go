@@ -80,9 +80,9 @@ func (c *Client) GetObjectInfo(ctx context.Context) (*ObjectInfo, error) {
 	}
 	info, err := ParseObjectInfo(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w (request id %q)", op, err, resp.header.Get("X-Svc-Request-Id"))
+		return nil, fmt.Errorf("%s: %w (request id %q)", op, err, requestIDOf(resp.header))
 	}
-	info.RequestID = resp.header.Get("X-Svc-Request-Id")
+	info.RequestID = requestIDOf(resp.header)
 	return info, nil
 }
 
@@ -184,7 +184,7 @@ func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, err
 	if err != nil {
 		return nil, err
 	}
-	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	out.RequestID = requestIDOf(resp.header)
 	if out.Name == "" {
 		return nil, fmt.Errorf("%s: the response names no file (request id %q)", op, out.RequestID)
 	}
@@ -255,21 +255,28 @@ type PromptRejectedError struct {
 func (e *PromptRejectedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "submit prompt: HTTP %d", e.StatusCode)
+	// All but the status came from the response: printable, and each part capped.
 	if e.Type != "" {
-		fmt.Fprintf(&b, " %s", e.Type)
+		fmt.Fprintf(&b, " %s", echoHeader(e.Type))
 	}
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
+		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
 	}
 	if e.RequestID != "" {
 		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
+	n := 0
 	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
 		for _, line := range e.NodeErrors[id] {
-			fmt.Fprintf(&b, "\n  node %q: %s", id, line)
+			if n++; n <= maxEchoedItems {
+				fmt.Fprintf(&b, "\n  node %s: %s", echoHeader(strconv.Quote(id)), echoHeader(line))
+			}
 		}
+	}
+	if n > maxEchoedItems {
+		fmt.Fprintf(&b, "\n  ... and %d more node errors", n-maxEchoedItems)
 	}
 	return b.String()
 }
@@ -297,7 +304,7 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 		return nil, err
 	}
 	defer resp.Body.Close()
-	reqID := resp.Header.Get("X-Svc-Request-Id")
+	reqID := requestIDOf(resp.Header)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody))
 	if err != nil {
 		return nil, &UnknownOutcomeError{Operation: op, Cause: fmt.Errorf("reading the response (HTTP %d, request id %q): %w", resp.StatusCode, reqID, err)}
@@ -420,7 +427,7 @@ func (c *Client) GetPromptStatus(ctx context.Context, promptID string) (*PromptS
 	if err != nil {
 		return nil, err
 	}
-	out.RequestID = resp.header.Get("X-Svc-Request-Id")
+	out.RequestID = requestIDOf(resp.header)
 	if out.Status == "" {
 		return nil, fmt.Errorf("read prompt status %s: the response has no status (request id %q)", promptID, out.RequestID)
 	}

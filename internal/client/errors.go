@@ -39,6 +39,9 @@ type APIError struct {
 	Details json.RawMessage
 	// NodeErrors is details.node_errors of an invalid_workflow error.
 	NodeErrors map[string][]NodeError
+	// NodeClasses names the class_type of each node in NodeErrors, taken from the workflow the
+	// client submitted (the service's answer names only node ids).
+	NodeClasses map[string]string
 	// FieldErrors is the router's 422 validation body, and the registry's details list.
 	FieldErrors []FieldError
 	// RetryAfter is the Retry-After header, when present.
@@ -50,6 +53,10 @@ type APIError struct {
 	BodyExcerpt string
 	// Header is the response's headers (spend and upstream headers are read from it).
 	Header http.Header
+	// enveloped is set when the body had one of the service's error shapes.
+	enveloped bool
+	// fromRouter is set when the request went to the model router.
+	fromRouter bool
 }
 
 // NodeError is one entry of invalid_workflow's details.node_errors.
@@ -89,7 +96,8 @@ func (f FieldError) Path() string {
 
 func (e *APIError) Error() string {
 	// Everything but the operation and the status came from the response: render it printable.
-	line := func(s string) string { return printable(s, false) }
+	line := func(s string) string { return capEcho(printable(s, false), maxEchoedHeader) }
+	header := func(s string) string { return printable(s, false) } // capped when read (newAPIError)
 	var b strings.Builder
 	if e.Operation != "" {
 		b.WriteString(e.Operation)
@@ -97,13 +105,13 @@ func (e *APIError) Error() string {
 	}
 	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
 	if e.Code != "" {
-		fmt.Fprintf(&b, " %s", line(e.Code))
+		fmt.Fprintf(&b, " %s", header(e.Code))
 	}
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", printable(e.Message, true))
+		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
 	}
 	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", line(e.RequestID))
+		fmt.Fprintf(&b, " (request id %s)", header(e.RequestID))
 	} else {
 		b.WriteString(" (no request id returned)")
 	}
@@ -113,29 +121,55 @@ func (e *APIError) Error() string {
 			fmt.Fprintf(&b, ", longer than the %s this client waits, so it stopped retrying", e.RetryAfterCap)
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
-		for _, ne := range e.NodeErrors[id] {
-			fmt.Fprintf(&b, "\n  node %s: %s: %s", line(strconv.Quote(id)), line(ne.Field), line(ne.Reason))
-		}
-	}
-	for _, fe := range e.FieldErrors {
-		if len(fe.Loc) == 0 && fe.Type == "" { // a registry details entry: a bare message
-			fmt.Fprintf(&b, "\n  %s", line(fe.Msg))
-			continue
-		}
-		fmt.Fprintf(&b, "\n  %s: %s", line(fe.Path()), line(fe.Msg))
-		if fe.Type != "" {
-			fmt.Fprintf(&b, " (%s", line(fe.Type))
-			if len(fe.Ctx) > 0 {
-				fmt.Fprintf(&b, ", %s", line(string(fe.Ctx)))
-			}
-			b.WriteString(")")
-		}
-	}
+	e.writeNodeErrors(&b, line)
+	e.writeFieldErrors(&b, line)
 	if e.BodyExcerpt != "" {
 		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", line(e.BodyExcerpt))
 	}
 	return b.String()
+}
+
+// writeNodeErrors lists invalid_workflow's rejected nodes, each with its class when the submitted
+// workflow named one, at most maxEchoedItems lines.
+func (e *APIError) writeNodeErrors(b *strings.Builder, line func(string) string) {
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
+		class := ""
+		if c := e.NodeClasses[id]; c != "" {
+			class = " (" + line(c) + ")"
+		}
+		for _, ne := range e.NodeErrors[id] {
+			if n++; n > maxEchoedItems {
+				continue
+			}
+			fmt.Fprintf(b, "\n  node %s%s: %s: %s", line(strconv.Quote(id)), class, line(ne.Field), line(ne.Reason))
+		}
+	}
+	if n > maxEchoedItems {
+		fmt.Fprintf(b, "\n  ... and %d more node errors", n-maxEchoedItems)
+	}
+}
+
+// writeFieldErrors lists a validation body's rejected fields, at most maxEchoedItems lines.
+func (e *APIError) writeFieldErrors(b *strings.Builder, line func(string) string) {
+	for i, fe := range e.FieldErrors {
+		if i == maxEchoedItems {
+			fmt.Fprintf(b, "\n  ... and %d more", len(e.FieldErrors)-maxEchoedItems)
+			return
+		}
+		if len(fe.Loc) == 0 && fe.Type == "" { // a registry details entry: a bare message
+			fmt.Fprintf(b, "\n  %s", line(fe.Msg))
+			continue
+		}
+		fmt.Fprintf(b, "\n  %s: %s", line(fe.Path()), line(fe.Msg))
+		if fe.Type != "" {
+			fmt.Fprintf(b, " (%s", line(fe.Type))
+			if len(fe.Ctx) > 0 {
+				fmt.Fprintf(b, ", %s", line(string(fe.Ctx)))
+			}
+			b.WriteString(")")
+		}
+	}
 }
 
 // HasCode reports whether err is an APIError with one of the given codes.
@@ -175,9 +209,10 @@ func newAPIError(op string, resp *http.Response) *APIError {
 	e := &APIError{
 		Operation:  op,
 		StatusCode: resp.StatusCode,
-		RequestID:  resp.Header.Get("X-Svc-Request-Id"),
-		Code:       resp.Header.Get("X-Svc-Error-Type"),
-		Header:     resp.Header,
+		// Kept as sent (Error renders them printable), but capped: a header is the server's to size.
+		RequestID: capEcho(resp.Header.Get("X-Svc-Request-Id"), maxEchoedHeader),
+		Code:      capEcho(resp.Header.Get("X-Svc-Error-Type"), maxEchoedHeader),
+		Header:    resp.Header,
 	}
 	if resp.Request != nil {
 		e.Method = resp.Request.Method
@@ -186,7 +221,8 @@ func newAPIError(op string, resp *http.Response) *APIError {
 	if d, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
 		e.RetryAfter = d
 	}
-	if !decodeErrorBody(e, body) {
+	e.enveloped = decodeErrorBody(e, body)
+	if !e.enveloped {
 		e.BodyExcerpt = excerpt(body)
 	}
 	if e.Message == "" {

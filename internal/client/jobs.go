@@ -47,6 +47,9 @@ type Job struct {
 
 	// RequestID is the X-Svc-Request-Id of the response this record came from.
 	RequestID string `json:"-"`
+	// DecodeWarnings names the values of the record that did not fit their field and were left
+	// empty (the rest of the record, id and status first, was kept).
+	DecodeWarnings []string `json:"-"`
 }
 
 // Progress is the service's latest progress snapshot.
@@ -131,6 +134,7 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		if outcomeUnknown(err) {
 			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 		}
+		nameRejectedNodes(err, in.Workflow)
 		return nil, err
 	}
 	if err := c.finishJob(ctx, op, resp, &job); err != nil {
@@ -148,6 +152,13 @@ func outcomeUnknown(err error) bool {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode >= 500
+	}
+	if refused, ok := refusedRedirect(err); ok {
+		return !refused.NotProcessed()
+	}
+	var ended *waitEndedError
+	if errors.As(err, &ended) && ended.settled() {
+		return false // the deadline came while waiting after a definite "not now" (a 429)
 	}
 	return !neverSent(err)
 }
@@ -254,7 +265,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 // A link on another origin is rebased onto the origin that answered (ResolveLinkOnOrigin): the
 // service named its own path, and the credentials stay where the user sent them.
 func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job) error {
-	job.RequestID = resp.header.Get("X-Svc-Request-Id")
+	job.RequestID = requestIDOf(resp.header)
 	if job.ID == "" || job.Status == "" {
 		return fmt.Errorf("%s: the response is not a job record (no id or status; request id %q)", op, job.RequestID)
 	}
@@ -280,7 +291,7 @@ func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job
 			return
 		}
 		if moved {
-			rebased = append(rebased, fmt.Sprintf("urls.%s %s", name, redactLink(*link)))
+			rebased = append(rebased, fmt.Sprintf("urls.%s %s", name, capEcho(redactLink(*link), maxEchoedHeader)))
 		}
 		*link = abs
 	}
@@ -317,4 +328,26 @@ func resolveAnyOrigin(base *url.URL, ref string) (string, error) {
 		u.Scheme = base.Scheme
 	}
 	return u.String(), nil
+}
+
+// nameRejectedNodes gives an invalid_workflow error the class of each node it names, read from
+// the submitted workflow: the service's answer names node ids only, and "node 7" alone sends the
+// user counting through the graph.
+func nameRejectedNodes(err error, workflow json.RawMessage) {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || len(apiErr.NodeErrors) == 0 {
+		return
+	}
+	var nodes map[string]struct {
+		ClassType string `json:"class_type"`
+	}
+	if json.Unmarshal(workflow, &nodes) != nil {
+		return
+	}
+	apiErr.NodeClasses = make(map[string]string, len(apiErr.NodeErrors))
+	for id := range apiErr.NodeErrors {
+		if n, ok := nodes[id]; ok && n.ClassType != "" {
+			apiErr.NodeClasses[id] = n.ClassType
+		}
+	}
 }

@@ -90,6 +90,7 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		return resp, nil
 	}
 	apiErr := newAPIError(c.op, resp)
+	apiErr.fromRouter = cl.isRouterURL(c.url)
 	if apiErr.RetryAfter > cl.maxRetryAfter {
 		apiErr.RetryAfterCap = cl.maxRetryAfter // this is why checkRetry stopped: say so
 	}
@@ -137,18 +138,25 @@ func (cl *Client) doJSON(ctx context.Context, c call, out any) (answer, error) {
 func decodeJSON(resp *http.Response, out any) error {
 	if resp.ContentLength > maxJSONBody { // declared too big: refuse without reading any of it
 		return fmt.Errorf("response body of %d bytes is over %d MiB refused (HTTP %d, request id %q)",
-			resp.ContentLength, maxJSONBody>>20, resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+			resp.ContentLength, maxJSONBody>>20, resp.StatusCode, requestIDOf(resp.Header))
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxJSONBody+1))
 	if err != nil {
-		return fmt.Errorf("reading response (HTTP %d, request id %q): %w", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"), err)
+		return fmt.Errorf("reading response (HTTP %d, request id %q): %w", resp.StatusCode, requestIDOf(resp.Header), err)
 	}
 	if len(data) > maxJSONBody {
-		return fmt.Errorf("response body over %d MiB refused (HTTP %d, request id %q)", maxJSONBody>>20, resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+		return fmt.Errorf("response body over %d MiB refused (HTTP %d, request id %q)", maxJSONBody>>20, resp.StatusCode, requestIDOf(resp.Header))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
+		// A record that tolerates them reads NaN and Infinity (not JSON) as null.
+		if t, ok := out.(nonFiniteTolerant); ok {
+			if clean, n := nullNonFinite(data); n > 0 && json.Unmarshal(clean, out) == nil {
+				t.noteNonFinite(n)
+				return nil
+			}
+		}
 		return fmt.Errorf("response is not the expected JSON (HTTP %d, request id %q): %w; body: %s",
-			resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"), err, excerpt(data))
+			resp.StatusCode, requestIDOf(resp.Header), err, excerpt(data))
 	}
 	return nil
 }

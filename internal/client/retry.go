@@ -156,6 +156,9 @@ func transientTransportError(err error) bool {
 	if errors.As(err, &certErr) || errors.As(err, &hostErr) || errors.As(err, &invalidErr) {
 		return false
 	}
+	if _, refused := refusedRedirect(err); refused {
+		return false // the same request would be redirected the same way
+	}
 	msg := err.Error()
 	for _, permanent := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
 		if strings.Contains(msg, permanent) {
@@ -166,10 +169,12 @@ func transientTransportError(err error) bool {
 }
 
 // backoff waits what Retry-After asks (it is below the cap, or checkRetry would have stopped),
-// and otherwise grows exponentially with full jitter between min and max.
+// and otherwise grows exponentially with full jitter between min and max. Every wait has that
+// floor: a Retry-After of 0 or a date already past, on an answer that refuses the request for
+// now, still means "back off", not "now" (taken at its word, it made a tight loop of POSTs).
 func backoff(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 	if resp != nil {
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && wait >= minWait {
 			return wait
 		}
 	}
@@ -231,6 +236,11 @@ func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retry
 		if last != nil && ((err == nil && !comeBack(resp)) || (err != nil && ctx.Err() == nil)) {
 			*last = comeBackAnswer{}
 		}
+		// The context ended during an attempt that may have reached the service: the last
+		// answer no longer settles the outcome.
+		if last != nil && err != nil && ctx.Err() != nil && !neverSent(err) {
+			last.inFlight = true
+		}
 		if !retry {
 			return false, cerr
 		}
@@ -241,7 +251,7 @@ func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retry
 			return true, cerr
 		}
 		if last != nil {
-			*last = comeBackAnswer{status: resp.StatusCode, header: resp.Header.Clone()}
+			*last = comeBackAnswer{status: resp.StatusCode, header: resp.Header.Clone(), code: peekErrorCode(resp), times: last.times + 1}
 		}
 		if deadline, ok := ctx.Deadline(); ok {
 			if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && time.Until(deadline) < wait {
@@ -254,8 +264,11 @@ func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retry
 
 // comeBackAnswer is what untilDeadlineOn keeps of the last "come back later" answer.
 type comeBackAnswer struct {
-	status int
-	header http.Header
+	status   int
+	header   http.Header
+	code     string // the error code its body gave (v2 puts it there, not in a header)
+	times    int    // how many such answers came in a row
+	inFlight bool   // the context ended during a later attempt, which may have reached the service
 }
 
 // waitEndedError is a context that ended while the client waited on (or resent after) an
@@ -269,15 +282,34 @@ type waitEndedError struct {
 func (e *waitEndedError) Error() string {
 	last := fmt.Sprintf("HTTP %d", e.last.status)
 	if t := e.last.header.Get("X-Svc-Error-Type"); t != "" {
-		last += " " + printable(t, false)
+		last += " " + echoHeader(t)
+	} else if e.last.code != "" {
+		last += " " + echoHeader(e.last.code)
 	}
 	if id := e.last.header.Get("X-Svc-Request-Id"); id != "" {
-		last += fmt.Sprintf(" (request id %s)", printable(id, false))
+		last += fmt.Sprintf(" (request id %s)", echoHeader(id))
 	}
-	return fmt.Sprintf("%v; the last answer, %s, said to send the same request again later", e.err, last)
+	last += ","
+	if e.last.times > 1 {
+		last += fmt.Sprintf(" the answer to %d attempts in a row,", e.last.times)
+	}
+	return fmt.Sprintf("%v; the last answer, %s said to send the same request again later", e.err, last)
 }
 
+// settled reports whether the answer it keeps settles the outcome: no attempt was on its way
+// when the context ended, so the service's last word was the "come back later" answer.
+func (e *waitEndedError) settled() bool { return !e.last.inFlight }
+
 func (e *waitEndedError) Unwrap() error { return e.err }
+
+// backoffOrDefault is the wait between attempts: backoff, unless a test replaced it to watch
+// the waits without sleeping through them.
+func (c *Client) backoffOrDefault() retryablehttp.Backoff {
+	if c.backoffHook != nil {
+		return c.backoffHook
+	}
+	return backoff
+}
 
 // jobSubmitRefused: a v2 job submission answered 429 released its key; nothing ran.
 func jobSubmitRefused(resp *http.Response) bool {
@@ -323,7 +355,7 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 		RetryWaitMax: c.retryWaitMax,
 		RetryMax:     retryMax,
 		CheckRetry:   check,
-		Backoff:      backoff,
+		Backoff:      c.backoffOrDefault(),
 		// Hand back the last response or error as it is, so the caller decodes the service's
 		// error rather than seeing "giving up after N attempts".
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
@@ -340,7 +372,7 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 				"method":     resp.Request.Method,
 				"url":        redactURL(resp.Request.URL),
 				"status":     resp.StatusCode,
-				"request_id": resp.Header.Get("X-Svc-Request-Id"),
+				"request_id": requestIDOf(resp.Header),
 			})
 		},
 	}

@@ -176,7 +176,7 @@ func (c *Client) ListModelsPage(ctx context.Context, cursor string, limit int) (
 	if err != nil {
 		return nil, err
 	}
-	page.RequestID = a.header.Get("X-Svc-Request-Id")
+	page.RequestID = requestIDOf(a.header)
 	for i := range page.Data {
 		page.Data[i].Billing.ChargesOnPolicyRejection = NormalizeCharges(page.Data[i].Billing.ChargesOnPolicyRejection)
 	}
@@ -231,7 +231,7 @@ func (c *Client) GetModel(ctx context.Context, id string) (*ModelDetail, error) 
 	if err != nil {
 		return nil, err
 	}
-	d := &ModelDetail{Raw: raw, RequestID: a.header.Get("X-Svc-Request-Id")}
+	d := &ModelDetail{Raw: raw, RequestID: requestIDOf(a.header)}
 	if err := json.Unmarshal(raw, &d.Model); err != nil {
 		return nil, fmt.Errorf("read model %s: not a model entry (request id %q): %w", id, d.RequestID, err)
 	}
@@ -258,11 +258,14 @@ func (s Spend) IsZero() bool { return s == Spend{} }
 
 func spendOf(h http.Header) Spend {
 	return Spend{
-		Limit:     h.Get("X-Committed-Spend-Limit"),
-		Current:   h.Get("X-Committed-Spend-Current"),
-		Remaining: h.Get("X-Committed-Spend-Remaining"),
+		Limit:     echoHeader(h.Get("X-Committed-Spend-Limit")),
+		Current:   echoHeader(h.Get("X-Committed-Spend-Current")),
+		Remaining: echoHeader(h.Get("X-Committed-Spend-Remaining")),
 	}
 }
+
+// Spend is the committed-spend state the error's headers gave, printable and capped.
+func (e *APIError) Spend() Spend { return spendOf(e.Header) }
 
 // RouterResult is a model's native output as it streams in. The caller must close Body. The
 // content type is the provider's own: check it before decoding.
@@ -281,9 +284,9 @@ func newRouterResult(resp *http.Response) *RouterResult {
 		Body:          resp.Body,
 		ContentType:   resp.Header.Get("Content-Type"),
 		ContentLength: resp.ContentLength,
-		RequestID:     resp.Header.Get("X-Svc-Request-Id"),
+		RequestID:     requestIDOf(resp.Header),
 		Replayed:      replayed(resp.Header),
-		CreditsUsed:   resp.Header.Get("X-Svc-Credits-Used"),
+		CreditsUsed:   echoHeader(resp.Header.Get("X-Svc-Credits-Used")),
 		Spend:         spendOf(resp.Header),
 	}
 }
@@ -375,7 +378,7 @@ func (q *QueueRequest) Failed() bool { return q.Completed() && q.ErrorType != ""
 // and is rebased onto that origin, so the API key never leaves the configured origin. rebased
 // names the links that were moved, for the caller to log.
 func (q *QueueRequest) finish(op string, a answer) (rebased []string, err error) {
-	q.HTTPRequestID = a.header.Get("X-Svc-Request-Id")
+	q.HTTPRequestID = requestIDOf(a.header)
 	q.Replayed = replayed(a.header)
 	if d, ok := parseRetryAfter(a.header.Get("Retry-After")); ok {
 		q.RetryAfter = d
@@ -564,7 +567,7 @@ func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*
 	if decodeJSON(resp, &q) != nil || c.finishStatus(ctx, &q, op, a, held) != nil {
 		// "Not yet" is the answer whatever the body: the status route tells the rest.
 		q = *held
-		q.HTTPRequestID = resp.Header.Get("X-Svc-Request-Id")
+		q.HTTPRequestID = requestIDOf(resp.Header)
 		q.RetryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"))
 	}
 	return nil, &q, nil

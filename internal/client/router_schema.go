@@ -83,7 +83,7 @@ func (c *Client) GetModelSchema(ctx context.Context, model string) (*ModelSchema
 		return nil, err
 	}
 	defer resp.Body.Close()
-	rid := resp.Header.Get("X-Svc-Request-Id")
+	rid := requestIDOf(resp.Header)
 	if resp.StatusCode == http.StatusNotModified {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		if cached == nil {

@@ -81,7 +81,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	if err != nil {
 		msg := c.scrub(err.Error())
 		if resp != nil {
-			msg += fmt.Sprintf(" (HTTP %d, request id %q)", resp.StatusCode, resp.Header.Get("X-Svc-Request-Id"))
+			msg += fmt.Sprintf(" (HTTP %d, request id %q)", resp.StatusCode, requestIDOf(resp.Header))
 		}
 		return nil, errors.New("connect to the socket " + redacted + ": " + msg)
 	}

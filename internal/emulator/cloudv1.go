@@ -124,6 +124,12 @@ func objectInfo(c *nodeClass, uploaded []string) map[string]any {
 		if in.Max > in.Min {
 			opts["min"], opts["max"] = in.Min, in.Max
 		}
+		if in.ControlAfterGenerate {
+			opts["control_after_generate"] = true
+		}
+		if in.ForceInput {
+			opts["forceInput"] = true
+		}
 		var typ any = in.Type
 		switch {
 		case len(in.Choices) > 0:

@@ -42,6 +42,11 @@ type inputSpec struct {
 	// Choices lists the accepted values of a choice (combo) input; object_info renders it as a
 	// list of strings in place of the type. Asset inputs list the uploaded file names instead.
 	Choices []string
+	// ControlAfterGenerate marks a seed-like input: the editor draws a control widget after it
+	// (fixed, increment, randomize...) whose value it stores but never sends.
+	ControlAfterGenerate bool
+	// ForceInput inputs are sockets only: the editor draws no widget for them.
+	ForceInput bool
 }
 
 // nodeClass is a node type the engine can execute.
@@ -223,7 +228,7 @@ func init() {
 		Name: "ImageNoiseSampler", Category: "sampling", StepsInput: "steps",
 		Inputs: []inputSpec{
 			{Name: "image", Type: typeImage, Required: true},
-			{Name: "seed", Type: typeInt, Required: true, Default: 0, Min: 0, Max: math.MaxInt64},
+			{Name: "seed", Type: typeInt, Required: true, Default: 0, Min: 0, Max: math.MaxInt64, ControlAfterGenerate: true},
 			{Name: "steps", Type: typeInt, Required: true, Default: 20, Min: 1, Max: 10000},
 			{Name: "denoise", Type: typeFloat, Required: false, Default: 1.0, Min: 0, Max: 1},
 		},

@@ -57,8 +57,10 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid job id", "A job id is a UUID; got "+m.ID.String()+".")
 		return
 	}
-	job, err := d.data.client.GetJob(d.data.logContext(ctx), m.ID.ValueString())
-	if client.Gone(err) {
+	readCtx, cancel := d.data.readContext(ctx)
+	defer cancel()
+	job, err := d.data.client.GetJob(readCtx, m.ID.ValueString())
+	if client.Gone(err) && !client.RouteNotFound(err) {
 		resp.Diagnostics.AddAttributeError(path.Root("id"), "Job not found", d.data.redact(fmt.Sprintf(
 			"Job %s does not exist on the service: the id is wrong, or the job aged out after its expires_at (jobs are "+
 				"kept only until then). A configuration that must outlive the job should read what it needs from the "+
@@ -66,7 +68,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading job failed", d.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading job failed", d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	rec, diags := newJobRecordModel(ctx, job)

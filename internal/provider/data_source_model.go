@@ -66,9 +66,11 @@ func (d *modelDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	detail, err := d.data.client.GetModel(d.data.logContext(ctx), m.ID.ValueString())
+	readCtx, cancel := d.data.readContext(ctx)
+	defer cancel()
+	detail, err := d.data.client.GetModel(readCtx, m.ID.ValueString())
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model failed", d.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading model failed", d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	obj, diags := modelEntryObject(detail.Model)

@@ -79,9 +79,11 @@ func (d *modelSchemaDataSource) Read(ctx context.Context, req datasource.ReadReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ms, err := d.data.client.GetModelSchema(d.data.logContext(ctx), m.Model.ValueString())
+	readCtx, cancel := d.data.readContext(ctx)
+	defer cancel()
+	ms, err := d.data.client.GetModelSchema(readCtx, m.Model.ValueString())
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model schema failed", d.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading model schema failed", d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	m.Document = jsontypes.NewNormalizedValue(string(ms.Document))

@@ -73,9 +73,11 @@ func (d *modelsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	if !m.PageSize.IsNull() {
 		limit = int(m.PageSize.ValueInt64())
 	}
-	models, err := d.data.client.ListModels(d.data.logContext(ctx), limit)
+	readCtx, cancel := d.data.readContext(ctx)
+	defer cancel()
+	models, err := d.data.client.ListModels(readCtx, limit)
 	if err != nil {
-		resp.Diagnostics.AddError("Listing models failed", d.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Listing models failed", d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	filter := strings.TrimSpace(m.Provider.ValueString())

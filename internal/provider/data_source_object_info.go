@@ -77,9 +77,11 @@ func (d *objectInfoDataSource) Read(ctx context.Context, _ datasource.ReadReques
 	if !d.data.readyToRead("data.svc_object_info", &resp.Diagnostics) {
 		return
 	}
-	info, err := d.data.client.GetObjectInfo(d.data.logContext(ctx))
+	readCtx, cancel := d.data.readContext(ctx)
+	defer cancel()
+	info, err := d.data.client.GetObjectInfo(readCtx)
 	if err != nil {
-		resp.Diagnostics.AddError("Reading object info failed", d.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading object info failed", d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	classes := make(map[string]nodeClassModel, len(info.Classes))

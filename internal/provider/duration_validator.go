@@ -2,32 +2,29 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 )
 
-// positiveDurationValidator accepts a Go duration string above zero ("30s", "2m", "1h30m"), the
-// form the timeouts block takes.
-type positiveDurationValidator struct{}
+// durationValidator accepts a positive Go duration ("90s", "5m", "1h30m").
+type durationValidator struct{}
 
-var _ validator.String = positiveDurationValidator{}
+var _ validator.String = durationValidator{}
 
-func (positiveDurationValidator) Description(context.Context) string {
-	return `must be a duration above zero, such as "30s" or "2m"`
+func (durationValidator) Description(context.Context) string {
+	return "a positive duration such as 90s or 5m"
 }
 
-func (v positiveDurationValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
 
-func (v positiveDurationValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+func (durationValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	d, err := time.ParseDuration(req.ConfigValue.ValueString())
-	if err != nil || d <= 0 {
+	if d, err := time.ParseDuration(req.ConfigValue.ValueString()); err != nil || d <= 0 {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration",
-			req.ConfigValue.ValueString()+" "+v.Description(ctx)+".")
+			fmt.Sprintf("Expected a positive duration such as \"90s\" or \"5m\"; got %q.", req.ConfigValue.ValueString()))
 	}
 }

@@ -19,15 +19,18 @@ func TestAccExamples(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
 	tests := []struct {
-		dir       string
-		wantJobs  int // jobs and prompts on the server
-		wantFiles int
-		inputPNG  bool // the example takes -var image=<a PNG file>
+		dir         string
+		wantJobs    int // jobs and prompts on the server
+		wantFiles   int
+		inputPNG    bool     // the example takes -var image=<a PNG file>
+		trueOutputs []string // outputs that must be true after apply
 	}{
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
 		{dir: "pipeline", wantJobs: 9, wantFiles: 3},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
 		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
+		// An editor export with a subgraph, a bypassed node and a primitive, converted and run.
+		{dir: "from-editor", wantJobs: 1, wantFiles: 2, trueOutputs: []string{"offline_conversion_matches"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
@@ -41,6 +44,11 @@ func TestAccExamples(t *testing.T) {
 			tf.run("init", "-input=false", "-no-color")
 			tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 
+			for _, name := range tt.trueOutputs {
+				if got := tf.run("output", "-raw", name); !strings.HasSuffix(got, "true") { // after any CLI warnings
+					t.Errorf("output %s = %q, want true", name, got)
+				}
+			}
 			pngs, _ := filepath.Glob(filepath.Join(tf.dir, "out", "*.png"))
 			if len(pngs) != tt.wantFiles || srv.JobCount() != tt.wantJobs {
 				t.Fatalf("%d PNG files and %d jobs, want %d and %d", len(pngs), srv.JobCount(), tt.wantFiles, tt.wantJobs)

@@ -25,6 +25,9 @@ func describeSubmitError(err error, key string) string {
 			"the endpoint is right, apply again (the job is canceled and the workflow resubmitted), or run "+
 			"`terraform state rm <address>` to forget it.",
 			refused.JobID, key, refused.Cause)
+	case client.DeclinedUntilDeadline(err):
+		return fmt.Sprintf("The service kept refusing the submission for now until the create timeout ran out, so no "+
+			"job was created. Apply again later (the queue may have room then), or raise timeouts.create to wait longer.\n\n%v", err)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The submission was sent but no definitive answer came back, so a job may or may not exist.\n\n"+
 			"Idempotency-Key: %s\nCause: %v\n\n"+
@@ -37,7 +40,7 @@ func describeSubmitError(err error, key string) string {
 			"did not run the workflow again. If a job was created with this key, import it; otherwise unset "+
 			"idempotency_key or choose a new one.\n\n%v", key, err)
 	case client.HasCode(err, "workflow_format_ui"):
-		return fmt.Sprintf("The service rejected the workflow as a UI-format export; submit the API format.\n\n%v", err)
+		return fmt.Sprintf("The service rejected the workflow as a UI-format export; submit the API format.\n\n%s\n\n%v", uiConversionHint, err)
 	}
 	return err.Error()
 }

@@ -134,6 +134,7 @@ type jobURLsModel struct {
 // newJobRecordModel converts a service record into attribute values.
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
 	var diags, d diag.Diagnostics
+	diags.Append(recordWarnings(job)...)
 	m := jobRecordModel{
 		Status:        types.StringValue(job.Status),
 		CreatedAt:     types.StringValue(job.CreatedAt),
@@ -222,6 +223,19 @@ func warnOmittedOutputs(diags *diag.Diagnostics, m jobRecordModel, jobID string)
 		diags.AddWarning("Not every output is in state", fmt.Sprintf("Job %s listed %d more distinct outputs than the %d "+
 			"kept in outputs; outputs_omitted counts them. They stay on the service until the job expires.", jobID, n, maxOutputsInState))
 	}
+}
+
+// recordWarnings reports the values of the job's record that did not fit their field: each was
+// left empty and the rest of the record kept, so the job (succeeded, say) is neither lost nor
+// taken for failed over one value.
+func recordWarnings(job *client.Job) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if len(job.DecodeWarnings) > 0 {
+		diags.AddWarning("Part of the job record was left out",
+			fmt.Sprintf("The service's record of job %s held values that do not fit their attribute; each was left "+
+				"empty and the rest of the record kept:\n  %s", job.ID, strings.Join(job.DecodeWarnings, "\n  ")))
+	}
+	return diags
 }
 
 // links returns the job's links held in state (zero values when there are none yet).

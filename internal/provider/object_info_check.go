@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -17,23 +16,6 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
-
-// objectInfoCache keeps one object_info document per configured client for the life of the
-// provider process: a plan that validates many prompts reads it once.
-var objectInfoCache sync.Map // *client.Client -> *objectInfoEntry
-
-type objectInfoEntry struct {
-	once sync.Once
-	info *client.ObjectInfo
-	err  error
-}
-
-func (d *providerData) objectInfo(ctx context.Context) (*client.ObjectInfo, error) {
-	v, _ := objectInfoCache.LoadOrStore(d.client, &objectInfoEntry{})
-	e := v.(*objectInfoEntry)
-	e.once.Do(func() { e.info, e.err = d.client.GetObjectInfo(ctx) })
-	return e.info, e.err
-}
 
 // checkWorkflowNodes reports, per node, what the service's node classes say the engine would
 // refuse before running: an unknown class (the engine looks up every node's class), a required
@@ -88,7 +70,7 @@ func nodesToRun(info *client.ObjectInfo, graph workflow.Graph) map[string]bool {
 // checkWorkflowOnPlan is the ModifyPlan of resources with `workflow` and `validate` attributes:
 // a new or changed workflow is checked against the service's node classes when validate is set.
 // An unchanged workflow is not judged again.
-func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, surface checkSurface) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -107,13 +89,26 @@ func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.Mod
 			return
 		}
 	}
-	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), &resp.Diagnostics)
+	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), surface, &resp.Diagnostics)
 }
+
+// checkSurface says whether the resource submits through the interface that serves object_info.
+type checkSurface bool
+
+const (
+	// submitsWhereChecked: the submission goes to the same interface as object_info (v1), so a
+	// route that is not there means the endpoint is wrong, and the apply would fail too.
+	submitsWhereChecked checkSurface = true
+	// submitsElsewhere: the submission goes to another interface (v2 jobs), and a surface that
+	// serves only that one has no object_info route: the check is skipped with a warning.
+	submitsElsewhere checkSurface = false
+)
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per
 // failing node. When the service cannot be asked (provider settings unknown until apply, or the
-// read fails), the check is skipped with a warning rather than blocking the plan.
-func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, diags *diag.Diagnostics) {
+// read fails for a reason that may pass), the check is skipped with a warning rather than blocking
+// the plan; refused credentials and a wrong endpoint, which would fail the apply too, are errors.
+func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, surface checkSurface, diags *diag.Diagnostics) {
 	if d == nil || d.configUnknown {
 		return
 	}
@@ -121,10 +116,18 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	if err != nil {
 		return // the attribute's validator reports it
 	}
-	info, err := d.objectInfo(d.logContext(ctx))
+	readCtx, cancel := d.readContext(ctx)
+	defer cancel()
+	info, err := d.objectInfo(readCtx)
+	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
+		// The submission would fail the same way: an error now, not a skipped check.
+		diags.AddAttributeError(attr, "Workflow not checked: the service refused the request", d.describeReadError(readCtx, err, familyService))
+		return
+	}
 	if err != nil {
 		diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
-			d.redact(fmt.Sprintf("Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n%v", err)))
+			"Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n"+
+				d.describeReadError(readCtx, err, familyService))
 		return
 	}
 	problems := checkWorkflowNodes(info, graph)

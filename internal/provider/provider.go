@@ -4,11 +4,14 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -40,6 +43,7 @@ type providerModel struct {
 	RegistryToken    types.String `tfsdk:"registry_token"`
 	PartnerAPIKey    types.String `tfsdk:"partner_api_key"`
 	MaxRetries       types.Int64  `tfsdk:"max_retries"`
+	ReadTimeout      types.String `tfsdk:"read_timeout"`
 }
 
 func (p *svcProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -88,6 +92,14 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Validators:          []validator.Int64{int64validator.Between(0, 20)},
 				MarkdownDescription: "Retries of transient failures per operation. Default: 5.",
 			},
+			"read_timeout": schema.StringAttribute{
+				Optional:   true,
+				Validators: []validator.String{durationValidator{}},
+				MarkdownDescription: "Longest a refresh or a data source read may take as a whole, every attempt, retry " +
+					"and wait between them included (a Go duration such as `90s` or `5m`), so that a service that accepts " +
+					"connections and never answers cannot hold `terraform plan`. Waits for a job or request to finish " +
+					"follow the resource's `timeouts` instead. Default: `2m`.",
+			},
 		},
 	}
 }
@@ -104,6 +116,10 @@ type providerData struct {
 	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
 	// resource not created yet); plan-time checks that need the service are then skipped.
 	configUnknown bool
+	// readTimeout bounds each refresh and data-source read as a whole (read_timeout).
+	readTimeout time.Duration
+	// objectInfoCache holds the service's object_info once read (a failed read is not kept).
+	objectInfoCache *objectInfoCache
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -137,6 +153,17 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		ccfg.MaxRetries, ccfg.MaxRetriesSet = int(cfg.MaxRetries.ValueInt64()), true
 	}
 
+	readTimeout := defaultReadTimeout
+	if !cfg.ReadTimeout.IsNull() && !cfg.ReadTimeout.IsUnknown() {
+		d, err := time.ParseDuration(cfg.ReadTimeout.ValueString())
+		if err != nil || d <= 0 {
+			resp.Diagnostics.AddAttributeError(path.Root("read_timeout"), "Invalid read_timeout",
+				fmt.Sprintf("read_timeout must be a positive duration such as \"90s\" or \"5m\"; got %q.", cfg.ReadTimeout.ValueString()))
+			return
+		}
+		readTimeout = d
+	}
+
 	secrets := nonEmpty(ccfg.APIKey, ccfg.RegistryToken, partnerKey)
 	ccfg.Logger = tflogLogger{secrets: secrets}
 	c, err := client.New(ccfg)
@@ -147,7 +174,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
-	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}
+	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
+		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
@@ -171,6 +199,7 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelDataSource,
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
+		NewWorkflowFromUIDataSource,
 	}
 }
 
@@ -179,6 +208,7 @@ func (p *svcProvider) Functions(context.Context) []func() function.Function {
 		NewWorkflowSetInputsFunction,
 		NewWorkflowNodesFunction,
 		NewAssetRefFunction,
+		NewWorkflowFromUIFunction,
 	}
 }
 

@@ -152,7 +152,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 
 // ModifyPlan checks a new or changed workflow against object_info when validate is set.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -189,7 +189,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(describeSubmitError(err, key)))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(withSettingHint(describeSubmitError(err, key), err, familyService)))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -237,9 +237,11 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 
-	job, err := r.data.client.ReadJob(ctx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	job, err := r.data.client.ReadJob(readCtx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
 	switch {
-	case client.Gone(err):
+	case client.Gone(err) && !client.RouteNotFound(err):
 		if !pastExpiry(state.ExpiresAt) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
@@ -250,7 +252,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		r.readExpired(ctx, state, resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
 		r.readExpired(ctx, state, resp)
@@ -312,7 +314,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Canceling job failed", r.data.redact(err.Error()))
+			resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
 			return
 		}
 		job = fresh
@@ -322,7 +324,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Canceling job failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})

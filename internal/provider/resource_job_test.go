@@ -105,6 +105,7 @@ data "svc_job" "read" { id = svc_job.test.id }
 	})
 }
 
+// A 422 invalid_workflow names each rejected node with its class, taken from the submitted workflow.
 func TestAccJob_validationErrorNamesNodes(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
@@ -116,7 +117,7 @@ func TestAccJob_validationErrorNamesNodes(t *testing.T) {
     "2" = { class_type = "ImageInvert", inputs = {} }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
   })`, "validate = false # let the service judge it"),
-			ExpectError: regexp.MustCompile(`(?s)HTTP 422 invalid_workflow.*node "2": image: required_input_missing`),
+			ExpectError: regexp.MustCompile(`(?s)HTTP 422 invalid_workflow.*node "2" \(ImageInvert\): image: required_input_missing`), // the class comes from the submitted workflow
 		}},
 		CheckDestroy: func(*terraform.State) error {
 			if n := srv.JobCount(); n != 0 {

@@ -144,7 +144,7 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true,
 				MarkdownDescription: "How long the download may go without receiving a byte before it is abandoned, as a " +
 					"duration (`\"30s\"`, `\"5m\"`; default `\"1m\"`). `timeouts.create` bounds the whole download.",
-				Validators: []validator.String{positiveDurationValidator{}},
+				Validators: []validator.String{durationValidator{}},
 			},
 			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: "Longest time the " +
 				"download may take (default `30m`)."}),

@@ -168,7 +168,7 @@ func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequ
 
 // ModifyPlan validates a new or changed workflow against the service's node classes.
 func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsWhereChecked)
 }
 
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -206,7 +206,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		ExtraData: r.data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(describePromptSubmitError(err)))
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(withSettingHint(describePromptSubmitError(err), err, familyService)))
 		return
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -319,14 +319,16 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if r.data.configUnknown {
 		return // the provider's settings are not known during this plan: keep state
 	}
-	st, err := r.data.client.GetPromptStatus(ctx, state.ID.ValueString())
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	st, err := r.data.client.GetPromptStatus(readCtx, state.ID.ValueString())
 	switch {
 	case client.StatusOf(err) == http.StatusNotFound:
 		// Either the engine lacks the route or the record aged out: neither is drift.
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.redact(err.Error()))
+		resp.Diagnostics.AddError("Reading prompt status failed", r.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	state.Status = types.StringValue(st.Status)

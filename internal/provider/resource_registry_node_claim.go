@@ -140,7 +140,7 @@ func (r *nodeClaimResource) Create(ctx context.Context, req resource.CreateReque
 
 	err := data.client.ClaimNode(ctx, client.ClaimNodeInput{PublisherID: publisher, NodeID: node, RepoToken: token.ValueString()})
 	if err != nil {
-		resp.Diagnostics.AddError("Claiming node failed", data.redact(describeClaimError(err, publisher, node)))
+		resp.Diagnostics.AddError("Claiming node failed", data.redact(withSettingHint(describeClaimError(err, publisher, node), err, familyRegistry)))
 		return
 	}
 	logInfo(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})

@@ -204,15 +204,21 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 	if client.ValidateModelID(model) != nil {
 		return // the attribute validator reports it
 	}
-	ctx = r.data.logContext(ctx)
-	ms, err := r.data.client.GetModelSchema(ctx, model)
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	ms, err := r.data.client.GetModelSchema(readCtx, model)
 	switch {
+	case client.CredentialsRefused(err) || client.RouteNotFound(err):
+		// The apply would fail the same way: say so now, as an error, not as a skipped check.
+		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
+		return
 	case client.StatusOf(err) == http.StatusNotFound:
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
 		return
 	case err != nil:
 		resp.Diagnostics.AddAttributeWarning(path.Root("input"), "Input not validated at plan time",
-			r.data.redact(fmt.Sprintf("The model's schema could not be read, so the router will validate the input when it is sent.\n\n%v", err)))
+			"The model's schema could not be read, so the router will validate the input when it is sent.\n\n"+
+				r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	case !ms.InputSchemaAuthored:
 		logDebug(ctx, "model input schema not authored; input not validated at plan time", map[string]any{"model": model})
@@ -276,7 +282,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(describeRouterCallError(err, in)))
+		resp.Diagnostics.AddError("Model request failed", r.data.redact(withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
@@ -308,7 +314,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
 	res, err := r.data.client.InvokeModel(ctx, in)
 	if err != nil {
-		resp.Diagnostics.AddError("Model call failed", r.data.redact(describeRouterCallError(err, in)))
+		resp.Diagnostics.AddError("Model call failed", r.data.redact(withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
 		return
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
@@ -359,8 +365,11 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		resp.Diagnostics.AddError("Reading model request failed", err.Error())
 		return
 	}
-	q, err := r.data.client.ModelRequestStatus(ctx, held)
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	q, err := r.data.client.ModelRequestStatus(readCtx, held)
 	switch code := client.StatusOf(err); {
+	case client.RouteNotFound(err): // the endpoint is wrong, not the request gone: reported below
 	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
 		logInfo(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
 		return
@@ -373,14 +382,15 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 				"have completed and been billed. To call the model again, run `terraform apply -replace=<address>`.",
 				state.ID.ValueString(), state.Model.ValueString(), code, state.Status.ValueString()))
 		return
-	case err != nil:
-		resp.Diagnostics.AddError("Reading model request failed", r.data.redact(err.Error()))
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Reading model request failed", r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	state.setQueue(q)
 	if q.Completed() && !q.Failed() && state.ResultSHA256.IsNull() {
 		// Completed since the last look (wait_for_completion = false, or import): collect it.
-		res, _, err := r.data.client.CollectModelRequest(ctx, q)
+		res, _, err := r.data.client.CollectModelRequest(readCtx, q)
 		switch {
 		case err != nil:
 			resp.Diagnostics.AddWarning("Result not collected", r.data.redact(fmt.Sprintf("Request %s completed but collecting its result failed; the next refresh tries again.\n\n%v", q.RequestID, err)))

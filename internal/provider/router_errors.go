@@ -49,12 +49,11 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 	case apiErr != nil && apiErr.StatusCode == http.StatusTooManyRequests:
 		msg := fmt.Sprintf("The router kept refusing the call for now (%s) after the provider's retries. Apply again later; "+
 			"the same key is reused, so nothing runs twice.", apiErr.Code)
-		if s := apiErr.Header.Get("X-Committed-Spend-Remaining"); s != "" {
-			msg += fmt.Sprintf(" Committed spend: limit %s, current %s, remaining %s.",
-				apiErr.Header.Get("X-Committed-Spend-Limit"), apiErr.Header.Get("X-Committed-Spend-Current"), s)
+		if spend := apiErr.Spend(); spend.Remaining != "" {
+			msg += fmt.Sprintf(" Committed spend: limit %s, current %s, remaining %s.", spend.Limit, spend.Current, spend.Remaining)
 		}
 		return msg + "\n\n" + err.Error()
-	case apiErr != nil && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
+	case apiErr != nil && apiErr.StatusCode >= 500 && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
 		return fmt.Sprintf("%v\n\n(error type %q is not one this provider knows; it was handled as internal_error)", err, apiErr.Code)
 	}
 	return err.Error()

@@ -29,16 +29,18 @@ func TestAccRouterRequest_stillRunningOutlastsMaxRetries(t *testing.T) {
 		input   string
 	}{
 		{
-			// The router stops waiting after 10 ms; the run takes 400 ms: dozens of 504s.
-			name: "sync 504 deadline_exceeded", mode: "sync", model: emulator.ModelSlow, op: emulator.OpInvokeModel, minSeen: 5,
+			// The router stops waiting after 10 ms; the run takes 400 ms: 504s until it is done.
+			// Every wait has the backoff floor (250 ms) whatever Retry-After says, so that is
+			// three attempts: one more than max_retries 1 allows.
+			name: "sync 504 deadline_exceeded", mode: "sync", model: emulator.ModelSlow, op: emulator.OpInvokeModel, minSeen: 3,
 			input: `{ note = "takes a while" }`,
 			opts:  emulator.Options{Router: emulator.RouterOptions{SlowDuration: 400 * time.Millisecond, SyncDeadline: 10 * time.Millisecond}},
 		},
 		{
-			// The submission is accepted, but the next six answers say the original call still runs.
-			name: "queued 409 concurrency_limit_exceeded", mode: "queued", model: emulator.ModelEcho, op: emulator.OpSubmitRequest, minSeen: 7,
+			// The submission is accepted, but the next three answers say the original call still runs.
+			name: "queued 409 concurrency_limit_exceeded", mode: "queued", model: emulator.ModelEcho, op: emulator.OpSubmitRequest, minSeen: 4,
 			input: `{ prompt = "hello" }`,
-			fault: &emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, Times: 6, AfterHandling: true, Status: 409,
+			fault: &emulator.Fault{Op: emulator.OpSubmitRequest, Nth: 1, Times: 3, AfterHandling: true, Status: 409,
 				Headers: map[string]string{"X-Svc-Error-Type": "concurrency_limit_exceeded", "Retry-After": "0"},
 				Body:    `{"detail":"the original call for this key still runs"}`},
 		},

@@ -1,0 +1,70 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// What the client repeats of a hostile response is bounded: a 1 MiB request id, a 1 MiB error
+// type, a 60 KiB message and thousands of node errors make an error of a few KiB, marked
+// truncated, never megabytes of terminal output.
+func TestEchoedResponseIsBounded(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("r", 1<<20)
+	nodeErrors := map[string][]NodeError{}
+	for i := range 1000 { // fits the 64 KiB the client reads of an error body, so it is decoded
+		nodeErrors[fmt.Sprint(i)] = []NodeError{{Field: "seed", Reason: strings.Repeat("z", 20)}}
+	}
+	envelope, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"code": "invalid_workflow", "message": strings.Repeat("m", 8<<10), "details": map[string]any{"node_errors": nodeErrors},
+	}})
+	v1NodeErrors := map[string]any{}
+	for i := range 2000 {
+		v1NodeErrors[fmt.Sprint(i)] = map[string]any{"class_type": "KSampler", "errors": []any{map[string]any{"type": "required_input_missing", "message": strings.Repeat("q", 300)}}}
+	}
+	v1Body, _ := json.Marshal(map[string]any{"error": map[string]any{"type": "prompt_outputs_failed_validation", "message": strings.Repeat("m", 1<<20)}, "node_errors": v1NodeErrors})
+	tests := []struct {
+		name   string
+		status int
+		header map[string]string
+		body   string
+		prompt bool // submit a v1 prompt instead of a v2 job
+	}{
+		{name: "v1 prompt rejection", status: http.StatusBadRequest, header: map[string]string{"X-Svc-Request-Id": huge}, body: string(v1Body), prompt: true},
+		{"request id on a v2 error", http.StatusBadRequest, map[string]string{"X-Svc-Request-Id": huge}, `{"error":{"code":"bad","message":"no"}}`, false},
+		{"error type on a router error", http.StatusBadRequest, map[string]string{"X-Svc-Request-Id": huge, "X-Svc-Error-Type": huge}, `{"detail":"no"}`, false},
+		{"huge envelope", http.StatusUnprocessableEntity, map[string]string{"X-Svc-Request-Id": huge}, string(envelope), false},
+		{"html page", http.StatusBadGateway, map[string]string{"X-Svc-Request-Id": huge}, "<html>" + strings.Repeat("bad gateway ", 10000) + "</html>", false},
+		{"come back later until the deadline", http.StatusTooManyRequests, map[string]string{"X-Svc-Request-Id": huge, "X-Svc-Error-Type": huge, "Retry-After": "3600"}, `{"error":{"code":"queue_full","message":"full"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(status(tt.status, tt.header, tt.body))
+			defer srv.Close()
+			c := testClient(t, srv.URL, func(c *Config) { c.MaxRetries = 0; c.MaxRetriesSet = true })
+			var err error
+			if tt.prompt {
+				_, err = c.SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(`{}`)})
+			} else {
+				_, err = c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			t.Logf("the error is %d bytes", len(msg))
+			if len(msg) > 8<<10 {
+				t.Fatalf("the error is %d bytes long; it begins %.300q", len(msg), msg)
+			}
+			if !strings.Contains(msg, "truncated") && !strings.Contains(msg, "…") {
+				t.Errorf("the error does not say it was cut: %.500q", msg)
+			}
+		})
+	}
+}

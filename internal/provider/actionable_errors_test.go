@@ -1,0 +1,162 @@
+package provider
+
+// Errors a new user can act on: each names the setting to fix, and what would fail the apply
+// fails the plan.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+func providerWith(endpoint, settings string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    svc = { source = "svc-org/svc" }
+  }
+}
+
+provider "svc" {
+  endpoint    = %q
+  max_retries = 1
+  %s
+}
+`, endpoint, settings)
+}
+
+func TestAccErrors_nameTheSettingToFix(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: "the-right-key", MountPrefix: "/deployment/demo"})
+	endpoint := srv.URL() // already carries the mount prefix
+	badRouter := strings.TrimSuffix(endpoint, "/deployment/demo")
+	tests := []struct {
+		name   string
+		config string
+		want   string
+	}{
+		{
+			name:   "data source, wrong key",
+			config: providerWith(endpoint, `api_key = "wrong"`) + `data "svc_object_info" "x" {}`,
+			want:   `(?s)HTTP 401.*api_key in the provider block \(or SVC_API_KEY\)`,
+		},
+		{
+			// The plan-time node check would have been skipped with a warning, and the apply
+			// would then have failed on the same 401.
+			name: "plan-time workflow check, wrong key",
+			config: providerWith(endpoint, `api_key = "wrong"`) +
+				`resource "svc_job" "x" {
+  validate = true
+  workflow = ` + imageWorkflowHCL(1) + `
+}`,
+			want: `(?s)Workflow not checked: the service refused the request.*HTTP 401.*SVC_API_KEY`,
+		},
+		{
+			name:   "router data source, router_endpoint without the mount prefix",
+			config: providerWith(endpoint, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) + `data "svc_model" "x" { id = "demo/echo" }`,
+			want:   `(?s)The endpoint looks wrong.*router_endpoint`,
+		},
+		{
+			// Before, this read "Model not found".
+			name: "plan-time input check, router_endpoint without the mount prefix",
+			config: providerWith(endpoint, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) +
+				`resource "svc_router_request" "x" {
+  model = "demo/echo"
+  input = jsonencode({ prompt = "hi" })
+}`,
+			want: `(?s)Model schema could not be read.*The endpoint looks wrong.*router_endpoint`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps:                    []resource.TestStep{{Config: tt.config, PlanOnly: true, ExpectError: regexp.MustCompile(tt.want)}},
+			})
+		})
+	}
+}
+
+// The settings named for refused credentials and a wrong endpoint follow the interface; the
+// router's note on error types it does not know is not added to a 401.
+func TestSettingHints(t *testing.T) {
+	t.Parallel()
+	unauthorized := apiError(t, 401, map[string]string{"X-Svc-Error-Type": "unauthorized"}, `{"detail":"bad key"}`)
+	forbidden := apiError(t, 403, nil, `{"error":"forbidden","message":"not yours"}`)
+	proxy404 := apiError(t, 404, nil, `<html><body>404 Not Found</body></html>`)
+	jobGone := apiError(t, 404, nil, `{"error":{"code":"not_found","message":"no such job"}}`)
+	tests := []struct {
+		name   string
+		err    error
+		family apiFamily
+		want   string // "" for no hint
+	}{
+		{"401 on the router", unauthorized, familyRouter, "api_key in the provider block (or SVC_API_KEY)"},
+		{"403 on the registry", forbidden, familyRegistry, "registry_token in the provider block (or SVC_REGISTRY_TOKEN"},
+		{"proxy 404 on the service", proxy404, familyService, "endpoint (or SVC_ENDPOINT)"},
+		{"proxy 404 on the registry", proxy404, familyRegistry, "registry_endpoint"},
+		{"the service's own 404", jobGone, familyService, ""},
+	}
+	for _, tt := range tests {
+		got := settingHint(tt.err, tt.family)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: hint %q, want one naming %q", tt.name, got, tt.want)
+		}
+	}
+	msg := describeRouterCallError(unauthorized, client.InvokeInput{Model: "demo/echo"})
+	if strings.Contains(msg, "internal_error") {
+		t.Errorf("a 401 is described as handled as internal_error: %s", msg)
+	}
+}
+
+// apiError is what the client makes of an answer, through a real request.
+func apiError(t *testing.T, status int, headers map[string]string, body string) error {
+	t.Helper()
+	srv := newScriptedServer(t, status, headers, body)
+	c, err := client.New(client.Config{Endpoint: srv, MaxRetries: 0, MaxRetriesSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetJob(context.Background(), "11111111-1111-1111-1111-111111111111")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	return err
+}
+
+// newScriptedServer answers every request with status, headers and body.
+func newScriptedServer(t *testing.T, status int, headers map[string]string, body string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for k, v := range headers {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// Spend headers echoed in a router refusal are capped: a 1 MiB header does not make a 1 MiB
+// diagnostic.
+func TestRouterRefusalEchoesCappedSpend(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("9", 1<<20)
+	err := apiError(t, 429, map[string]string{"X-Svc-Error-Type": "rate_limited", "X-Committed-Spend-Remaining": huge,
+		"X-Committed-Spend-Limit": huge, "X-Committed-Spend-Current": huge}, `{"detail":"slow down"}`)
+	msg := describeRouterCallError(err, client.InvokeInput{Model: "demo/echo"})
+	if len(msg) > 4<<10 || !strings.Contains(msg, "truncated") {
+		t.Fatalf("a %d-byte message: %.300s", len(msg), msg)
+	}
+}
