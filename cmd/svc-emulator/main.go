@@ -9,9 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
+	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -55,7 +55,7 @@ func run(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	}
 	fmt.Fprintf(stdout, "svc-emulator listening on %s\n", srv.URL())
 	if cfg.urlFile != "" {
-		if err := writeFileAtomic(cfg.urlFile, srv.URL()); err != nil {
+		if err := atomicfile.WriteString(cfg.urlFile, srv.URL()); err != nil {
 			return err
 		}
 	}
@@ -123,25 +123,4 @@ Flags:
 `)
 	fs.PrintDefaults()
 	fmt.Fprint(w, seedFileHelp)
-}
-
-// writeFileAtomic writes to a temporary file beside path, then renames it, so
-// readers never see a partial file.
-func writeFileAtomic(path, content string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".svc-emulator-url-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.WriteString(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

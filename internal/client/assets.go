@@ -2,10 +2,13 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // Asset is the record of GET /api/v2/assets/{id}: a fresh, signed url for the asset's bytes.
@@ -49,9 +52,28 @@ type Download struct {
 	RequestID   string
 }
 
-// DownloadTo streams the bytes at rawURL into w. Credentials go only to the service's own origin;
-// a signed storage URL on another host carries its own authorization and gets none of ours.
-func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer) (*Download, error) {
+// DownloadLimits bound one download. The zero value bounds nothing beyond Content-Length.
+type DownloadLimits struct {
+	// MaxBytes refuses a body longer than this (0: no absolute bound).
+	MaxBytes int64
+	// DeclaredSize, when set, is the size the service's record gives: a body of any other length
+	// is refused, and reading stops one byte past it.
+	DeclaredSize *int64
+	// StallTimeout aborts a body from which no byte came for this long (0: never).
+	StallTimeout time.Duration
+}
+
+var (
+	// ErrDownloadStalled is wrapped by a download that got no byte for DownloadLimits.StallTimeout.
+	ErrDownloadStalled = errors.New("no data arrived within the stall timeout")
+	// ErrDownloadTooLarge is wrapped by a download whose body is, or says it is, longer than allowed.
+	ErrDownloadTooLarge = errors.New("body longer than allowed")
+)
+
+// DownloadTo streams the bytes at rawURL into w, within lim. Credentials go only to the
+// service's own origin; a signed storage URL on another host carries its own authorization and
+// gets none of ours.
+func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer, lim DownloadLimits) (*Download, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return nil, fmt.Errorf("download: %q is not an http(s) URL", redactLink(rawURL))
@@ -62,23 +84,118 @@ func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer) (*D
 	}
 	return c.streamTo(ctx, call{
 		op: "download", method: http.MethodGet, url: rawURL, cred: cred,
-		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true,
-	}, w)
+		header: downloadHeader(), policy: retryIdempotent, stream: true,
+	}, w, lim)
 }
 
-// streamTo runs cl and copies the response body into w as it arrives, checking its length.
-func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer) (*Download, error) {
+// downloadHeader asks for the stored bytes as they are. With Accept-Encoding set explicitly,
+// net/http neither asks for gzip on its own nor inflates the answer, so a body served with
+// Content-Encoding: gzip is stored exactly as served (and its length and hash are the served
+// bytes'): a small compressed body can never become a huge file.
+func downloadHeader() http.Header {
+	return http.Header{"Accept": {"*/*"}, "Accept-Encoding": {"identity"}}
+}
+
+// streamTo runs cl and copies the response body into w as it arrives, within lim.
+func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer, lim DownloadLimits) (*Download, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	resp, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: after %d bytes: %w", cl.op, redactLink(cl.url), n, err)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s %s: %w (request id %q)", cl.op, redactLink(cl.url), fmt.Errorf(format, args...), resp.Header.Get("X-Svc-Request-Id"))
 	}
-	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return nil, fmt.Errorf("%s %s: got %d bytes, Content-Length said %d", cl.op, redactLink(cl.url), n, resp.ContentLength)
+	if err := lim.checkLength(resp.ContentLength); err != nil {
+		return nil, fail("%w", err)
+	}
+	body := io.Reader(resp.Body)
+	if lim.StallTimeout > 0 {
+		wd := newStallWatchdog(lim.StallTimeout, cancel)
+		defer wd.stop()
+		body = wd.reader(resp.Body)
+	}
+	n, err := io.Copy(w, io.LimitReader(body, lim.readBound()))
+	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrDownloadStalled) {
+			err = cause
+		}
+		return nil, fail("after %d bytes: %w", n, err)
+	}
+	if err := lim.checkRead(n, resp.ContentLength); err != nil {
+		return nil, fail("%w", err)
 	}
 	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: requestIDOf(resp.Header)}, nil
+}
+
+// checkLength refuses, before any byte is read, a Content-Length over the bounds.
+func (lim DownloadLimits) checkLength(contentLength int64) error {
+	switch {
+	case contentLength < 0:
+		return nil
+	case lim.MaxBytes > 0 && contentLength > lim.MaxBytes:
+		return fmt.Errorf("%w: Content-Length %d is over the %d bytes allowed", ErrDownloadTooLarge, contentLength, lim.MaxBytes)
+	case lim.DeclaredSize != nil && contentLength != *lim.DeclaredSize:
+		return fmt.Errorf("Content-Length %d differs from the %d bytes the asset record declares", contentLength, *lim.DeclaredSize)
+	}
+	return nil
+}
+
+// readBound is how many bytes are read at most: one past the smallest bound, so that a longer
+// body is noticed without reading on.
+func (lim DownloadLimits) readBound() int64 {
+	bound := int64(math.MaxInt64 - 1)
+	if lim.MaxBytes > 0 {
+		bound = lim.MaxBytes
+	}
+	if lim.DeclaredSize != nil {
+		bound = min(bound, *lim.DeclaredSize)
+	}
+	return bound + 1
+}
+
+// checkRead judges the n bytes read against the bounds and the declared lengths.
+func (lim DownloadLimits) checkRead(n, contentLength int64) error {
+	switch {
+	case lim.MaxBytes > 0 && n > lim.MaxBytes:
+		return fmt.Errorf("%w: more than the %d bytes allowed were served; stopped reading", ErrDownloadTooLarge, lim.MaxBytes)
+	case lim.DeclaredSize != nil && n > *lim.DeclaredSize:
+		return fmt.Errorf("%w: more than the %d bytes the asset record declares were served; stopped reading", ErrDownloadTooLarge, *lim.DeclaredSize)
+	case lim.DeclaredSize != nil && n < *lim.DeclaredSize:
+		return fmt.Errorf("got %d bytes, the asset record declares %d", n, *lim.DeclaredSize)
+	case contentLength >= 0 && n != contentLength:
+		return fmt.Errorf("got %d bytes, Content-Length said %d", n, contentLength)
+	}
+	return nil
+}
+
+// stallWatchdog cancels a download when no byte arrived for its timeout.
+type stallWatchdog struct {
+	timeout time.Duration
+	timer   *time.Timer
+}
+
+func newStallWatchdog(timeout time.Duration, cancel context.CancelCauseFunc) *stallWatchdog {
+	cause := fmt.Errorf("%w (%s without a byte)", ErrDownloadStalled, timeout)
+	return &stallWatchdog{timeout: timeout, timer: time.AfterFunc(timeout, func() { cancel(cause) })}
+}
+
+func (wd *stallWatchdog) stop() { wd.timer.Stop() }
+
+func (wd *stallWatchdog) reader(r io.Reader) io.Reader { return stallReader{r: r, wd: wd} }
+
+// stallReader re-arms the watchdog whenever a read brings bytes.
+type stallReader struct {
+	r  io.Reader
+	wd *stallWatchdog
+}
+
+func (s stallReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.wd.timer.Reset(s.wd.timeout)
+	}
+	return n, err
 }

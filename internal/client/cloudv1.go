@@ -450,10 +450,10 @@ func (c *Client) ViewURL(f ViewFile) string {
 // DownloadView streams an output file into w through GET /api/view. The redirect to the signed
 // storage URL is followed without X-API-Key or any other credential header: the signed URL
 // carries its own authorization, and the key must never reach the storage host.
-func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer) (*Download, error) {
+func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer, lim DownloadLimits) (*Download, error) {
 	if f.Filename == "" {
 		return nil, fmt.Errorf("view: filename must not be empty")
 	}
 	return c.streamTo(ctx, call{op: "view", method: http.MethodGet, url: c.ViewURL(f), cred: credAPIKey,
-		header: http.Header{"Accept": {"*/*"}}, policy: retryIdempotent, stream: true}, w)
+		header: downloadHeader(), policy: retryIdempotent, stream: true}, w, lim)
 }

@@ -211,7 +211,7 @@ func TestPromptSuccessOutputsFromSocketAndViewWithoutCredentials(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	o := res.Outputs[0]
-	if _, err := c.DownloadView(context.Background(), ViewFile{Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type}, &buf); err != nil {
+	if _, err := c.DownloadView(context.Background(), ViewFile{Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type}, &buf, DownloadLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	want, _ := srv.ViewContent(o.Filename)
@@ -523,7 +523,7 @@ func TestDownloadViewRelativeRedirect(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := testClient(t, srv.URL, func(c *Config) { c.APIKey = v1Key })
 	var buf bytes.Buffer
-	d, err := c.DownloadView(context.Background(), ViewFile{Filename: "out.png", Type: "output"}, &buf)
+	d, err := c.DownloadView(context.Background(), ViewFile{Filename: "out.png", Type: "output"}, &buf, DownloadLimits{})
 	if err != nil || buf.String() != "PNGDATA" || d.Size != 7 {
 		t.Fatalf("download = %+v, %q, err %v", d, buf.String(), err)
 	}

@@ -296,7 +296,7 @@ func replayed(h http.Header) bool {
 }
 
 func invokeHeader(key string) http.Header {
-	h := http.Header{"Accept": {"*/*"}}
+	h := downloadHeader() // the result's bytes as the model's provider made them, never inflated here
 	if key != "" {
 		h.Set("Idempotency-Key", key)
 	}
@@ -547,7 +547,7 @@ func (c *Client) ModelRequestStatus(ctx context.Context, held *QueueRequest) (*Q
 func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*RouterResult, *QueueRequest, error) {
 	const op = "collect model request"
 	collect := call{
-		op: op, method: http.MethodGet, url: held.ResponseURL, cred: credAPIKey, header: http.Header{"Accept": {"*/*"}},
+		op: op, method: http.MethodGet, url: held.ResponseURL, cred: credAPIKey, header: downloadHeader(),
 		policy: retryIdempotent, stream: true, accept: []int{http.StatusAccepted},
 	}
 	resp, err := c.do(ctx, collect)

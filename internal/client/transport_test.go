@@ -190,7 +190,7 @@ func TestCredentialsNeverFollowCrossOriginRedirect(t *testing.T) {
 	defer service.Close()
 	c := testClient(t, service.URL)
 	var sink discard
-	if _, err := c.DownloadTo(context.Background(), service.URL+"/api/view?filename=a.png", &sink); err != nil {
+	if _, err := c.DownloadTo(context.Background(), service.URL+"/api/view?filename=a.png", &sink, DownloadLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	h, _ := storageSaw.Load().(http.Header)
@@ -212,7 +212,7 @@ func TestDownloadSendsNoCredentialsToAnotherOrigin(t *testing.T) {
 	}))
 	defer storage.Close()
 	c := testClient(t, "http://127.0.0.1:1") // the service is elsewhere
-	if _, err := c.DownloadTo(context.Background(), storage.URL+"/o.png", &discard{}); err != nil {
+	if _, err := c.DownloadTo(context.Background(), storage.URL+"/o.png", &discard{}, DownloadLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	if got.Get("Authorization") != "" || got.Get("X-Api-Key") != "" {

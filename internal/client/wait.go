@@ -174,8 +174,10 @@ func (p *pollSchedule) timeLeft(job *Job) (time.Duration, bool) {
 	return time.Duration(float64(elapsed) * (1 - v) / done), true
 }
 
+// changed reports whether b tells something new over a: a status, outputs, progress or a new
+// place in the queue (each is worth a progress line).
 func changed(a, b *Job) bool {
-	if a.Status != b.Status || len(a.Outputs) != len(b.Outputs) {
+	if a.Status != b.Status || len(a.Outputs) != len(b.Outputs) || !equalPos(a.QueuePosition, b.QueuePosition) {
 		return true
 	}
 	if (a.Progress == nil) != (b.Progress == nil) {

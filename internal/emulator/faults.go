@@ -36,6 +36,14 @@ type Fault struct {
 	Delay         time.Duration     // sleep before handling (respect request ctx cancellation)
 	Drop          bool              // hijack and close the connection without any response
 	AfterHandling bool              // run the real handler first (so e.g. the job IS created), then discard its response and send the fault (or drop): a lost response
+
+	// Hostile answers (hostile_answers.go). Headers also apply to an answer the real handler
+	// gives, so Headers{"Content-Encoding": "gzip"} serves an asset's own bytes as if gzip-encoded.
+	Endless       bool // 200 with the real headers but no Content-Length, then zeros until the client goes
+	StallAfter    int  // with Stall: bytes of the real body sent before the answer stalls
+	Stall         bool // send the real headers (and StallAfter bytes), then nothing until the client goes
+	Outputs       int  // a JSON job record's outputs are padded to this many, each a distinct asset id
+	RepeatOutputs int  // each output of a JSON job record is listed this many times (same asset id)
 }
 
 func (f Fault) matches(op string, n int) bool {
@@ -142,7 +150,12 @@ func (s *Server) applyFault(f Fault, w http.ResponseWriter, r *http.Request, nex
 		dropConnection(w)
 	case f.Status != 0:
 		writeFault(w, f)
+	case f.hostile():
+		s.answerHostile(f, w, r, next)
 	default:
+		for k, v := range f.Headers {
+			w.Header().Set(k, v)
+		}
 		answer()
 	}
 }

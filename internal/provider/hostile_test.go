@@ -169,7 +169,11 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 			ss := httptest.NewServer(svc)
 			defer ss.Close()
 
-			config := providerBlock(ss.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
+			// validate = false: this stand-in serves job records only, not the node classes.
+			config := providerBlock(ss.URL) + `resource "svc_job" "x" {
+  validate = false
+  workflow = ` + imageWorkflowHCL(1) + `
+}`
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -206,7 +210,11 @@ func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	svc := &linkService{badLink: "self", foreign: fs.URL, badOnRead: true}
 	ss := httptest.NewServer(svc)
 	defer ss.Close()
-	config := providerBlock(ss.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
+	// validate = false: this stand-in serves job records only, not the node classes.
+	config := providerBlock(ss.URL) + `resource "svc_job" "x" {
+  validate = false
+  workflow = ` + imageWorkflowHCL(1) + `
+}`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -32,7 +32,10 @@ var jobFields = []computedField{
 		{name: "steps", kind: kindInt64, desc: "Sampler steps of the current node."},
 		{name: "message", kind: kindString, desc: "Progress message."},
 	}},
-	{name: "outputs", kind: kindObjectList, desc: "Committed outputs, in the order the service lists them. Each is an asset.", nested: []computedField{
+	{name: "outputs", kind: kindObjectList, desc: "Committed outputs, in the order the service lists them. Each is an asset. " +
+		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
+		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
+		"counts those left out; the service still holds them.", nested: []computedField{
 		{name: "node_id", kind: kindString, desc: "Workflow node that produced the file; empty when the worker named none."},
 		{name: "name", kind: kindString, desc: "File name."},
 		{name: "type", kind: kindString, desc: "`image`, `video`, `audio`, `text`, `file` or `latent`."},
@@ -46,7 +49,10 @@ var jobFields = []computedField{
 		{name: "url_expires_at", kind: kindString, desc: "When `url` stops working."},
 		{name: "job_id", kind: kindString, desc: "Id of the producing job, when the service names it."},
 	}},
-	{name: "error", kind: kindObject, desc: "Execution failure detail; null unless the job failed.", nested: []computedField{
+	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct outputs the service listed beyond the 1000 kept in " +
+		"`outputs` (0 when all are there). Creating an `svc_job` warns when it is not 0."},
+	{name: "error", kind: kindObject, desc: "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
+		"message to its first 8 KiB, a traceback to its last 64 KiB.", nested: []computedField{
 		{name: "code", kind: kindString, desc: "Error code, e.g. `node_execution_error`."},
 		{name: "message", kind: kindString, desc: "Error message."},
 		{name: "node_id", kind: kindString, desc: "Failing node id."},
@@ -72,17 +78,18 @@ var (
 // jobRecordModel holds the job record's attributes; it is embedded in the resource's and the data
 // source's models.
 type jobRecordModel struct {
-	Status        types.String `tfsdk:"status"`
-	CreatedAt     types.String `tfsdk:"created_at"`
-	StartedAt     types.String `tfsdk:"started_at"`
-	CompletedAt   types.String `tfsdk:"completed_at"`
-	ExpiresAt     types.String `tfsdk:"expires_at"`
-	QueuePosition types.Int64  `tfsdk:"queue_position"`
-	Progress      types.Object `tfsdk:"progress"`
-	Outputs       types.List   `tfsdk:"outputs"`
-	Error         types.Object `tfsdk:"error"`
-	Metrics       types.Map    `tfsdk:"metrics"`
-	URLs          types.Object `tfsdk:"urls"`
+	Status         types.String `tfsdk:"status"`
+	CreatedAt      types.String `tfsdk:"created_at"`
+	StartedAt      types.String `tfsdk:"started_at"`
+	CompletedAt    types.String `tfsdk:"completed_at"`
+	ExpiresAt      types.String `tfsdk:"expires_at"`
+	QueuePosition  types.Int64  `tfsdk:"queue_position"`
+	Progress       types.Object `tfsdk:"progress"`
+	Outputs        types.List   `tfsdk:"outputs"`
+	OutputsOmitted types.Int64  `tfsdk:"outputs_omitted"`
+	Error          types.Object `tfsdk:"error"`
+	Metrics        types.Map    `tfsdk:"metrics"`
+	URLs           types.Object `tfsdk:"urls"`
 }
 
 type progressModel struct {
@@ -151,30 +158,17 @@ func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, di
 		})
 		diags.Append(d...)
 	}
-	outputs := make([]outputModel, 0, len(job.Outputs))
-	for _, o := range job.Outputs {
-		outputs = append(outputs, outputModel{
-			NodeID:       types.StringValue(o.NodeID),
-			Name:         types.StringValue(o.Name),
-			Type:         types.StringValue(o.Type),
-			ContentType:  types.StringValue(o.ContentType),
-			SizeBytes:    types.Int64Value(o.SizeBytes),
-			ID:           types.StringValue(o.ID),
-			Hash:         types.StringPointerValue(o.Hash),
-			URL:          types.StringValue(o.URL),
-			URLExpiresAt: types.StringValue(o.URLExpiresAt),
-			JobID:        types.StringPointerValue(o.JobID),
-		})
-	}
-	m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	var omitted int
+	m.Outputs, omitted, d = outputsValue(ctx, job.Outputs)
+	m.OutputsOmitted = types.Int64Value(int64(omitted))
 	diags.Append(d...)
 	if e := job.Error; e != nil {
 		m.Error, d = types.ObjectValueFrom(ctx, jobErrorAttrTypes, jobErrorModel{
-			Code:      types.StringValue(e.Code),
-			Message:   types.StringValue(e.Message),
-			NodeID:    types.StringPointerValue(e.NodeID),
-			ClassType: types.StringPointerValue(e.ClassType),
-			Traceback: types.StringPointerValue(e.Traceback),
+			Code:      types.StringValue(boundText(e.Code)),
+			Message:   types.StringValue(boundText(e.Message)),
+			NodeID:    types.StringPointerValue(boundTextPtr(e.NodeID)),
+			ClassType: types.StringPointerValue(boundTextPtr(e.ClassType)),
+			Traceback: types.StringPointerValue(boundTracebackPtr(e.Traceback)),
 		})
 		diags.Append(d...)
 	}
@@ -198,6 +192,37 @@ func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, di
 	})
 	diags.Append(d...)
 	return m, diags
+}
+
+// outputsValue is the outputs list kept in state: each asset once, at most maxOutputsInState,
+// every text bounded; omitted counts the distinct outputs left out.
+func outputsValue(ctx context.Context, outs []client.Output) (list types.List, omitted int, diags diag.Diagnostics) {
+	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
+	outputs := make([]outputModel, 0, len(kept))
+	for _, o := range kept {
+		outputs = append(outputs, outputModel{
+			NodeID:       types.StringValue(boundText(o.NodeID)),
+			Name:         types.StringValue(boundText(o.Name)),
+			Type:         types.StringValue(boundText(o.Type)),
+			ContentType:  types.StringValue(boundText(o.ContentType)),
+			SizeBytes:    types.Int64Value(o.SizeBytes),
+			ID:           types.StringValue(boundText(o.ID)),
+			Hash:         types.StringPointerValue(boundTextPtr(o.Hash)),
+			URL:          types.StringValue(boundText(o.URL)),
+			URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)),
+			JobID:        types.StringPointerValue(boundTextPtr(o.JobID)),
+		})
+	}
+	list, diags = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	return list, omitted, diags
+}
+
+// warnOmittedOutputs says, once the job is done, that state lists only some of its outputs.
+func warnOmittedOutputs(diags *diag.Diagnostics, m jobRecordModel, jobID string) {
+	if n := m.OutputsOmitted.ValueInt64(); n > 0 {
+		diags.AddWarning("Not every output is in state", fmt.Sprintf("Job %s listed %d more distinct outputs than the %d "+
+			"kept in outputs; outputs_omitted counts them. They stay on the service until the job expires.", jobID, n, maxOutputsInState))
+	}
 }
 
 // recordWarnings reports the values of the job's record that did not fit their field: each was

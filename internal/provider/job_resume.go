@@ -61,6 +61,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel,
 	}
 	final, waitErr := r.data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
 	diags.Append(plan.setRecord(ctx, final)...)
+	warnOmittedOutputs(diags, plan.jobRecordModel, id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }
 

@@ -69,7 +69,7 @@ func nodesToRun(info *client.ObjectInfo, graph workflow.Graph) map[string]bool {
 // checkWorkflowOnPlan is the ModifyPlan of resources with `workflow` and `validate` attributes:
 // a new or changed workflow is checked against the service's node classes when validate is set.
 // An unchanged workflow is not judged again.
-func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, surface checkSurface) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -88,14 +88,26 @@ func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.Mod
 			return
 		}
 	}
-	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), &resp.Diagnostics)
+	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), surface, &resp.Diagnostics)
 }
+
+// checkSurface says whether the resource submits through the interface that serves object_info.
+type checkSurface bool
+
+const (
+	// submitsWhereChecked: the submission goes to the same interface as object_info (v1), so a
+	// route that is not there means the endpoint is wrong, and the apply would fail too.
+	submitsWhereChecked checkSurface = true
+	// submitsElsewhere: the submission goes to another interface (v2 jobs), and a surface that
+	// serves only that one has no object_info route: the check is skipped with a warning.
+	submitsElsewhere checkSurface = false
+)
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per
 // failing node. When the service cannot be asked (provider settings unknown until apply, or the
 // read fails for a reason that may pass), the check is skipped with a warning rather than blocking
 // the plan; refused credentials and a wrong endpoint, which would fail the apply too, are errors.
-func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, diags *diag.Diagnostics) {
+func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Path, raw string, surface checkSurface, diags *diag.Diagnostics) {
 	if d == nil || d.configUnknown {
 		return
 	}
@@ -106,7 +118,7 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	readCtx, cancel := d.readContext(ctx)
 	defer cancel()
 	info, err := d.objectInfo(readCtx)
-	if client.CredentialsRefused(err) || client.RouteNotFound(err) {
+	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
 		// The submission would fail the same way: an error now, not a skipped check.
 		diags.AddAttributeError(attr, "Workflow not checked: the service refused the request", d.describeReadError(readCtx, err, familyService))
 		return

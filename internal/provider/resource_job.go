@@ -117,11 +117,11 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held.",
 	}
 	attrs["validate"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
 			"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
 			"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
-			"does not serve object_info, the check is skipped with a warning. Default `false`.",
+			"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 	}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
 
@@ -163,7 +163,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // ModifyPlan checks a new or changed workflow against object_info when validate is set, and
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
 	planJobResume(ctx, req, resp)
 }
 
@@ -225,6 +225,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)
 	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, createTimeout, true)
 }
 
@@ -355,7 +356,7 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
 }
 
 // workflowChanged requires replacement for a real change of workflow, but not when state holds
@@ -381,6 +382,9 @@ func pastExpiry(expiresAt types.String) bool {
 
 func logJobProgress(ctx context.Context, j *client.Job) {
 	fields := map[string]any{"job_id": j.ID, "status": j.Status}
+	if j.Status == client.JobQueued && j.QueuePosition != nil {
+		fields["queue_position"] = *j.QueuePosition
+	}
 	if p := j.Progress; p != nil {
 		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
 		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)

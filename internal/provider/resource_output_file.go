@@ -12,7 +12,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -25,6 +28,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"lukechampine.com/blake3"
 
+	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -38,17 +42,30 @@ type outputFileResource struct {
 }
 
 type outputFileModel struct {
-	ID           types.String `tfsdk:"id"`
-	URL          types.String `tfsdk:"url"`
-	AssetID      types.String `tfsdk:"asset_id"`
-	View         *viewModel   `tfsdk:"view"`
-	Path         types.String `tfsdk:"path"`
-	ExpectedHash types.String `tfsdk:"expected_hash"`
-	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
-	Blake3       types.String `tfsdk:"blake3"`
-	SHA256       types.String `tfsdk:"sha256"`
-	ContentType  types.String `tfsdk:"content_type"`
+	ID           types.String   `tfsdk:"id"`
+	URL          types.String   `tfsdk:"url"`
+	AssetID      types.String   `tfsdk:"asset_id"`
+	View         *viewModel     `tfsdk:"view"`
+	Path         types.String   `tfsdk:"path"`
+	ExpectedHash types.String   `tfsdk:"expected_hash"`
+	SizeBytes    types.Int64    `tfsdk:"size_bytes"`
+	Blake3       types.String   `tfsdk:"blake3"`
+	SHA256       types.String   `tfsdk:"sha256"`
+	ContentType  types.String   `tfsdk:"content_type"`
+	MaxSizeBytes types.Int64    `tfsdk:"max_size_bytes"`
+	StallTimeout types.String   `tfsdk:"stall_timeout"`
+	Timeouts     timeouts.Value `tfsdk:"timeouts"`
 }
+
+const (
+	// defaultMaxDownloadBytes bounds a download whose size nothing declares: far above any
+	// output a workflow produces, yet short of filling a disk with an endless body.
+	defaultMaxDownloadBytes = 16 << 30
+	// defaultStallTimeout is how long a download may go without a byte: storage that sends
+	// nothing for a minute has stopped.
+	defaultStallTimeout        = time.Minute
+	defaultOutputCreateTimeout = 30 * time.Minute
+)
 
 // viewModel names a v1 output file, fetched through /api/view.
 type viewModel struct {
@@ -63,16 +80,21 @@ func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRe
 	resp.TypeName = req.ProviderTypeName + "_output_file"
 }
 
-func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	sources := []path.Expression{path.MatchRoot("url"), path.MatchRoot("asset_id"), path.MatchRoot("view")}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
-			"written to a temporary name and renamed into place, so `path` never holds a partial download. A file " +
-			"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.",
+			"written to a temporary name and renamed into place (mode `0644`), so `path` never holds a partial download. A file " +
+			"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.\n\n" +
+			"The bytes stored are exactly the bytes the service serves: the download asks for no compression, and a " +
+			"body the server still sends `Content-Encoding: gzip` is stored compressed, as served, never inflated. " +
+			"A download stops with an error, and leaves no file, when the body is longer than the asset record's " +
+			"`size_bytes` (with `asset_id`), than its `Content-Length`, or than `max_size_bytes`; when no byte arrives " +
+			"for `stall_timeout`; or when `timeouts.create` runs out.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The absolute path of the file.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				Computed: true, MarkdownDescription: "The absolute path of the file, known at plan time.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), outputFileIDFromConfig},
 			},
 			"url": schema.StringAttribute{
 				Optional: true,
@@ -112,6 +134,20 @@ func (r *outputFileResource) Schema(_ context.Context, _ resource.SchemaRequest,
 					"Replaced when the new expected hash is not the hash of the file already downloaded.",
 					"Replaced when the new expected hash is not the hash of the file already downloaded.")},
 			},
+			"max_size_bytes": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: fmt.Sprintf("Largest download accepted, in bytes (default %d, 16 GiB). A body over it "+
+					"is refused as soon as its `Content-Length` says so, or when the byte after the limit arrives.", int64(defaultMaxDownloadBytes)),
+				Validators: []validator.Int64{int64validator.AtLeast(1)},
+			},
+			"stall_timeout": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "How long the download may go without receiving a byte before it is abandoned, as a " +
+					"duration (`\"30s\"`, `\"5m\"`; default `\"1m\"`). `timeouts.create` bounds the whole download.",
+				Validators: []validator.String{durationValidator{}},
+			},
+			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: "Longest time the " +
+				"download may take (default `30m`)."}),
 			// The file's own facts change only when the file is downloaded again (a replacement):
 			// an in-place update keeps them, so a plan need not show them unknown.
 			"size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes.",
@@ -150,8 +186,14 @@ func (r *outputFileResource) Create(ctx context.Context, req resource.CreateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.download(r.data.logContext(ctx), &plan); err != nil {
-		resp.Diagnostics.AddError("Download failed", r.data.redact(err.Error()))
+	createTimeout, diags := plan.Timeouts.Create(ctx, defaultOutputCreateTimeout)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.data.logContext(ctx), createTimeout)
+	defer cancel()
+	if err := r.download(ctx, &plan); err != nil {
+		resp.Diagnostics.AddError("Download failed", r.data.redact(describeDownloadError(ctx, err, createTimeout)))
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -164,27 +206,21 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".part-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
 	b3, s256 := blake3.New(32, nil), sha256.New()
-	got, err := r.fetch(ctx, m, io.MultiWriter(tmp, b3, s256))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	var got *client.Download
+	var sum string
+	err = atomicfile.Write(dest, func(w io.Writer) error {
+		var err error
+		if got, err = r.fetch(ctx, m, io.MultiWriter(w, b3, s256)); err != nil {
+			return err
+		}
+		sum = "blake3:" + hex.EncodeToString(b3.Sum(nil))
+		if want := m.ExpectedHash.ValueString(); want != "" && want != sum {
+			return fmt.Errorf("content of %s hashes to %s, expected %s; the partial file was removed (request id %q)", dest, sum, want, got.RequestID)
+		}
+		return nil
+	})
 	if err != nil {
-		return err
-	}
-	sum := "blake3:" + hex.EncodeToString(b3.Sum(nil))
-	if want := m.ExpectedHash.ValueString(); want != "" && want != sum {
-		return fmt.Errorf("content of %s hashes to %s, expected %s; the partial file was removed (request id %q)", dest, sum, want, got.RequestID)
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
 		return err
 	}
 	m.ID = types.StringValue(dest)
@@ -193,6 +229,31 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	m.SHA256 = types.StringValue(hex.EncodeToString(s256.Sum(nil)))
 	m.ContentType = types.StringValue(got.ContentType)
 	return nil
+}
+
+// limits are the bounds of m's download; the asset record's size, when known, is added by fetch.
+func (m *outputFileModel) limits() client.DownloadLimits {
+	lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout}
+	if !m.MaxSizeBytes.IsNull() && !m.MaxSizeBytes.IsUnknown() {
+		lim.MaxBytes = m.MaxSizeBytes.ValueInt64()
+	}
+	if d, err := time.ParseDuration(m.StallTimeout.ValueString()); err == nil && d > 0 {
+		lim.StallTimeout = d
+	}
+	return lim
+}
+
+// describeDownloadError adds to err the setting that bounds what failed.
+func describeDownloadError(ctx context.Context, err error, createTimeout time.Duration) string {
+	switch {
+	case errors.Is(err, client.ErrDownloadStalled):
+		return err.Error() + "\n\nThe server stopped sending. Raise stall_timeout if it is only slow."
+	case errors.Is(err, client.ErrDownloadTooLarge):
+		return err.Error() + "\n\nNothing was written. Raise max_size_bytes if the file is really this large."
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("%v\n\nThe download did not finish within timeouts.create (%s); nothing was written.", err, createTimeout)
+	}
+	return err.Error()
 }
 
 // fetch streams the configured source into w.
@@ -205,15 +266,17 @@ func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io
 		}
 		return r.data.client.DownloadView(ctx, client.ViewFile{
 			Filename: m.View.Filename.ValueString(), Subfolder: m.View.Subfolder.ValueString(), Type: typ,
-		}, w)
+		}, w, m.limits())
 	case m.AssetID.ValueString() != "":
 		asset, err := r.data.client.GetAsset(ctx, m.AssetID.ValueString())
 		if err != nil {
 			return nil, err
 		}
-		return r.data.client.DownloadTo(ctx, asset.URL, w)
+		lim := m.limits()
+		lim.DeclaredSize = &asset.SizeBytes
+		return r.data.client.DownloadTo(ctx, asset.URL, w, lim)
 	default:
-		return r.data.client.DownloadTo(ctx, m.URL.ValueString(), w)
+		return r.data.client.DownloadTo(ctx, m.URL.ValueString(), w, m.limits())
 	}
 }
 
@@ -252,7 +315,7 @@ func (r *outputFileResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := os.Remove(state.ID.ValueString()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := atomicfile.Remove(state.ID.ValueString()); err != nil {
 		resp.Diagnostics.AddError("Deleting downloaded file failed", err.Error())
 	}
 }

@@ -54,6 +54,7 @@ type promptModel struct {
 	Status            types.String   `tfsdk:"status"`
 	Outputs           types.List     `tfsdk:"outputs"`
 	OutputsComplete   types.Bool     `tfsdk:"outputs_complete"`
+	OutputsOmitted    types.Int64    `tfsdk:"outputs_omitted"`
 	Error             types.Object   `tfsdk:"error"`
 	Interrupted       types.Bool     `tfsdk:"interrupted"`
 }
@@ -62,13 +63,15 @@ var promptFields = []computedField{
 	{name: "status", kind: kindString, desc: "Last status read: `success`, `error`, `non_retryable_error`, `lost`, `cancelled` when " +
 		"finished (or `completed`, `failed` from the older interface revision); anything else means in flight."},
 	{name: "outputs", kind: kindObjectList, desc: "Files the workflow's nodes reported in `executed` socket messages, in arrival order. " +
-		"Download one with `svc_output_file`'s `view`.", nested: []computedField{
+		"Download one with `svc_output_file`'s `view`. A file reported twice is listed once, and at most the first 1000 " +
+		"are kept (`outputs_omitted` counts the rest): every value in state is walked at every plan.", nested: []computedField{
 		{name: "node_id", kind: kindString, desc: "Node that produced the file."},
 		{name: "filename", kind: kindString, desc: "File name, for `/api/view`."},
 		{name: "subfolder", kind: kindString, desc: "Subfolder (usually empty)."},
 		{name: "type", kind: kindString, desc: "`output` for final files, `temp` for previews."},
 		{name: "kind", kind: kindString, desc: "`image`, `video`, `audio`, or the name of the list the node used."},
 	}},
+	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct files were reported beyond the 1000 kept in `outputs`."},
 	{name: "outputs_complete", kind: kindBool, desc: "Whether the socket was connected for the whole run and delivered its terminal " +
 		"message. Outputs come only from the socket: when `false`, some may be missing."},
 	{name: "error", kind: kindObject, desc: "The `execution_error` message; null unless execution failed.", nested: []computedField{
@@ -128,11 +131,11 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
 			"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service)."}
-	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
 			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
 			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
-			"the provider's settings are only known at apply. Default `true`."}
+			"the provider's settings are only known at apply. " + validateDefaultDoc}
 	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
 			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
@@ -170,7 +173,7 @@ func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequ
 
 // ModifyPlan validates a new or changed workflow against the service's node classes.
 func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsWhereChecked)
 	planPromptResume(ctx, req, resp)
 }
 
@@ -285,22 +288,35 @@ func (r *promptResource) setResult(ctx context.Context, m *promptModel, res *cli
 	if res.Status == "" {
 		m.Status = types.StringNull()
 	}
-	outs := make([]promptOutputModel, 0, len(res.Outputs))
-	for _, o := range res.Outputs {
-		outs = append(outs, promptOutputModel{NodeID: o.NodeID, Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type, Kind: o.Kind})
-	}
-	list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: promptOutputAttrTypes}, outs)
+	list, omitted, d := promptOutputsValue(ctx, res.Outputs)
 	diags.Append(d...)
-	m.Outputs = list
+	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted))
 	m.OutputsComplete = types.BoolValue(res.OutputsComplete)
 	m.Interrupted = types.BoolValue(res.SocketOutcome == client.SocketInterrupted)
 	m.Error = types.ObjectNull(promptErrorAttrTypes)
 	if e := res.Error; e != nil {
-		obj, d := types.ObjectValueFrom(ctx, promptErrorAttrTypes, promptErrorModel{NodeID: e.NodeID, NodeType: e.NodeType,
-			ExceptionType: e.ExceptionType, ExceptionMessage: e.ExceptionMessage, Traceback: e.Traceback})
+		obj, d := types.ObjectValueFrom(ctx, promptErrorAttrTypes, promptErrorModel{NodeID: boundText(e.NodeID),
+			NodeType: boundText(e.NodeType), ExceptionType: boundText(e.ExceptionType),
+			ExceptionMessage: boundText(e.ExceptionMessage), Traceback: boundTail(e.Traceback, maxTracebackInState)})
 		diags.Append(d...)
 		m.Error = obj
 	}
+}
+
+// promptOutputsValue is the outputs list kept in state: each file once (the socket may report
+// it more than once), at most maxOutputsInState, every text bounded; omitted counts the
+// distinct files left out.
+func promptOutputsValue(ctx context.Context, outs []client.PromptOutput) (types.List, int, diag.Diagnostics) {
+	kept, omitted := uniqueBounded(outs, func(o client.PromptOutput) string {
+		return o.NodeID + "\x00" + o.Filename + "\x00" + o.Subfolder + "\x00" + o.Type
+	})
+	models := make([]promptOutputModel, 0, len(kept))
+	for _, o := range kept {
+		models = append(models, promptOutputModel{NodeID: boundText(o.NodeID), Filename: boundText(o.Filename),
+			Subfolder: boundText(o.Subfolder), Type: boundText(o.Type), Kind: boundText(o.Kind)})
+	}
+	list, diags := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: promptOutputAttrTypes}, models)
+	return list, omitted, diags
 }
 
 func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {

@@ -309,8 +309,10 @@ func TestAccJob_validateThroughObjectInfo(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: cfg("validate = true"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
-			{Config: cfg(""), PlanOnly: true, ExpectNonEmptyPlan: true}, // default false: plans, the service judges at submit
+			// On by default: the plan fails before anything is sent.
+			{Config: cfg(""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
+			// Off: it plans, and the service judges at submit.
+			{Config: cfg("validate = false"), PlanOnly: true, ExpectNonEmptyPlan: true},
 		},
 	})
 	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {

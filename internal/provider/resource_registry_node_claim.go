@@ -58,8 +58,8 @@ func (r *nodeClaimResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "`publisher_id/node_id`.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "`publisher_id/node_id`, known at plan time.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown(), claimIDFromConfig},
 			},
 			"publisher_id": schema.StringAttribute{
 				Required:            true,

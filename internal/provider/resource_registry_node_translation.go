@@ -53,8 +53,8 @@ func (r *nodeTranslationResource) Schema(_ context.Context, _ resource.SchemaReq
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
-				MarkdownDescription: "The node id.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "The node id, known at plan time.",
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown(), translationIDFromConfig},
 			},
 			"node_id": schema.StringAttribute{
 				Required:            true,

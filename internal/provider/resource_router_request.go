@@ -106,10 +106,10 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
 	}
 	attrs["validate_input"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 		MarkdownDescription: "Check `input` at plan time against the model's input schema when the schema is authored " +
 			"(`x-svc-input-schema-authored`), reporting every violation with its path; nothing billable is sent. Skipped when " +
-			"the provider configuration is not known at plan time. Default `true`.",
+			"the provider configuration is not known at plan time. " + validateDefaultDoc,
 	}
 	attrs["wait_for_completion"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -119,9 +119,12 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 	}
 	attrs["result_path"] = schema.StringAttribute{
 		Optional: true,
-		MarkdownDescription: "Write the result to this file (through a temporary file renamed into place) instead of `result`. " +
-			"Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued result " +
-			"(a replay, not a new run); a synchronous result cannot be fetched again.",
+		MarkdownDescription: "Write the result to this file (through a temporary file renamed into place, mode `0644`) instead " +
+			"of `result`. Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued " +
+			"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. As with " +
+			"`svc_output_file`, a file that goes missing or changes is drift: the next apply collects a queued result again " +
+			"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
+			"(24 hours); after that the apply says so. Destroy deletes the file.",
 	}
 	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
 
@@ -296,7 +299,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	}
 
 	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+		logRouterProgress(ctx, q)
 	}})
 	plan.setQueue(final)
 	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
@@ -366,7 +369,11 @@ func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequest
 func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state routerRequestModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.Mode.ValueString() == modeSync {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.noticeResultFileDrift(ctx, &state, resp)
+	if state.Mode.ValueString() == modeSync {
 		return // a synchronous call leaves no record on the service to read
 	}
 	ctx = r.data.logContext(ctx)
@@ -444,13 +451,16 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 				res, _, err = r.data.client.CollectModelRequest(ctx, held)
 			}
 			if err != nil {
-				resp.Diagnostics.AddError("Collecting the result again failed", r.data.redact(err.Error()))
+				resp.Diagnostics.AddError("Collecting the result again failed", r.data.redact(describeRecollectError(err)))
 				return
 			}
 			if res != nil {
 				plan.routerRecordModel = record
 				r.keepResult(ctx, &plan, res, &resp.Diagnostics)
 				record = plan.routerRecordModel
+			}
+			if !resp.Diagnostics.HasError() && !plan.ResultPath.Equal(state.ResultPath) {
+				_ = removeResultFile(state) // the result moved: the old file is no longer managed
 			}
 		}
 	}
@@ -461,7 +471,14 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state routerRequestModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || state.Mode.ValueString() == modeSync || state.Status.ValueString() == client.RouterCompleted || state.ID.IsNull() {
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := removeResultFile(state); err != nil {
+		resp.Diagnostics.AddError("Deleting the result file failed", err.Error())
+		return
+	}
+	if state.Mode.ValueString() == modeSync || state.Status.ValueString() == client.RouterCompleted || state.ID.IsNull() {
 		return // nothing runs; the record ages out on the service
 	}
 	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultRouterDeleteTimeout)

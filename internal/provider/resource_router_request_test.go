@@ -157,7 +157,7 @@ func TestAccRouterRequest_queuedBinaryResultToFile(t *testing.T) {
 					if got, want := fmt.Sprint(len(b)), routerAttr(s, "result_size_bytes"); got != want {
 						return fmt.Errorf("file is %s bytes, state says %s", got, want)
 					}
-					if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.tmp")); len(left) > 0 {
+					if left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), ".*.part-*")); len(left) > 0 {
 						return fmt.Errorf("temporary files left behind: %v", left)
 					}
 					return nil

@@ -3,19 +3,25 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
 // maxResultInState bounds a result kept in state: larger bodies belong in result_path.
 const maxResultInState = 1 << 20
+
+// maxResultFileBytes bounds a result written to result_path, as svc_output_file's default
+// max_size_bytes bounds a download: an endless body must not fill the disk.
+const maxResultFileBytes = defaultMaxDownloadBytes
 
 // storedResult is what the provider keeps of a model's output.
 type storedResult struct {
@@ -84,29 +90,38 @@ func orUnknown(s string) string {
 	return s
 }
 
-// writeFileAtomic streams r into path through a temporary file in the same directory.
+// writeFileAtomic streams r, at most maxResultFileBytes of it, into path through a temporary
+// file in the same directory.
 func writeFileAtomic(path string, r io.Reader) (int64, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, fmt.Errorf("result_path: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return 0, fmt.Errorf("result_path: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	n, err := io.Copy(tmp, r)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
+	var n int64
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		var err error
+		n, err = io.Copy(w, io.LimitReader(r, maxResultFileBytes+1))
+		if err == nil && n > maxResultFileBytes {
+			err = fmt.Errorf("the result is over %d GiB, more than a result file may hold; nothing was written", maxResultFileBytes>>30)
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("writing result_path %s: %w", path, err)
 	}
 	return n, nil
+}
+
+// resultFileChanged reports whether the file at path no longer holds the bytes whose SHA-256
+// (hex) is sum: it is gone, or holds other bytes.
+func resultFileChanged(path, sum string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)) != sum, nil
 }

@@ -12,4 +12,10 @@ resource "svc_output_file" "tile" {
   asset_id      = svc_job.images.outputs[count.index].id
   expected_hash = svc_job.images.outputs[count.index].hash
   path          = "${abspath(path.module)}/out/tile-${count.index}.png"
+
+  # Give up when storage sends nothing for 2 minutes, or after 10 minutes in all.
+  stall_timeout = "2m"
+  timeouts = {
+    create = "10m"
+  }
 }
