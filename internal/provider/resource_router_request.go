@@ -458,6 +458,7 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 				plan.routerRecordModel = record
 				r.keepResult(ctx, &plan, res, &resp.Diagnostics)
 				record = plan.routerRecordModel
+				record.keepCallFacts(state.routerRecordModel)
 			}
 			if !resp.Diagnostics.HasError() && !plan.ResultPath.Equal(state.ResultPath) {
 				_ = removeResultFile(state) // the result moved: the old file is no longer managed

@@ -74,6 +74,15 @@ func (m *routerRecordModel) setQueue(q *client.QueueRequest) {
 	m.CancelURL = optString(q.CancelURL)
 }
 
+// keepCallFacts restores, after a result was collected again, what describes the call itself
+// rather than this collection: collecting again is a replay of the same run, so it neither makes
+// the original call a replay nor charges anything new.
+func (m *routerRecordModel) keepCallFacts(call routerRecordModel) {
+	m.Replayed = call.Replayed
+	m.CreditsUsed = call.CreditsUsed
+	m.CommittedSpend = call.CommittedSpend
+}
+
 // setResult copies what was kept of a result and the charge headers that came with it.
 func (m *routerRecordModel) setResult(res *client.RouterResult, stored *storedResult) {
 	m.Result = types.StringPointerValue(stored.text)
