@@ -53,6 +53,9 @@ type Options struct {
 	LinkHost       string
 	LogsLink       bool          // include urls.logs on every job and serve GET .../logs (text/plain; 204 when nothing printed)
 	EventsDisabled bool          // events route answers 501 {"error":{"code":"not_implemented",...}}
+	// FlatProgress keeps progress as it was when the job started (value 0) until the job ends,
+	// as a server that reports no progress while running: nothing tells how long is left.
+	FlatProgress bool
 	NodeDuration   time.Duration // time each node takes to execute (default 0)
 	StepDuration   time.Duration // time of each sampler step (default 0)
 	QueueDelay     time.Duration // extra wait before a queued job starts running (default 0)
