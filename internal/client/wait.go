@@ -17,6 +17,11 @@ type WaitOptions struct {
 	PollStreaming time.Duration
 	// NoEvents disables the event stream (poll only).
 	NoEvents bool
+	// Durations, when set, supplies the likely run time of jobs of this Shape (see
+	// WorkflowShape) while nothing else tells how long is left, and learns from this job once it
+	// has finished. Share one across the waits of a batch.
+	Durations *DurationEstimator
+	Shape     string
 }
 
 const (
@@ -30,6 +35,9 @@ const (
 	minHintGap = time.Second
 	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
 	maxReadFailures = 3
+	// likelyEndMargin is added to a job's likely end before it is read, with a thirty-second
+	// of its run time, so the read finds it finished rather than about to.
+	likelyEndMargin = 20 * time.Millisecond
 )
 
 // transientReadError reports whether a failed read may succeed later: a 5xx, 408 or 429, or no
@@ -110,6 +118,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		job = next
 		resetTimer(timer, sched.next(job, streaming()))
 	}
+	opts.Durations.Observe(opts.Shape, job)
 	return job, nil
 }
 
@@ -130,6 +139,8 @@ type pollSchedule struct {
 	backoff             time.Duration // geometric interval while nothing tells how long is left
 	firstAt             time.Time     // first record with progress, and its value
 	firstValue          float64
+	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
+	shape               string
 }
 
 func newPollSchedule(opts WaitOptions) *pollSchedule {
@@ -137,6 +148,8 @@ func newPollSchedule(opts WaitOptions) *pollSchedule {
 		min:       orDuration(opts.PollMin, defaultPollMin),
 		max:       orDuration(opts.PollMax, defaultPollMax),
 		streaming: orDuration(opts.PollStreaming, defaultPollStreaming),
+		durations: opts.Durations,
+		shape:     opts.Shape,
 	}
 	p.backoff = p.min
 	return p
@@ -149,9 +162,39 @@ func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
 	if left, ok := p.timeLeft(job); ok {
 		return min(max(left/2, p.min), p.max)
 	}
+	if d, ok := p.untilLikelyEnd(job, time.Now()); ok {
+		return d
+	}
 	d := p.backoff
 	p.backoff = min(p.backoff*3/2, p.max)
 	return d
+}
+
+// untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
+// shown how long they run: a queued job cannot end sooner than one run from now, a running one
+// is read once just after its start plus that run time. Once that moment has passed with the
+// job still running, it reports false and the loop falls back to its own schedule.
+func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
+	expected, ok := p.durations.Expected(p.shape)
+	if !ok {
+		return 0, false
+	}
+	switch job.Status {
+	case JobQueued:
+		return max(expected, p.min), true
+	case JobRunning:
+		start, ok := parseJobTime(job.StartedAt)
+		if !ok || start.After(now) { // no start time, or a clock ahead of ours
+			return 0, false
+		}
+		// Reading just before the end costs a read and a retry: aim a little after it.
+		left := start.Add(expected + expected/32 + likelyEndMargin).Sub(now)
+		if left <= 0 {
+			return 0, false
+		}
+		return max(left, p.min), true
+	}
+	return 0, false
 }
 
 // timeLeft estimates the time until the job ends from the rate of its progress since the

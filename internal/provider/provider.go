@@ -104,6 +104,9 @@ type providerData struct {
 	// configUnknown is set when some provider setting was unknown at plan time (it comes from a
 	// resource not created yet); plan-time checks that need the service are then skipped.
 	configUnknown bool
+	// durations learns how long the jobs of this provider instance run, by workflow shape, so
+	// that later jobs of a batch are read near their likely end.
+	durations *client.DurationEstimator
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -147,7 +150,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	logDebug(withLogSecrets(ctx, secrets), "configured svc provider", map[string]any{
 		"endpoint": c.Endpoint(), "config_unknown": unknown,
 	})
-	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown}
+	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
+		durations: client.NewDurationEstimator()}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }
