@@ -74,7 +74,9 @@ func silenceUnreadLogs() {
 			return
 		}
 	}
-	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_PROVIDER_SVC"} {
+	// The SDK's subsystems (framework, protocol) check their own level before building a line's
+	// fields, and an unset level there lets everything through to that point: set them too.
+	for _, name := range []string{"TF_LOG_SDK", "TF_LOG_SDK_FRAMEWORK", "TF_LOG_SDK_PROTO", "TF_LOG_PROVIDER_SVC"} {
 		if err := os.Setenv(name, "off"); err != nil {
 			log.Printf("[WARN] %s not set: %v", name, err)
 		}
