@@ -27,13 +27,43 @@ const (
 // of a batch are polled near their likely end instead of on a blind schedule. It is safe for
 // concurrent use.
 type DurationEstimator struct {
-	mu      sync.Mutex
-	byShape map[string][]time.Duration // most recent last
+	mu       sync.Mutex
+	byShape  map[string][]time.Duration // most recent last
+	inFlight map[string]int             // waits under way, by shape
 }
 
 // NewDurationEstimator returns an estimator that knows nothing yet.
 func NewDurationEstimator() *DurationEstimator {
-	return &DurationEstimator{byShape: map[string][]time.Duration{}}
+	return &DurationEstimator{byShape: map[string][]time.Duration{}, inFlight: map[string]int{}}
+}
+
+// join registers a wait on a job of the given shape. It reports whether the wait is a follower:
+// another job of the shape is already being waited on and too few of the shape have finished to
+// say how long it runs. Jobs of one batch that share a shape take about as long as each other,
+// so while the first one is polled on the regular schedule, the others need not all be: the
+// first to finish teaches them all. leave ends the wait.
+func (e *DurationEstimator) join(shape string) (follower bool, leave func()) {
+	if e == nil || shape == "" {
+		return false, func() {}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	follower = e.inFlight[shape] > 0 && len(e.byShape[shape]) < estimateMinSamples
+	e.inFlight[shape]++
+	return follower, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.inFlight[shape]--; e.inFlight[shape] <= 0 {
+			delete(e.inFlight, shape)
+		}
+	}
+}
+
+// learning reports whether too few jobs of the shape have finished to say how long it runs.
+func (e *DurationEstimator) learning(shape string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.byShape[shape]) < estimateMinSamples
 }
 
 // Observe records the run time of a job of the given shape if it succeeded and its record says

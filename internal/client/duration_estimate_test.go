@@ -131,7 +131,9 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 	}{
 		{name: "queued: one run from now", shape: "s", job: &Job{Status: JobQueued}, want: 3 * time.Second, wantOK: true},
 		{name: "running: just after its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Second)}, want: 2*time.Second + margin, wantOK: true},
-		{name: "running past its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(4 * time.Second)}},
+		{name: "running just past its likely end: a tenth of the run time", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin)}, want: 300 * time.Millisecond, wantOK: true},
+		{name: "long overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: 800 * time.Millisecond, wantOK: true},
+		{name: "very long overdue: at most max", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: defaultPollMax, wantOK: true},
 		{name: "running without a start time", shape: "s", job: &Job{Status: JobRunning}},
 		{name: "started in our future", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(-time.Second)}},
 		{name: "shape never seen", shape: "t", job: &Job{Status: JobQueued}},
@@ -142,5 +144,44 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 		if ok != tt.wantOK || got != tt.want {
 			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
 		}
+	}
+}
+
+func TestDurationEstimatorFollowers(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	first, leaveFirst := e.join("s")
+	second, leaveSecond := e.join("s")
+	other, leaveOther := e.join("t")
+	if first || !second || other {
+		t.Fatalf("followers: first %v, second %v, other shape %v; want false, true, false", first, second, other)
+	}
+	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
+	p.follower = second
+	running := &Job{Status: JobRunning}
+	if got := p.next(running, false); got != defaultPollMax {
+		t.Errorf("a follower while the shape is learned: next = %v, want %v", got, defaultPollMax)
+	}
+	for range estimateMinSamples {
+		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	}
+	if got := p.next(running, false); got != defaultPollMin {
+		t.Errorf("a follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
+	}
+	if third, leave := e.join("s"); third {
+		t.Error("a wait that begins once the shape is known is a follower")
+	} else {
+		leave()
+	}
+	leaveFirst()
+	leaveSecond()
+	leaveOther()
+	if len(e.inFlight) != 0 {
+		t.Errorf("waits left in flight: %v", e.inFlight)
+	}
+	if alone, leave := e.join("u"); alone {
+		t.Error("the only wait of its shape is a follower")
+	} else {
+		leave()
 	}
 }

@@ -61,11 +61,14 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	defer stop()
 
 	var wake <-chan wakeup
-	if !opts.NoEvents && job.URLs.Events != "" {
+	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
 		wake = c.watchEvents(ctx, job.URLs.Events)
 	}
 
 	sched := newPollSchedule(opts)
+	var leave func()
+	sched.follower, leave = opts.Durations.join(opts.Shape)
+	defer leave()
 	failures := 0 // consecutive failed reads
 	started := time.Now()
 	lastRead := started
@@ -141,6 +144,10 @@ type pollSchedule struct {
 	firstValue          float64
 	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
 	shape               string
+	// follower is set when another job of the same shape was already being waited on, before
+	// the shape's run time was known: this one polls at max until the shape has finished often
+	// enough to be estimated, then near its likely end.
+	follower bool
 }
 
 func newPollSchedule(opts WaitOptions) *pollSchedule {
@@ -165,6 +172,9 @@ func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
 	if d, ok := p.untilLikelyEnd(job, time.Now()); ok {
 		return d
 	}
+	if p.follower && p.durations.learning(p.shape) {
+		return p.max
+	}
 	d := p.backoff
 	p.backoff = min(p.backoff*3/2, p.max)
 	return d
@@ -172,8 +182,8 @@ func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
 
 // untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
 // shown how long they run: a queued job cannot end sooner than one run from now, a running one
-// is read once just after its start plus that run time. Once that moment has passed with the
-// job still running, it reports false and the loop falls back to its own schedule.
+// is read once just after its start plus that run time, and, if it is still running then, at a
+// tenth of that run time plus half the time it is overdue (at most max).
 func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
 	expected, ok := p.durations.Expected(p.shape)
 	if !ok {
@@ -190,7 +200,9 @@ func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, b
 		// Reading just before the end costs a read and a retry: aim a little after it.
 		left := start.Add(expected + expected/32 + likelyEndMargin).Sub(now)
 		if left <= 0 {
-			return 0, false
+			// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the
+			// run time, and less often the later it gets.
+			return min(max(expected/10-left/2, p.min), p.max), true
 		}
 		return max(left, p.min), true
 	}
