@@ -23,15 +23,15 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
-	defer startCPUProfile()()
 	if !debug {
 		silenceUnreadLogs()
 	}
-
+	stopProfile := startCPUProfile()
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/svc-org/svc",
 		Debug:   debug,
 	})
+	stopProfile()
 	if err != nil {
 		log.Fatal(err)
 	}

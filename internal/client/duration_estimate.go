@@ -79,11 +79,10 @@ func (e *DurationEstimator) Observe(shape string, job *Job) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	samples := append(e.byShape[shape], d)
-	if len(samples) > estimateSamples {
-		samples = samples[len(samples)-estimateSamples:]
+	e.byShape[shape] = append(e.byShape[shape], d)
+	if n := len(e.byShape[shape]); n > estimateSamples {
+		e.byShape[shape] = e.byShape[shape][n-estimateSamples:]
 	}
-	e.byShape[shape] = samples
 }
 
 // Expected returns the likely run time of a job of the given shape: the median of the recent
