@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,6 +72,10 @@ type Client struct {
 	// is rejected as a duplicate and hides whether the first attempt created the job. On a new
 	// connection net/http never resends, so whether to retry stays our decision alone.
 	fresh *http.Client
+
+	// eventsNotImplemented is set once the service answered an event stream with 501: it serves
+	// none, so later waits poll without asking again (one request per job saved).
+	eventsNotImplemented atomic.Bool
 }
 
 // New validates cfg and builds a Client.

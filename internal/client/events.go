@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -85,6 +86,10 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 				policy: retryNever, stream: true,
 			})
 			if err != nil {
+				var apiErr *APIError
+				if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotImplemented {
+					c.eventsNotImplemented.Store(true)
+				}
 				c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
 				return
 			}

@@ -17,6 +17,11 @@ type WaitOptions struct {
 	PollStreaming time.Duration
 	// NoEvents disables the event stream (poll only).
 	NoEvents bool
+	// Durations, when set, supplies the likely run time of jobs of this Shape (see
+	// WorkflowShape) while nothing else tells how long is left, and learns from this job once it
+	// has finished. Share one across the waits of a batch.
+	Durations *DurationEstimator
+	Shape     string
 }
 
 const (
@@ -30,6 +35,9 @@ const (
 	minHintGap = time.Second
 	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
 	maxReadFailures = 3
+	// likelyEndMargin is added to a job's likely end before it is read, with a thirty-second
+	// of its run time, so the read finds it finished rather than about to.
+	likelyEndMargin = 20 * time.Millisecond
 )
 
 // transientReadError reports whether a failed read may succeed later: a 5xx, 408 or 429, or no
@@ -53,11 +61,14 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	defer stop()
 
 	var wake <-chan wakeup
-	if !opts.NoEvents && job.URLs.Events != "" {
+	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
 		wake = c.watchEvents(ctx, job.URLs.Events)
 	}
 
 	sched := newPollSchedule(opts)
+	var leave func()
+	sched.follower, leave = opts.Durations.join(opts.Shape)
+	defer leave()
 	failures := 0 // consecutive failed reads
 	started := time.Now()
 	lastRead := started
@@ -110,6 +121,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		job = next
 		resetTimer(timer, sched.next(job, streaming()))
 	}
+	opts.Durations.Observe(opts.Shape, job)
 	return job, nil
 }
 
@@ -130,6 +142,12 @@ type pollSchedule struct {
 	backoff             time.Duration // geometric interval while nothing tells how long is left
 	firstAt             time.Time     // first record with progress, and its value
 	firstValue          float64
+	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
+	shape               string
+	// follower is set when another job of the same shape was already being waited on, before
+	// the shape's run time was known: this one polls at max until the shape has finished often
+	// enough to be estimated, then near its likely end.
+	follower bool
 }
 
 func newPollSchedule(opts WaitOptions) *pollSchedule {
@@ -137,6 +155,8 @@ func newPollSchedule(opts WaitOptions) *pollSchedule {
 		min:       orDuration(opts.PollMin, defaultPollMin),
 		max:       orDuration(opts.PollMax, defaultPollMax),
 		streaming: orDuration(opts.PollStreaming, defaultPollStreaming),
+		durations: opts.Durations,
+		shape:     opts.Shape,
 	}
 	p.backoff = p.min
 	return p
@@ -149,9 +169,44 @@ func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
 	if left, ok := p.timeLeft(job); ok {
 		return min(max(left/2, p.min), p.max)
 	}
+	if d, ok := p.untilLikelyEnd(job, time.Now()); ok {
+		return d
+	}
+	if p.follower && p.durations.learning(p.shape) {
+		return p.max
+	}
 	d := p.backoff
 	p.backoff = min(p.backoff*3/2, p.max)
 	return d
+}
+
+// untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
+// shown how long they run: a queued job cannot end sooner than one run from now, a running one
+// is read once just after its start plus that run time, and, if it is still running then, at a
+// tenth of that run time plus half the time it is overdue (at most max).
+func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
+	expected, ok := p.durations.Expected(p.shape)
+	if !ok {
+		return 0, false
+	}
+	switch job.Status {
+	case JobQueued:
+		return max(expected, p.min), true
+	case JobRunning:
+		start, ok := parseJobTime(job.StartedAt)
+		if !ok || start.After(now) { // no start time, or a clock ahead of ours
+			return 0, false
+		}
+		// Reading just before the end costs a read and a retry: aim a little after it.
+		left := start.Add(expected + expected/32 + likelyEndMargin).Sub(now)
+		if left <= 0 {
+			// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the
+			// run time, and less often the later it gets.
+			return min(max(expected/10-left/2, p.min), p.max), true
+		}
+		return max(left, p.min), true
+	}
+	return 0, false
 }
 
 // timeLeft estimates the time until the job ends from the rate of its progress since the

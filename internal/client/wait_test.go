@@ -203,3 +203,29 @@ func TestWaitJobSilentStreamDoesNotDelayTheEnd(t *testing.T) {
 		t.Fatalf("the end was seen after %v; a silent stream held the loop to the streaming interval", took)
 	}
 }
+
+// A service that answered 501 to an event stream serves none: later waits poll without asking.
+func TestWaitJobRemembersEventsNotImplemented(t *testing.T) {
+	t.Parallel()
+	srv := emulator.New(emulator.Options{EventsDisabled: true, StepDuration: 20 * time.Millisecond, Workers: 3})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := testClient(t, srv.URL())
+	for i := range 3 {
+		wf := fmt.Sprintf(`{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},`+
+			`"2":{"class_type":"ImageNoiseSampler","inputs":{"image":["1",0],"seed":%d,"steps":25,"denoise":0.5}},`+
+			`"3":{"class_type":"SaveImage","inputs":{"images":["2",0],"filename_prefix":"w"}}}`, i)
+		job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(wf)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if final, err := c.WaitJob(context.Background(), job, WaitOptions{}); err != nil || final.Status != JobSucceeded {
+			t.Fatalf("WaitJob = %+v, %v", final, err)
+		}
+	}
+	if streams := srv.Requests(emulator.OpJobEvents); streams != 1 {
+		t.Fatalf("%d event stream requests for 3 jobs; want 1 (the 501 is remembered)", streams)
+	}
+}

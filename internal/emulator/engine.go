@@ -152,6 +152,9 @@ func (s *Server) setStatusLocked(j *job, status string) {
 }
 
 func (s *Server) setProgressLocked(j *job, p progressJSON) {
+	if s.opts.FlatProgress && j.progress != nil && p.Value < 1 {
+		return // progress stays where it started until the job is done
+	}
 	j.progress = &p
 	s.notifyLocked(j, event{name: "progress", data: p})
 }

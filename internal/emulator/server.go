@@ -51,19 +51,22 @@ type Options struct {
 	// request named (the port is kept), as a service that builds links from a public base URL:
 	// "localhost" while the client talks to 127.0.0.1.
 	LinkHost       string
-	LogsLink       bool          // include urls.logs on every job and serve GET .../logs (text/plain; 204 when nothing printed)
-	EventsDisabled bool          // events route answers 501 {"error":{"code":"not_implemented",...}}
-	NodeDuration   time.Duration // time each node takes to execute (default 0)
-	StepDuration   time.Duration // time of each sampler step (default 0)
-	QueueDelay     time.Duration // extra wait before a queued job starts running (default 0)
-	Retention      time.Duration // expires_at = completed_at (or created_at) + Retention (default 24h)
-	Workers        int           // jobs running at once (default 1)
-	QueueLimit     int           // jobs waiting (queued) beyond which submit answers 429 queue_full (default 1000)
-	RetryAfter     int           // seconds sent in Retry-After on 429 (default 1)
-	URLTTL         time.Duration // lifetime of signed output urls (default 1h)
-	ResignOnRead   bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
-	LazyHashes     bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
-	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	LogsLink       bool // include urls.logs on every job and serve GET .../logs (text/plain; 204 when nothing printed)
+	EventsDisabled bool // events route answers 501 {"error":{"code":"not_implemented",...}}
+	// FlatProgress keeps progress as it was when the job started (value 0) until the job ends,
+	// as a server that reports no progress while running: nothing tells how long is left.
+	FlatProgress bool
+	NodeDuration time.Duration // time each node takes to execute (default 0)
+	StepDuration time.Duration // time of each sampler step (default 0)
+	QueueDelay   time.Duration // extra wait before a queued job starts running (default 0)
+	Retention    time.Duration // expires_at = completed_at (or created_at) + Retention (default 24h)
+	Workers      int           // jobs running at once (default 1)
+	QueueLimit   int           // jobs waiting (queued) beyond which submit answers 429 queue_full (default 1000)
+	RetryAfter   int           // seconds sent in Retry-After on 429 (default 1)
+	URLTTL       time.Duration // lifetime of signed output urls (default 1h)
+	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
+	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
+	MaxStreams   int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 

@@ -352,3 +352,25 @@ func mustJSON(v any) string {
 	}
 	return string(b)
 }
+
+func TestFlatProgress(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Options{FlatProgress: true, EventsDisabled: true, StepDuration: 5 * time.Millisecond})
+	id := h.mustSubmit(imageWorkflow(1, 100))["id"].(string)
+	runningReads := 0
+	done := h.waitFor(id, "a terminal status", func(j map[string]any) bool {
+		if j["status"] == "running" {
+			runningReads++
+			if p, ok := j["progress"].(map[string]any); ok && p["value"].(float64) != 0 {
+				t.Fatalf("progress moved while running: %v", p)
+			}
+		}
+		return j["status"] == "succeeded"
+	})
+	if runningReads == 0 {
+		t.Fatal("never saw the job running")
+	}
+	if p := done["progress"].(map[string]any); p["value"].(float64) != 1 {
+		t.Errorf("finished job's progress: %v", p)
+	}
+}

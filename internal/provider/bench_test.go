@@ -33,9 +33,22 @@ func TestBenchmarkTable(t *testing.T) {
 	fmt.Fprintf(&out, "Machine: %s, %d cores, %s, %s/%s; %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, terraformVersion())
 	fmt.Fprintf(&out, "Everything runs against the reference server on loopback (`internal/emulator`), whose jobs run for a set time.\n\n")
 
-	waitRows := benchWaitStrategies(t)
-	out.WriteString(waitRows)
-	out.WriteString(benchApply(t))
+	fmt.Fprintf(&out, "Sizes and parts: `SVC_BENCH_N` (scaling sizes, default `100,1000,3000`), `SVC_BENCH_APPLY_N` (batch apply, default 1000), `SVC_BENCH_PARTS` (any of `wait,flat,apply,scaling`; default all).\n\n")
+	if benchPart("wait") {
+		out.WriteString(benchWaitStrategies(t))
+	}
+	if benchPart("flat") {
+		out.WriteString(benchFlatProgress(t))
+	}
+	if benchPart("apply") || benchPart("scaling") {
+		bin := buildProvider(t)
+		if benchPart("apply") {
+			out.WriteString(benchApply(t, bin))
+		}
+		if benchPart("scaling") {
+			out.WriteString(benchScaling(t, bin))
+		}
+	}
 	path := filepath.Join("..", "..", "BENCHMARKS.md")
 	if p := os.Getenv("SVC_BENCH_OUT"); p != "" {
 		path = p
@@ -179,10 +192,24 @@ func runOneJob(c *client.Client, strategy waitStrategy, steps int) (time.Duratio
 	return seen.Sub(done), nil
 }
 
-// benchApply applies 100 jobs of 0.5 s against a server running 8 at a time, then refreshes 500
-// jobs, with the provider built as a real plugin binary so its memory can be read.
-func benchApply(t *testing.T) string {
-	bin := buildProvider(t)
+// benchPart reports whether SVC_BENCH_PARTS (comma-separated; empty: all) names part.
+func benchPart(part string) bool {
+	parts := os.Getenv("SVC_BENCH_PARTS")
+	if parts == "" {
+		return true
+	}
+	for _, p := range strings.Split(parts, ",") {
+		if strings.TrimSpace(p) == part {
+			return true
+		}
+	}
+	return false
+}
+
+// benchApply applies 100 jobs of 0.5 s against a server running 8 at a time, then a batch of
+// SVC_BENCH_APPLY_N such jobs, then refreshes 500 jobs, with the provider built as a real plugin
+// binary so its memory can be read.
+func benchApply(t *testing.T, bin string) string {
 	var b strings.Builder
 	b.WriteString("## Terraform runs\n\nThe provider runs as its own plugin process (built binary, `dev_overrides`).\n\n")
 	b.WriteString("| run | wall time | ideal | ratio | requests | provider peak RSS |\n|---|---|---|---|---|---|\n")
@@ -212,6 +239,9 @@ func benchApply(t *testing.T) string {
 	wall2 := time.Since(start)
 	fmt.Fprintf(&b, "| refresh (`terraform plan`) of 500 jobs | %.2f s | | | %d | %.1f MiB |\n\n",
 		wall2.Seconds(), requestsTotal(srv2)-before, float64(peak2())/(1<<20))
+	b.WriteString("| run | wall time | ideal | ratio | requests per job | provider CPU per job | provider peak RSS |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString(benchBatchApply(t, bin))
+	b.WriteString("\n")
 	return b.String()
 }
 

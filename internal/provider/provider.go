@@ -122,6 +122,9 @@ type providerData struct {
 	objectInfoCache *objectInfoCache
 	// settingSources says where each endpoint setting came from, for errors asking to check it.
 	settingSources map[string]settingSource
+	// durations learns how long the jobs of this provider instance run, by workflow shape, so
+	// that later jobs of a batch are read near their likely end.
+	durations *client.DurationEstimator
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -184,7 +187,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
 		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
-		settingSources: bySetting}
+		settingSources: bySetting, durations: client.NewDurationEstimator()}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

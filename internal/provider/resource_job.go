@@ -222,7 +222,10 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		return
 	}
 
-	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
+	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{
+		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
+		Durations: data.durations, Shape: client.WorkflowShape([]byte(plan.Workflow.ValueString())),
+	})
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)

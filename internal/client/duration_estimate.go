@@ -1,0 +1,183 @@
+package client
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+)
+
+const (
+	// estimateSamples is how many recent run times of one workflow shape are kept.
+	estimateSamples = 16
+	// estimateMinSamples is how many finished jobs of a shape it takes before their run time is
+	// trusted: one job may be an outlier.
+	estimateMinSamples = 2
+	// estimateSpread bounds how far the kept run times may lie from their median (as a fraction
+	// of it) for the median to be used: jobs of one shape that do not take about as long as
+	// each other (different step counts, different inputs) say nothing about the next one.
+	estimateSpread = 0.25
+)
+
+// DurationEstimator learns how long jobs run, per workflow shape, from the jobs that finished.
+// One estimator serves every wait of one client user (a provider instance), so the later jobs
+// of a batch are polled near their likely end instead of on a blind schedule. It is safe for
+// concurrent use.
+type DurationEstimator struct {
+	mu       sync.Mutex
+	byShape  map[string][]time.Duration // most recent last
+	inFlight map[string]int             // waits under way, by shape
+}
+
+// NewDurationEstimator returns an estimator that knows nothing yet.
+func NewDurationEstimator() *DurationEstimator {
+	return &DurationEstimator{byShape: map[string][]time.Duration{}, inFlight: map[string]int{}}
+}
+
+// join registers a wait on a job of the given shape. It reports whether the wait is a follower:
+// another job of the shape is already being waited on and too few of the shape have finished to
+// say how long it runs. Jobs of one batch that share a shape take about as long as each other,
+// so while the first one is polled on the regular schedule, the others need not all be: the
+// first to finish teaches them all. leave ends the wait.
+func (e *DurationEstimator) join(shape string) (follower bool, leave func()) {
+	if e == nil || shape == "" {
+		return false, func() {}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	follower = e.inFlight[shape] > 0 && len(e.byShape[shape]) < estimateMinSamples
+	e.inFlight[shape]++
+	return follower, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.inFlight[shape]--; e.inFlight[shape] <= 0 {
+			delete(e.inFlight, shape)
+		}
+	}
+}
+
+// learning reports whether too few jobs of the shape have finished to say how long it runs.
+func (e *DurationEstimator) learning(shape string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.byShape[shape]) < estimateMinSamples
+}
+
+// Observe records the run time of a job of the given shape if it succeeded and its record says
+// how long it ran (metrics.execution_ms, else completed_at - started_at). Failed and canceled
+// jobs end early and teach nothing.
+func (e *DurationEstimator) Observe(shape string, job *Job) {
+	if e == nil || shape == "" || job == nil || job.Status != JobSucceeded {
+		return
+	}
+	d, ok := executionTime(job)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byShape[shape] = append(e.byShape[shape], d)
+	if n := len(e.byShape[shape]); n > estimateSamples {
+		e.byShape[shape] = e.byShape[shape][n-estimateSamples:]
+	}
+}
+
+// Expected returns the likely run time of a job of the given shape: the median of the recent
+// run times, when there are enough of them and they agree.
+func (e *DurationEstimator) Expected(shape string) (time.Duration, bool) {
+	if e == nil || shape == "" {
+		return 0, false
+	}
+	e.mu.Lock()
+	samples := slices.Clone(e.byShape[shape])
+	e.mu.Unlock()
+	if len(samples) < estimateMinSamples {
+		return 0, false
+	}
+	slices.Sort(samples)
+	median := samples[len(samples)/2]
+	limit := time.Duration(float64(median) * estimateSpread)
+	if samples[len(samples)-1]-median > limit || median-samples[0] > limit {
+		return 0, false
+	}
+	return median, true
+}
+
+// executionTime is how long a finished job ran, from its metrics or its timestamps.
+func executionTime(job *Job) (time.Duration, bool) {
+	if ms := job.Metrics["execution_ms"]; ms != nil && *ms > 0 {
+		return time.Duration(*ms) * time.Millisecond, true
+	}
+	start, okStart := parseJobTime(job.StartedAt)
+	end, okEnd := parseJobTime(job.CompletedAt)
+	if !okStart || !okEnd || !end.After(start) {
+		return 0, false
+	}
+	return end.Sub(start), true
+}
+
+func parseJobTime(s *string) (time.Time, bool) {
+	if s == nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	return t, err == nil
+}
+
+// WorkflowShape names the structure of a workflow: its node ids, class types, which inputs are
+// links to which node outputs, and which are literal values (by name, not by value). Jobs of one
+// batch that differ only in seeds, prompts or file names share a shape. It returns "" for a
+// workflow that is not an object of nodes.
+func WorkflowShape(workflow []byte) string {
+	var nodes map[string]struct {
+		ClassType string                     `json:"class_type"`
+		Inputs    map[string]json.RawMessage `json:"inputs"`
+	}
+	if err := json.Unmarshal(workflow, &nodes); err != nil || len(nodes) == 0 {
+		return ""
+	}
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	h := sha256.New()
+	for _, id := range ids {
+		n := nodes[id]
+		writeField(h, id, n.ClassType)
+		names := make([]string, 0, len(n.Inputs))
+		for name := range n.Inputs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			writeField(h, name, linkTarget(n.Inputs[name]))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// linkTarget is the text of an input that links to another node's output (["id", index]), and
+// "" for a literal value, whose content does not change the shape.
+func linkTarget(raw json.RawMessage) string {
+	var link []json.RawMessage
+	if json.Unmarshal(raw, &link) != nil || len(link) != 2 {
+		return ""
+	}
+	var id string
+	var index int
+	if json.Unmarshal(link[0], &id) != nil || json.Unmarshal(link[1], &index) != nil {
+		return ""
+	}
+	return string(raw)
+}
+
+func writeField(h interface{ Write([]byte) (int, error) }, parts ...string) {
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+}

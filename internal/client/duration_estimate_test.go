@@ -1,0 +1,187 @@
+package client
+
+import (
+	"testing"
+	"time"
+)
+
+func finishedJob(status string, executionMS int64, started, completed string) *Job {
+	j := &Job{Status: status, Metrics: map[string]*int64{}}
+	if executionMS > 0 {
+		j.Metrics["execution_ms"] = &executionMS
+	}
+	if started != "" {
+		j.StartedAt = &started
+	}
+	if completed != "" {
+		j.CompletedAt = &completed
+	}
+	return j
+}
+
+func TestDurationEstimator(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		jobs   []*Job
+		want   time.Duration
+		wantOK bool
+	}{
+		{name: "nothing seen"},
+		{name: "one job is not enough", jobs: []*Job{finishedJob(JobSucceeded, 3000, "", "")}},
+		{name: "agreeing jobs give their median", wantOK: true, want: 3100 * time.Millisecond, jobs: []*Job{
+			finishedJob(JobSucceeded, 3000, "", ""), finishedJob(JobSucceeded, 3100, "", ""), finishedJob(JobSucceeded, 3200, "", ""),
+		}},
+		{name: "timestamps when metrics are missing", wantOK: true, want: 2 * time.Second, jobs: []*Job{
+			finishedJob(JobSucceeded, 0, "2026-01-01T00:00:00Z", "2026-01-01T00:00:02Z"),
+			finishedJob(JobSucceeded, 0, "2026-01-01T00:00:10Z", "2026-01-01T00:00:12Z"),
+		}},
+		{name: "jobs that disagree say nothing", jobs: []*Job{
+			finishedJob(JobSucceeded, 1000, "", ""), finishedJob(JobSucceeded, 3000, "", ""), finishedJob(JobSucceeded, 9000, "", ""),
+		}},
+		{name: "failed and canceled jobs teach nothing", jobs: []*Job{
+			finishedJob(JobFailed, 3000, "", ""), finishedJob(JobCanceled, 3000, "", ""), finishedJob(JobSucceeded, 3000, "", ""),
+		}},
+		{name: "a job with no run time teaches nothing", jobs: []*Job{
+			finishedJob(JobSucceeded, 0, "", ""), finishedJob(JobSucceeded, 3000, "", ""),
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := NewDurationEstimator()
+			for _, j := range tt.jobs {
+				e.Observe("shape", j)
+			}
+			got, ok := e.Expected("shape")
+			if ok != tt.wantOK || got != tt.want {
+				t.Errorf("Expected = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+			if _, ok := e.Expected("other"); ok {
+				t.Error("another shape has an estimate")
+			}
+		})
+	}
+}
+
+func TestDurationEstimatorKeepsRecentRuns(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	for range estimateSamples {
+		e.Observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+	}
+	for range estimateSamples {
+		e.Observe("s", finishedJob(JobSucceeded, 5000, "", ""))
+	}
+	if got, ok := e.Expected("s"); !ok || got != 5*time.Second {
+		t.Errorf("Expected = %v, %v; want the recent 5s", got, ok)
+	}
+	var none *DurationEstimator
+	none.Observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+	if _, ok := none.Expected("s"); ok {
+		t.Error("a nil estimator has an estimate")
+	}
+}
+
+func TestWorkflowShape(t *testing.T) {
+	t.Parallel()
+	base := `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"seed":1}},"2":{"class_type":"Save","inputs":{"images":["1",0],"prefix":"a"}}}`
+	tests := []struct {
+		name string
+		wf   string
+		same bool
+	}{
+		{name: "other literal values", same: true, wf: `{"2":{"class_type":"Save","inputs":{"prefix":"zz","images":["1",0]}},"1":{"class_type":"EmptyImage","inputs":{"seed":99,"width":64}}}`},
+		{name: "other class type", wf: `{"1":{"class_type":"LoadImage","inputs":{"width":8,"seed":1}},"2":{"class_type":"Save","inputs":{"images":["1",0],"prefix":"a"}}}`},
+		{name: "other link", wf: `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"seed":1}},"2":{"class_type":"Save","inputs":{"images":["1",1],"prefix":"a"}}}`},
+		{name: "one more input", wf: `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"seed":1,"h":2}},"2":{"class_type":"Save","inputs":{"images":["1",0],"prefix":"a"}}}`},
+		{name: "one more node", wf: `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"seed":1}},"2":{"class_type":"Save","inputs":{"images":["1",0],"prefix":"a"}},"3":{"class_type":"Save","inputs":{}}}`},
+	}
+	want := WorkflowShape([]byte(base))
+	if want == "" {
+		t.Fatal("no shape for a valid workflow")
+	}
+	for _, tt := range tests {
+		if got := WorkflowShape([]byte(tt.wf)); (got == want) != tt.same {
+			t.Errorf("%s: shape %q vs %q, same = %v", tt.name, got, want, tt.same)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{}`, `"x"`} {
+		if got := WorkflowShape([]byte(bad)); got != "" {
+			t.Errorf("WorkflowShape(%q) = %q, want empty", bad, got)
+		}
+	}
+}
+
+func TestPollScheduleLikelyEnd(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	for range 3 {
+		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	started := func(ago time.Duration) *string { s := now.Add(-ago).Format(time.RFC3339Nano); return &s }
+	margin := 3*time.Second/32 + likelyEndMargin
+	tests := []struct {
+		name   string
+		shape  string
+		job    *Job
+		want   time.Duration
+		wantOK bool
+	}{
+		{name: "queued: one run from now", shape: "s", job: &Job{Status: JobQueued}, want: 3 * time.Second, wantOK: true},
+		{name: "running: just after its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Second)}, want: 2*time.Second + margin, wantOK: true},
+		{name: "running just past its likely end: a tenth of the run time", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin)}, want: 300 * time.Millisecond, wantOK: true},
+		{name: "long overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: 800 * time.Millisecond, wantOK: true},
+		{name: "very long overdue: at most max", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: defaultPollMax, wantOK: true},
+		{name: "running without a start time", shape: "s", job: &Job{Status: JobRunning}},
+		{name: "started in our future", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(-time.Second)}},
+		{name: "shape never seen", shape: "t", job: &Job{Status: JobQueued}},
+	}
+	for _, tt := range tests {
+		p := newPollSchedule(WaitOptions{Durations: e, Shape: tt.shape})
+		got, ok := p.untilLikelyEnd(tt.job, now)
+		if ok != tt.wantOK || got != tt.want {
+			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}
+
+func TestDurationEstimatorFollowers(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	first, leaveFirst := e.join("s")
+	second, leaveSecond := e.join("s")
+	other, leaveOther := e.join("t")
+	if first || !second || other {
+		t.Fatalf("followers: first %v, second %v, other shape %v; want false, true, false", first, second, other)
+	}
+	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
+	p.follower = second
+	running := &Job{Status: JobRunning}
+	if got := p.next(running, false); got != defaultPollMax {
+		t.Errorf("a follower while the shape is learned: next = %v, want %v", got, defaultPollMax)
+	}
+	for range estimateMinSamples {
+		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	}
+	if got := p.next(running, false); got != defaultPollMin {
+		t.Errorf("a follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
+	}
+	if third, leave := e.join("s"); third {
+		t.Error("a wait that begins once the shape is known is a follower")
+	} else {
+		leave()
+	}
+	leaveFirst()
+	leaveSecond()
+	leaveOther()
+	if len(e.inFlight) != 0 {
+		t.Errorf("waits left in flight: %v", e.inFlight)
+	}
+	if alone, leave := e.join("u"); alone {
+		t.Error("the only wait of its shape is a follower")
+	} else {
+		leave()
+	}
+}
