@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -93,12 +94,13 @@ resource "svc_job" "test" {
 // the service and which setting to check.
 func TestAccJob_refreshAgainstAClosedPortNamesTheSetting(t *testing.T) {
 	t.Parallel()
-	srv := emulator.New(emulator.Options{})
+	// A job still queued: a finished one is not read again (nothing in its record can change).
+	srv := emulator.New(emulator.Options{QueueDelay: time.Hour})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	addr := strings.TrimPrefix(srv.URL(), "http://")
-	config := jobConfig(srv, imageWorkflowHCL(1), "")
+	config := jobConfig(srv, imageWorkflowHCL(1), "wait_for_completion = false")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

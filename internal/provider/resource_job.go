@@ -114,7 +114,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	}
 	attrs["rerun_on_expiry"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held.",
+		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held. When `true`, refresh reads even a finished job, to see the service expire it.",
 	}
 	attrs["validate"] = schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
@@ -128,6 +128,10 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
+			"Refresh reads a job from the service only while something in its record can still change: a finished job " +
+			"whose outputs all have their hash and whose signed URLs stay valid for 5 more minutes is kept as state holds " +
+			"it until its `expires_at`, so planning or destroying a batch of finished jobs sends no request " +
+			"(`rerun_on_expiry = true` keeps reading, to see the expiry).\n\n" +
 			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
 			"submitted twice unless you ask:\n\n" +
 			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
@@ -244,6 +248,9 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		// known during this plan: reading now would ask the wrong service. Keep state.
 		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
 		return
+	}
+	if !state.RerunOnExpiry.ValueBool() && state.settledAt(ctx, time.Now()) {
+		return // nothing in a finished job's record can change before it expires: no request
 	}
 
 	readCtx, cancel := r.data.readContext(ctx)

@@ -598,19 +598,21 @@ resource "svc_job" "test" {
 	})
 }
 
-// A job that vanished before its expires_at is gone, not expired: it leaves state with a
-// warning and the next apply submits the workflow again.
+// A job not finished that vanished before its expires_at is gone, not expired: it leaves state
+// with a warning and the next apply submits the workflow again. (A finished job is not read
+// again before it expires: TestAccJob_finishedJobsAreNotReadAgain.)
 func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Retention: time.Hour})
+	srv := newTestServer(t, emulator.Options{Retention: time.Hour, QueueDelay: time.Hour})
+	config := jobConfig(srv, imageWorkflowHCL(1), "wait_for_completion = false")
 	var id string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: jobConfig(srv, imageWorkflowHCL(1), ""), Check: captureID(&id)},
+			{Config: config, Check: captureID(&id)},
 			{
 				PreConfig: func() { srv.PurgeJob(id) },
-				Config:    jobConfig(srv, imageWorkflowHCL(1), ""),
+				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionCreate),
 				}},
@@ -623,6 +625,48 @@ func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
 			},
 		},
 	})
+}
+
+// A finished job's record cannot change before it expires, except for a lazily computed hash and
+// a signed URL near its expiry: refresh and destroy of finished jobs send nothing, while a job
+// whose output hash is still null, or that asks to be rerun on expiry, is read as before.
+func TestAccJob_finishedJobsAreNotReadAgain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		opts      emulator.Options
+		extra     string
+		wantReads bool
+	}{
+		{name: "finished with hashes", opts: emulator.Options{Retention: time.Hour}},
+		{name: "hash not computed yet", opts: emulator.Options{Retention: time.Hour, LazyHashes: true}, wantReads: true},
+		{name: "rerun_on_expiry watches the service", opts: emulator.Options{Retention: time.Hour}, extra: "rerun_on_expiry = true", wantReads: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, tt.opts)
+			config := jobConfig(srv, imageWorkflowHCL(1), tt.extra)
+			var readsAfterApply int
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: config, Check: func(*terraform.State) error {
+						readsAfterApply = srv.Requests(emulator.OpGetJob)
+						return nil
+					}},
+					{Config: config, PlanOnly: true},
+				},
+				CheckDestroy: func(*terraform.State) error {
+					reads := srv.Requests(emulator.OpGetJob) - readsAfterApply
+					if tt.wantReads != (reads > 0) {
+						return fmt.Errorf("the job was read %d times after the apply (plans and destroy); want reads: %v", reads, tt.wantReads)
+					}
+					return nil
+				},
+			})
+		})
+	}
 }
 
 // A service that echoes a write-only credential back in an error must not put it in the
