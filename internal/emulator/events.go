@@ -83,6 +83,10 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if send(first) {
 		return
 	}
+	if s.opts.EventsTerminalFlood > 0 {
+		floodTerminalStatus(w, flusher, r, s.opts.EventsTerminalFlood)
+		return
+	}
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	for {
@@ -110,5 +114,22 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if send(evs) {
 			return
 		}
+	}
+}
+
+// floodTerminalStatus repeats a terminal status event every interval until the client leaves.
+func floodTerminalStatus(w http.ResponseWriter, flusher http.Flusher, r *http.Request, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := fmt.Fprint(w, "event: status\ndata: {\"status\":\"succeeded\"}\n\n"); err != nil {
+			return
+		}
+		flusher.Flush()
 	}
 }

@@ -64,6 +64,10 @@ type Options struct {
 	ResignOnRead   bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
 	LazyHashes     bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
 	MaxStreams     int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
+	// repeat a status event saying "succeeded" at this interval, while the job record goes on
+	// as before: a hostile or broken stream that must not turn into a read per event.
+	EventsTerminalFlood time.Duration
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 
