@@ -79,7 +79,11 @@ type Options struct {
 	// V1SocketSubscribeDelay is how long a new socket connection stays unsubscribed after the
 	// handshake, as on a busy server: messages broadcast meanwhile never reach it.
 	V1SocketSubscribeDelay time.Duration
-	StorageAddr            string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
+	// V1ExecutedFlood, when set, makes the socket send this many executed messages for a prompt
+	// as it starts running, as a flooding server would: half repeat one file, half name a new
+	// file each. The files do not exist.
+	V1ExecutedFlood int
+	StorageAddr     string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
 }
 
 func (o Options) withDefaults() Options {
