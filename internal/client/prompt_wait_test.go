@@ -56,11 +56,25 @@ func TestPromptExecutedFloodIsBoundedAndDeduplicated(t *testing.T) {
 	const flood = 20000
 	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood})
 	c := v1Client(t, srv, nil)
-	res, err := runPrompt(t, c, v1Workflow)
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Succeeded() || res.PromptID == "" {
+	defer sock.Close()
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The grace for the socket's last word is long: the flood comes before it, and under the
+	// race detector reading 20,000 messages takes seconds. The wait ends at that last word.
+	opts := fastWait
+	opts.SocketGrace = time.Minute
+	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != sub.PromptID {
 		t.Fatalf("result: status %q, prompt id %q", res.Status, res.PromptID)
 	}
 	if len(res.Outputs) != MaxPromptOutputs {

@@ -48,14 +48,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.streams--
 		s.mu.Unlock()
 	}()
-	var pos any
-	if p := s.queuePositionLocked(j); p > 0 {
-		pos = p
-	}
-	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
-	if j.progress != nil && !isTerminal(j.status) {
-		first = append(first, event{name: "progress", data: *j.progress})
-	}
+	first := s.firstEventsLocked(j)
 	next, changed := len(j.events), j.changed
 	s.mu.Unlock()
 
@@ -132,4 +125,18 @@ func floodTerminalStatus(w http.ResponseWriter, flusher http.Flusher, r *http.Re
 		}
 		flusher.Flush()
 	}
+}
+
+// firstEventsLocked is what a new stream starts with: the current status, and the progress
+// while the job runs; s.mu is held.
+func (s *Server) firstEventsLocked(j *job) []event {
+	var pos any
+	if p := s.queuePositionLocked(j); p > 0 {
+		pos = p
+	}
+	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
+	if j.progress != nil && !isTerminal(j.status) {
+		first = append(first, event{name: "progress", data: *j.progress})
+	}
+	return first
 }
