@@ -58,21 +58,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	send := func(evs []event) (ended bool) {
-		for _, e := range evs {
-			b, err := json.Marshal(e.data)
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
-			if e.terminal {
-				ended = true
-				break
-			}
-		}
-		flusher.Flush()
-		return ended
-	}
+	send := func(evs []event) bool { return writeEvents(w, flusher, evs) }
 	if send(first) {
 		return
 	}
@@ -139,4 +125,22 @@ func (s *Server) firstEventsLocked(j *job) []event {
 		first = append(first, event{name: "progress", data: *j.progress})
 	}
 	return first
+}
+
+// writeEvents writes evs as SSE frames and flushes; it reports whether a terminal one ended
+// the stream (nothing after it is written).
+func writeEvents(w http.ResponseWriter, flusher http.Flusher, evs []event) (ended bool) {
+	for _, e := range evs {
+		b, err := json.Marshal(e.data)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
+		if e.terminal {
+			ended = true
+			break
+		}
+	}
+	flusher.Flush()
+	return ended
 }
