@@ -48,15 +48,22 @@ func TestPollSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			p := newPollSchedule(opts)
-			p.firstAt, p.firstValue = time.Now().Add(-tt.elapsed), tt.first
+			p.clk = fixedClock{now}
+			p.firstAt, p.firstValue = now.Add(-tt.elapsed), tt.first
 			got := p.Next(running(tt.now), false)
-			if d := got - tt.want; d < -20*time.Millisecond || d > 20*time.Millisecond {
+			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond { // float rounding only
 				t.Fatalf("interval = %v, want about %v", got, tt.want)
 			}
 		})
 	}
 }
+
+// fixedClock is a clock that stands still.
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
 
 func TestWaitJobOutlastsAShortOutage(t *testing.T) {
 	id := "55555555-5555-5555-5555-555555555555"
