@@ -49,7 +49,8 @@ func transientReadError(err error) bool {
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
 // the poll interval follows the job's progress: it estimates the time left from the rate at
 // which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. On a context error it returns the last record seen
+// its end is still seen within PollMin. No event, not even a terminal status, re-reads the job
+// sooner than PollMin after the last read. On a context error it returns the last record seen
 // together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
 	ctx, stop := context.WithCancel(ctx)
