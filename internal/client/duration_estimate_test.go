@@ -159,13 +159,13 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
 	p.follower = second
 	running := &Job{Status: JobRunning}
-	if got := p.next(running, false); got != defaultPollMax {
+	if got := p.Next(running, false); got != defaultPollMax {
 		t.Errorf("a follower while the shape is learned: next = %v, want %v", got, defaultPollMax)
 	}
 	for range estimateMinSamples {
 		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
-	if got := p.next(running, false); got != defaultPollMin {
+	if got := p.Next(running, false); got != defaultPollMin {
 		t.Errorf("a follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
 	}
 	if third, leave := e.join("s"); third {

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -97,7 +98,7 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
 				// Only the terminal status cannot wait; every other event is a hint that the
 				// loop coalesces, so a chatty stream does not turn into a read per step.
-				urgent := ev.Event == "status" && containsTerminalStatus(ev.Data)
+				urgent := ev.Event == "status" && terminalStatusEvent(ev.Data)
 				if urgent {
 					sawTerminal = true
 				}
@@ -133,13 +134,13 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 	return wake
 }
 
-func containsTerminalStatus(data string) bool {
-	for _, s := range []string{JobSucceeded, JobFailed, JobCanceled, JobExpired} {
-		if strings.Contains(data, `"`+s+`"`) {
-			return true
-		}
+// terminalStatusEvent reports whether a status event's data, {"status": ...}, names a terminal
+// status. It is only a hint to re-read the record: data that is not such an object is not one.
+func terminalStatusEvent(data string) bool {
+	var ev struct {
+		Status string `json:"status"`
 	}
-	return false
+	return json.Unmarshal([]byte(data), &ev) == nil && JobTerminal(ev.Status)
 }
 
 func errString(err error) string {

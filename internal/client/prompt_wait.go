@@ -49,8 +49,11 @@ type PromptResult struct {
 	// OutputsComplete is false when the socket was not connected for the whole run (or did not
 	// deliver its terminal message): outputs come only from the socket and some may be missing.
 	OutputsComplete bool
-	Previews        int // binary preview images received for the prompt (TEXT frames are not counted)
-	Redials         int // attempts to reconnect the socket after it closed mid-run
+	// OutputsDropped counts the distinct outputs reported beyond MaxPromptOutputs: they are not
+	// kept, so a socket that floods executed messages cannot grow the result without bound.
+	OutputsDropped int
+	Previews       int // binary preview images received for the prompt (TEXT frames are not counted)
+	Redials        int // attempts to reconnect the socket after it closed mid-run
 }
 
 // Succeeded reports whether the prompt finished successfully.
@@ -77,6 +80,10 @@ type PromptWaitOptions struct {
 // decide instead, end the wait: one or two may only mean the record is not readable yet.
 const promptStatusMissingReads = 3
 
+// MaxPromptOutputs bounds the outputs a prompt wait keeps; further distinct outputs are counted
+// in PromptResult.OutputsDropped.
+const MaxPromptOutputs = 1000
+
 // maxSocketRedials bounds the reconnections of a socket that closes before the prompt ends.
 const maxSocketRedials = 3
 
@@ -99,143 +106,215 @@ const (
 // incomplete, but later outputs and, when the status route is missing, the outcome still arrive.
 // WaitPrompt closes the sockets it opened; sock stays the caller's to close.
 func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, opts PromptWaitOptions) (*PromptResult, error) {
-	poll := orDuration(opts.PollInterval, defaultPromptPoll)
-	pollSocket := orDuration(opts.PollIntervalSocket, defaultPromptPollSocket)
-	grace := orDuration(opts.SocketGrace, defaultSocketGrace)
-	redialWait := orDuration(opts.RedialWait, defaultRedialWait)
-
-	res := &PromptResult{PromptID: promptID}
-	var events <-chan SocketEvent
-	socketWhole := sock.Connected()
-	if sock != nil {
-		events = sock.Events()
+	w := &promptWait{
+		c: c, id: promptID, opts: opts,
+		poll:       orDuration(opts.PollInterval, defaultPromptPoll),
+		pollSocket: orDuration(opts.PollIntervalSocket, defaultPromptPollSocket),
+		grace:      orDuration(opts.SocketGrace, defaultSocketGrace),
+		res:        &PromptResult{PromptID: promptID},
+		sock:       newSocketFollower(c, promptID, sock, orDuration(opts.RedialWait, defaultRedialWait)),
 	}
-	callerSock := sock
-	defer func() {
-		if sock != callerSock {
-			sock.Close()
-		}
-	}()
-	var redialC <-chan time.Time // set while a closed socket waits to be reconnected
-	interval := func() time.Duration {
-		if sock.Connected() && res.SocketOutcome == "" {
-			return pollSocket
-		}
-		return poll
-	}
-	timer := time.NewTimer(min(poll, interval()))
-	defer timer.Stop()
-	var graceC <-chan time.Time
-	statusDone := false
-	missingReads := 0 // consecutive 404s from the status route
-	failedReads := 0  // consecutive other failures, each already retried
+	defer w.sock.close()
+	return w.run(ctx)
+}
 
-	readStatus := func() error {
-		st, err := c.GetPromptStatus(ctx, promptID)
-		if StatusOf(err) == http.StatusNotFound {
-			if !res.StatusRouteMissing {
-				c.log.Debug(ctx, "prompt status route answered 404; the socket's terminal message decides", map[string]any{"prompt_id": promptID})
-			}
-			res.StatusRouteMissing = true
-			missingReads++
-			return nil
-		}
-		if err != nil {
-			// The prompt runs on during an outage: a few failed reads in a row are waited out.
-			if failedReads++; failedReads >= maxReadFailures || !transientReadError(err) {
-				return err
-			}
-			c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": promptID, "error": err.Error()})
-			return nil
-		}
-		res.StatusRouteMissing, missingReads, failedReads = false, 0, 0
-		if st.Status != res.Status && opts.OnStatus != nil {
-			opts.OnStatus(st.Status)
-		}
-		res.Status = st.Status
-		statusDone = PromptTerminal(st.Status)
-		return nil
-	}
+// promptWait is the state of one WaitPrompt: the status route's answers, the socket's messages,
+// and the timers that pace them.
+type promptWait struct {
+	c                       *Client
+	id                      string
+	opts                    PromptWaitOptions
+	poll, pollSocket, grace time.Duration
+	res                     *PromptResult
+	sock                    *socketFollower
+	timer                   *time.Timer
+	graceC                  <-chan time.Time // set once the status is terminal
+	statusDone              bool
+	missingReads            int // consecutive 404s from the status route
+	outage                  outagePolicy
+	seen                    map[PromptOutput]bool // outputs collected, to drop repeats
+}
 
+func (w *promptWait) run(ctx context.Context) (*PromptResult, error) {
+	w.timer = time.NewTimer(min(w.poll, w.interval()))
+	defer w.timer.Stop()
 	// Done once the status is terminal and the socket has said its last word (or is gone).
-	for !statusDone || (res.SocketOutcome == "" && events != nil) {
-		if res.StatusRouteMissing {
-			if res.SocketOutcome != "" {
-				res.Status, res.StatusFromSocket = socketStatus(res.SocketOutcome), true
-				break
-			}
-			if events == nil && redialC == nil && missingReads >= promptStatusMissingReads {
-				return res, fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", promptID, missingReads)
-			}
+	for !w.statusDone || (w.res.SocketOutcome == "" && w.sock.events != nil) {
+		if over, err := w.decidedWithoutStatusRoute(); over {
+			return w.res, err
 		}
-		if statusDone && graceC == nil {
-			graceC = time.After(grace)
+		if w.statusDone && w.graceC == nil {
+			w.graceC = time.After(w.grace)
+		}
+		// A socket that floods messages keeps its channel always ready: the deadline is checked
+		// before every message, not left to the select's random choice.
+		if err := ctx.Err(); err != nil {
+			return w.res, err
 		}
 		select {
 		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-graceC:
-			res.OutputsComplete = false
-			return res, nil
-		case ev, ok := <-events:
-			if !ok {
-				events, socketWhole = nil, false
-				// Reconnect only while something is still to come: not once the status or the
-				// socket itself said the prompt ended.
-				if !statusDone && res.SocketOutcome == "" && res.Redials < maxSocketRedials {
-					redialC = time.After(redialWait << res.Redials)
-				}
-				resetTimer(timer, 0)
-				continue
-			}
-			if f := ev.Frame; f != nil {
-				// A TEXT frame is no preview; a bare PREVIEW_IMAGE names no prompt, so it counts.
-				if f.Type != FrameText && (f.Metadata == nil || f.Metadata.PromptID == promptID) {
-					res.Previews++
-				}
-				continue
-			}
-			m := ev.Message
-			if m.PromptID != promptID {
-				continue
-			}
-			if opts.OnMessage != nil {
-				opts.OnMessage(m)
-			}
-			if applySocketMessage(res, m) && !res.StatusRouteMissing && !statusDone {
-				resetTimer(timer, 0) // confirm with the status route at once
-			}
-		case <-redialC:
-			redialC = nil
-			if statusDone {
-				continue // the prompt ended meanwhile; its terminal message is not resent
-			}
-			res.Redials++
-			next, err := c.DialSocket(ctx, sock.clientID)
-			if err != nil {
-				c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": promptID, "attempt": res.Redials, "error": err.Error()})
-				if res.Redials < maxSocketRedials {
-					redialC = time.After(redialWait << res.Redials)
-				}
-				continue
-			}
-			c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": promptID, "attempt": res.Redials})
-			if sock != callerSock {
-				sock.Close()
-			}
-			sock, events = next, next.Events()
-		case <-timer.C:
-			if err := readStatus(); err != nil {
+			return w.res, ctx.Err()
+		case <-w.graceC:
+			w.res.OutputsComplete = false
+			return w.res, nil
+		case ev, ok := <-w.sock.events:
+			w.onSocketEvent(ev, ok)
+		case <-w.sock.redialC:
+			w.sock.redial(ctx, w.statusDone, &w.res.Redials)
+		case <-w.timer.C:
+			if err := w.readStatus(ctx); err != nil {
 				if ctx.Err() != nil {
-					return res, ctx.Err()
+					return w.res, ctx.Err()
 				}
-				return res, err
+				return w.res, err
 			}
-			timer.Reset(interval())
+			w.timer.Reset(w.interval())
 		}
 	}
-	res.OutputsComplete = socketWhole && res.SocketOutcome != ""
-	return res, nil
+	w.res.OutputsComplete = w.sock.whole && w.res.SocketOutcome != ""
+	return w.res, nil
+}
+
+// interval is the status poll interval: long while a connected socket still has to deliver the
+// outcome (its messages wake the loop), short otherwise.
+func (w *promptWait) interval() time.Duration {
+	if w.sock.connected() && w.res.SocketOutcome == "" {
+		return w.pollSocket
+	}
+	return w.poll
+}
+
+// decidedWithoutStatusRoute applies the rule for a status route that answers 404: the socket's
+// terminal message decides; with no socket to decide, a few 404s in a row end the wait.
+func (w *promptWait) decidedWithoutStatusRoute() (bool, error) {
+	if !w.res.StatusRouteMissing {
+		return false, nil
+	}
+	if w.res.SocketOutcome != "" {
+		w.res.Status, w.res.StatusFromSocket = socketStatus(w.res.SocketOutcome), true
+		w.res.OutputsComplete = w.sock.whole
+		return true, nil
+	}
+	if w.sock.events == nil && w.sock.redialC == nil && w.missingReads >= promptStatusMissingReads {
+		return true, fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", w.id, w.missingReads)
+	}
+	return false, nil
+}
+
+// onSocketEvent handles one frame from the socket, or its end (ok false).
+func (w *promptWait) onSocketEvent(ev SocketEvent, ok bool) {
+	if !ok {
+		// Reconnect only while something is still to come: not once the status or the socket
+		// itself said the prompt ended.
+		w.sock.closed(!w.statusDone && w.res.SocketOutcome == "", w.res.Redials)
+		resetTimer(w.timer, 0)
+		return
+	}
+	if f := ev.Frame; f != nil {
+		// A TEXT frame is no preview; a bare PREVIEW_IMAGE names no prompt, so it counts.
+		if f.Type != FrameText && (f.Metadata == nil || f.Metadata.PromptID == w.id) {
+			w.res.Previews++
+		}
+		return
+	}
+	m := ev.Message
+	if m.PromptID != w.id {
+		return
+	}
+	if w.opts.OnMessage != nil {
+		w.opts.OnMessage(m)
+	}
+	if w.apply(m) && !w.res.StatusRouteMissing && !w.statusDone {
+		resetTimer(w.timer, 0) // confirm with the status route at once
+	}
+}
+
+// readStatus reads the status route once. A 404 is counted, not an error (the socket may
+// decide); other failures follow the outage policy.
+func (w *promptWait) readStatus(ctx context.Context) error {
+	st, err := w.c.GetPromptStatus(ctx, w.id)
+	if StatusOf(err) == http.StatusNotFound {
+		if !w.res.StatusRouteMissing {
+			w.c.log.Debug(ctx, "prompt status route answered 404; the socket's terminal message decides", map[string]any{"prompt_id": w.id})
+		}
+		w.res.StatusRouteMissing = true
+		w.missingReads++
+		return nil
+	}
+	if err != nil {
+		if w.outage.giveUp(err) {
+			return err
+		}
+		w.c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": w.id, "error": err.Error()})
+		return nil
+	}
+	w.res.StatusRouteMissing, w.missingReads = false, 0
+	w.outage.recovered()
+	if st.Status != w.res.Status && w.opts.OnStatus != nil {
+		w.opts.OnStatus(st.Status)
+	}
+	w.res.Status = st.Status
+	w.statusDone = PromptTerminal(st.Status)
+	return nil
+}
+
+// socketFollower keeps a socket for one prompt: it reconnects one that closes mid-run (a few
+// times, with a doubling wait) and closes the connections it opened itself.
+type socketFollower struct {
+	c          *Client
+	promptID   string
+	caller     *Socket // the caller's socket: never closed here
+	sock       *Socket
+	events     <-chan SocketEvent // nil once closed and not reconnected
+	whole      bool               // connected for the whole run so far
+	redialC    <-chan time.Time   // set while a closed socket waits to be reconnected
+	redialWait time.Duration
+}
+
+func newSocketFollower(c *Client, promptID string, sock *Socket, redialWait time.Duration) *socketFollower {
+	f := &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, whole: sock.Connected(), redialWait: redialWait}
+	if sock != nil {
+		f.events = sock.Events()
+	}
+	return f
+}
+
+func (f *socketFollower) connected() bool { return f.sock.Connected() }
+
+// closed records the end of the connection and, when wanted, schedules a reconnection.
+func (f *socketFollower) closed(wanted bool, redials int) {
+	f.events, f.whole = nil, false
+	if wanted && redials < maxSocketRedials {
+		f.redialC = time.After(f.redialWait << redials)
+	}
+}
+
+// redial reconnects with the same client id, unless the prompt ended meanwhile (its terminal
+// message is not resent). redials counts the attempts.
+func (f *socketFollower) redial(ctx context.Context, ended bool, redials *int) {
+	f.redialC = nil
+	if ended {
+		return
+	}
+	*redials++
+	next, err := f.c.DialSocket(ctx, f.sock.clientID)
+	if err != nil {
+		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials, "error": err.Error()})
+		if *redials < maxSocketRedials {
+			f.redialC = time.After(f.redialWait << *redials)
+		}
+		return
+	}
+	f.c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": f.promptID, "attempt": *redials})
+	f.close()
+	f.sock, f.events = next, next.Events()
+}
+
+// close closes the current connection unless it is the caller's.
+func (f *socketFollower) close() {
+	if f.sock != f.caller {
+		f.sock.Close()
+	}
 }
 
 func socketStatus(outcome string) string {
@@ -248,11 +327,12 @@ func socketStatus(outcome string) string {
 	return PromptError
 }
 
-// applySocketMessage records a message for the prompt and reports whether it was terminal.
-func applySocketMessage(res *PromptResult, m *SocketMessage) bool {
+// apply records a message for the prompt and reports whether it was terminal.
+func (w *promptWait) apply(m *SocketMessage) bool {
+	res := w.res
 	switch m.Type {
 	case "executed":
-		res.Outputs = append(res.Outputs, executedOutputs(m.Data)...)
+		w.addOutputs(executedOutputs(m.Data))
 	case SocketSuccess:
 		res.SocketOutcome = SocketSuccess
 		return true
@@ -265,6 +345,26 @@ func applySocketMessage(res *PromptResult, m *SocketMessage) bool {
 		return true
 	}
 	return false
+}
+
+// addOutputs keeps outputs not seen before (the same file, subfolder and type is one output,
+// however often a node reports it), up to MaxPromptOutputs; the rest are only counted.
+func (w *promptWait) addOutputs(outs []PromptOutput) {
+	if w.seen == nil {
+		w.seen = map[PromptOutput]bool{}
+	}
+	for _, o := range outs {
+		key := PromptOutput{Filename: o.Filename, Subfolder: o.Subfolder, Type: o.Type}
+		if w.seen[key] {
+			continue
+		}
+		if len(w.res.Outputs) >= MaxPromptOutputs {
+			w.res.OutputsDropped++
+			continue
+		}
+		w.seen[key] = true
+		w.res.Outputs = append(w.res.Outputs, o)
+	}
 }
 
 // executedOutputs reads data.output of an executed message: lists of file infos by kind.

@@ -1,9 +1,14 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 // Servers written from the same documents report outputs under other list names than images,
@@ -39,5 +44,99 @@ func TestExecutedOutputs(t *testing.T) {
 				t.Errorf("outputs = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A socket that floods executed messages (the emulator's V1ExecutedFlood) neither grows the
+// result without bound nor repeats a file: the same file, subfolder and type is one output,
+// at most MaxPromptOutputs are kept and the rest are counted. Before the bound, the 20,000
+// messages here gave 20,000 outputs.
+func TestPromptExecutedFloodIsBoundedAndDeduplicated(t *testing.T) {
+	t.Parallel()
+	const flood = 20000
+	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood})
+	c := v1Client(t, srv, nil)
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The grace for the socket's last word is long: the flood comes before it, and under the
+	// race detector reading 20,000 messages takes seconds. The wait ends at that last word.
+	opts := fastWait
+	opts.SocketGrace = time.Minute
+	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != sub.PromptID {
+		t.Fatalf("result: status %q, prompt id %q", res.Status, res.PromptID)
+	}
+	if len(res.Outputs) != MaxPromptOutputs {
+		t.Fatalf("%d outputs kept, want the bound %d", len(res.Outputs), MaxPromptOutputs)
+	}
+	// flood/2 distinct flooded files, one repeated file, and the workflow's own 2 images.
+	if want := flood/2 + 1 + 2 - MaxPromptOutputs; res.OutputsDropped != want {
+		t.Errorf("%d outputs dropped, want %d", res.OutputsDropped, want)
+	}
+	repeats := 0
+	for _, o := range res.Outputs {
+		if o.Filename == "flood_repeat.png" {
+			repeats++
+		}
+	}
+	if repeats != 1 {
+		t.Errorf("the repeated file appears %d times, want once", repeats)
+	}
+}
+
+// While a socket floods messages, the deadline still ends the wait, and the result still names
+// the prompt, so the caller can keep its id.
+func TestPromptWaitDeadlineHonouredDuringAFlood(t *testing.T) {
+	t.Parallel()
+	srv := v1Server(t, emulator.Options{V1ExecutedFlood: 50000, NodeDuration: time.Hour})
+	c := v1Client(t, srv, nil)
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := c.WaitPrompt(waitCtx, sub.PromptID, sock, fastWait)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitPrompt error = %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the wait ended %v after it began; the 300 ms deadline was not honoured", took)
+	}
+	if res == nil || res.PromptID != sub.PromptID || len(res.Outputs) > MaxPromptOutputs {
+		t.Fatalf("result %+v; want the prompt id and at most %d outputs", res, MaxPromptOutputs)
+	}
+}
+
+// The same output reported twice, in one message or in two, is kept once.
+func TestPromptOutputsDeduplicated(t *testing.T) {
+	t.Parallel()
+	w := &promptWait{res: &PromptResult{}}
+	msg := `{"node":"9","prompt_id":"p","output":{"images":[{"filename":"a.png","subfolder":"","type":"output"},` +
+		`{"filename":"a.png","subfolder":"","type":"output"},{"filename":"a.png","subfolder":"s","type":"output"},` +
+		`{"filename":"a.png","subfolder":"","type":"temp"}]}}`
+	for range 3 {
+		w.apply(&SocketMessage{Type: "executed", PromptID: "p", Data: json.RawMessage(msg)})
+	}
+	if len(w.res.Outputs) != 3 || w.res.OutputsDropped != 0 {
+		t.Fatalf("outputs %+v (dropped %d); want a.png, s/a.png and temp a.png once each", w.res.Outputs, w.res.OutputsDropped)
 	}
 }

@@ -630,41 +630,28 @@ type RouterWaitOptions struct {
 // never polls sooner than a Retry-After asks; without one the interval grows from PollMin to
 // PollMax. On a context error it returns the last status seen with the error.
 func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
-	pollMin := orDuration(opts.PollMin, defaultPollMin)
-	pollMax := orDuration(opts.PollMax, defaultPollMax)
-	interval := pollMin
-	failures := 0 // consecutive failed reads
-	for !q.Completed() {
-		wait := max(interval, q.RetryAfter)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return q, ctx.Err()
-		case <-t.C:
-		}
-		next, err := c.ModelRequestStatus(ctx, q)
-		if err != nil {
-			if ctx.Err() != nil {
-				return q, ctx.Err()
+	loop := waitLoop[*QueueRequest]{
+		read:     c.ModelRequestStatus,
+		done:     (*QueueRequest).Completed,
+		schedule: &routerSchedule{interval: newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))},
+		onRead: func(prev, next *QueueRequest) {
+			if opts.OnUpdate != nil && (next.Status != prev.Status || !equalPos(next.QueuePosition, prev.QueuePosition)) {
+				opts.OnUpdate(next)
 			}
-			// As for jobs: the run goes on during an outage, so a few failed reads in a row
-			// (each already retried) are waited out before giving up.
-			if failures++; failures >= maxReadFailures || !transientReadError(err) {
-				return q, err
-			}
+		},
+		onRetry: func(ctx context.Context, err error) {
 			c.log.Warn(ctx, "reading the model request failed; still waiting", map[string]any{"request_id": q.RequestID, "error": err.Error()})
-			interval = min(interval*3/2, pollMax)
-			continue
-		}
-		failures = 0
-		if opts.OnUpdate != nil && (next.Status != q.Status || !equalPos(next.QueuePosition, q.QueuePosition)) {
-			opts.OnUpdate(next)
-		}
-		q = next
-		interval = min(interval*3/2, pollMax)
+		},
 	}
-	return q, nil
+	return loop.run(ctx, q)
+}
+
+// routerSchedule polls a queued model request: never sooner than its Retry-After asks, and
+// without one on an interval that grows from PollMin to PollMax.
+type routerSchedule struct{ interval growingInterval }
+
+func (s *routerSchedule) Next(last *QueueRequest, _ bool) time.Duration {
+	return max(s.interval.next(), last.RetryAfter)
 }
 
 func equalPos(a, b *int64) bool {
@@ -679,7 +666,7 @@ func equalPos(a, b *int64) bool {
 // collect route means the result is not ready after all: the wait goes on, at the pace the
 // service asks. On error the last status seen is returned with it.
 func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, *RouterResult, error) {
-	pause := orDuration(opts.PollMin, defaultPollMin)
+	pause := newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))
 	for {
 		var err error
 		if q, err = c.WaitModelRequest(ctx, q, opts); err != nil {
@@ -695,14 +682,9 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		if res != nil {
 			return q, res, nil
 		}
-		t := time.NewTimer(max(pause, pending.RetryAfter))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return q, nil, ctx.Err()
-		case <-t.C:
+		if err := sleepCtx(ctx, max(pause.next(), pending.RetryAfter)); err != nil {
+			return q, nil, err
 		}
-		pause = min(pause*3/2, orDuration(opts.PollMax, defaultPollMax))
 		if !pending.Completed() {
 			q = pending
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +21,14 @@ const socketGreetingWait = 3 * time.Second
 
 // maxSocketMessage bounds one socket message: previews are small images, JSON messages smaller.
 const maxSocketMessage = 16 << 20
+
+// maxSocketText bounds one JSON message (the largest, executed, lists one node's files): a
+// larger one is skipped whole, so a flooding server cannot hold much memory per message.
+const maxSocketText = 1 << 20
+
+// socketBacklog is how many frames wait for the consumer before the reader stops reading: with
+// maxSocketMessage, it bounds the memory a fast server can fill.
+const socketBacklog = 8
 
 // SocketMessage is a JSON text frame of the v1 socket: {"type", "data"}. PromptID is
 // data.prompt_id, empty for messages about the queue as a whole.
@@ -87,7 +96,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	}
 	conn.SetReadLimit(maxSocketMessage)
 	readCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &Socket{conn: conn, events: make(chan SocketEvent, 64), cancel: cancel, greeted: make(chan struct{}), log: c.log, redacted: redacted, clientID: clientID}
+	s := &Socket{conn: conn, events: make(chan SocketEvent, socketBacklog), cancel: cancel, greeted: make(chan struct{}), log: c.log, redacted: redacted, clientID: clientID}
 	s.connected.Store(true)
 	c.log.Debug(ctx, "socket connected", map[string]any{"url": redacted})
 	go s.read(readCtx)
@@ -134,13 +143,17 @@ func (s *Socket) read(ctx context.Context) {
 	defer close(s.events)
 	defer s.connected.Store(false)
 	for {
-		typ, data, err := s.conn.Read(ctx)
+		typ, data, err := s.readFrame(ctx)
 		s.greetOnce.Do(func() { close(s.greeted) })
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Debug(ctx, "socket closed", map[string]any{"url": s.redacted, "reason": websocket.CloseStatus(err).String()})
 			}
 			return
+		}
+		if data == nil {
+			s.log.Trace(ctx, "ignoring a socket message above the size bound", map[string]any{"bound_bytes": maxSocketText})
+			continue
 		}
 		var ev SocketEvent
 		switch typ {
@@ -165,6 +178,31 @@ func (s *Socket) read(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// readFrame reads one message; a text message above maxSocketText is read to its end and
+// returned as nil data.
+func (s *Socket) readFrame(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, r, err := s.conn.Reader(ctx)
+	if err != nil {
+		return typ, nil, err
+	}
+	limit := int64(maxSocketMessage)
+	if typ == websocket.MessageText {
+		limit = maxSocketText
+	}
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return typ, nil, err
+	}
+	if int64(len(data)) > limit {
+		_, err = io.Copy(io.Discard, r) // the connection's read limit still bounds this
+		return typ, nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	return typ, data, nil
 }
 
 func parseSocketMessage(data []byte) (*SocketMessage, bool) {

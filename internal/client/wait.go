@@ -22,6 +22,9 @@ type WaitOptions struct {
 	// has finished. Share one across the waits of a batch.
 	Durations *DurationEstimator
 	Shape     string
+	// Schedule, when set, replaces the adaptive schedule built from PollMin, PollMax and
+	// PollStreaming. PollMin still bounds how often event wake-ups may re-read the job.
+	Schedule JobSchedule
 }
 
 const (
@@ -54,75 +57,44 @@ func transientReadError(err error) bool {
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
 // the poll interval follows the job's progress: it estimates the time left from the rate at
 // which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. On a context error it returns the last record seen
+// its end is still seen within PollMin. No event, not even a terminal status, re-reads the job
+// sooner than PollMin after the last read. On a context error it returns the last record seen
 // together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 
-	var wake <-chan wakeup
-	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
-		wake = c.watchEvents(ctx, job.URLs.Events)
+	sched := opts.Schedule
+	if sched == nil {
+		ps := newPollSchedule(opts)
+		var leave func()
+		ps.follower, leave = opts.Durations.join(opts.Shape)
+		defer leave()
+		sched = ps
 	}
-
-	sched := newPollSchedule(opts)
-	var leave func()
-	sched.follower, leave = opts.Durations.join(opts.Shape)
-	defer leave()
-	failures := 0 // consecutive failed reads
-	started := time.Now()
-	lastRead := started
-	// Once the stream has delivered an event, the timer is only a safety net. Until then it is
-	// not trusted (a proxy may buffer it, so it stays open and says nothing) and the loop polls
-	// on the schedule. If the stream is refused or ends, its channel closes and the loop
-	// re-reads at once, then polls on the schedule.
-	streamLive := false
-	streaming := func() bool { return wake != nil && streamLive }
-	timer := time.NewTimer(sched.next(job, streaming()))
-	defer timer.Stop()
-	for !job.Terminal() {
-		select {
-		case <-ctx.Done():
-			return job, ctx.Err()
-		case w, ok := <-wake:
-			if !ok {
-				wake = nil // stream over (terminal, or given up): re-read now, then poll
-			} else {
-				if !streamLive { // the stream proved itself: the timer becomes the safety net
-					streamLive = true
-					resetTimer(timer, sched.next(job, true))
-				}
-				if !w.urgent && time.Since(lastRead) < max(minHintGap, time.Since(started)/3) {
-					continue // coalesce hints; the timer still runs
-				}
+	loop := waitLoop[*Job]{
+		read:     c.RefreshJob,
+		done:     (*Job).Terminal,
+		schedule: sched,
+		gate:     wakeGate{floor: orDuration(opts.PollMin, defaultPollMin)},
+		onRead: func(prev, next *Job) {
+			if changed(prev, next) && opts.OnUpdate != nil {
+				opts.OnUpdate(next)
 			}
-		case <-timer.C:
-		}
-		next, err := c.RefreshJob(ctx, job)
-		lastRead = time.Now()
-		if err != nil {
-			if ctx.Err() != nil {
-				return job, ctx.Err()
-			}
-			// Each read was already retried; an outage can still outlast that. The job runs on
-			// regardless, so a few failed reads in a row are waited out on the poll schedule
-			// before giving up.
-			if failures++; failures >= maxReadFailures || !transientReadError(err) {
-				return job, err
-			}
+		},
+		onRetry: func(ctx context.Context, err error) {
 			c.log.Warn(ctx, "reading the job failed; still waiting", map[string]any{"job_id": job.ID, "error": err.Error()})
-			timer.Reset(sched.next(job, false))
-			continue
-		}
-		failures = 0
-		if changed(job, next) && opts.OnUpdate != nil {
-			opts.OnUpdate(next)
-		}
-		job = next
-		resetTimer(timer, sched.next(job, streaming()))
+		},
 	}
-	opts.Durations.Observe(opts.Shape, job)
-	return job, nil
+	// A service that answered 501 to one event stream serves none: later waits poll at once.
+	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
+		loop.wake = c.watchEvents(ctx, job.URLs.Events)
+	}
+	final, err := loop.run(ctx, job)
+	if err == nil {
+		opts.Durations.Observe(opts.Shape, final)
+	}
+	return final, err
 }
 
 // resetTimer stops t, drains a pending tick, and sets it to fire after d.
@@ -136,11 +108,12 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// pollSchedule chooses the next poll interval from what the records show.
+// pollSchedule is the default JobSchedule: it chooses the next poll interval from what the
+// records show.
 type pollSchedule struct {
 	min, max, streaming time.Duration
-	backoff             time.Duration // geometric interval while nothing tells how long is left
-	firstAt             time.Time     // first record with progress, and its value
+	backoff             growingInterval // while nothing tells how long is left
+	firstAt             time.Time       // first record with progress, and its value
 	firstValue          float64
 	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
 	shape               string
@@ -148,6 +121,7 @@ type pollSchedule struct {
 	// the shape's run time was known: this one polls at max until the shape has finished often
 	// enough to be estimated, then near its likely end.
 	follower bool
+	clk      clock
 }
 
 func newPollSchedule(opts WaitOptions) *pollSchedule {
@@ -158,26 +132,26 @@ func newPollSchedule(opts WaitOptions) *pollSchedule {
 		durations: opts.Durations,
 		shape:     opts.Shape,
 	}
-	p.backoff = p.min
+	p.backoff = newGrowingInterval(p.min, p.max)
+	p.clk = systemClock{}
 	return p
 }
 
-func (p *pollSchedule) next(job *Job, streaming bool) time.Duration {
+// Next implements JobSchedule.
+func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	if streaming {
 		return p.streaming
 	}
 	if left, ok := p.timeLeft(job); ok {
 		return min(max(left/2, p.min), p.max)
 	}
-	if d, ok := p.untilLikelyEnd(job, time.Now()); ok {
+	if d, ok := p.untilLikelyEnd(job, p.clk.Now()); ok {
 		return d
 	}
 	if p.follower && p.durations.learning(p.shape) {
 		return p.max
 	}
-	d := p.backoff
-	p.backoff = min(p.backoff*3/2, p.max)
-	return d
+	return p.backoff.next()
 }
 
 // untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
@@ -216,7 +190,7 @@ func (p *pollSchedule) timeLeft(job *Job) (time.Duration, bool) {
 		return 0, false
 	}
 	v := job.Progress.Value
-	now := time.Now()
+	now := p.clk.Now()
 	if p.firstAt.IsZero() {
 		p.firstAt, p.firstValue = now, v
 		return 0, false

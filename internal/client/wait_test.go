@@ -19,7 +19,7 @@ func TestPollSchedule(t *testing.T) {
 	running := func(v float64) *Job { return &Job{Status: JobRunning, Progress: &Progress{Value: v}} }
 
 	t.Run("streaming polls only as a safety net", func(t *testing.T) {
-		if got := newPollSchedule(opts).next(running(0.5), true); got != 10*time.Second {
+		if got := newPollSchedule(opts).Next(running(0.5), true); got != 10*time.Second {
 			t.Fatalf("interval = %v, want 10s", got)
 		}
 	})
@@ -27,7 +27,7 @@ func TestPollSchedule(t *testing.T) {
 		p := newPollSchedule(opts)
 		var got []time.Duration
 		for range 10 {
-			got = append(got, p.next(&Job{Status: JobQueued}, false))
+			got = append(got, p.Next(&Job{Status: JobQueued}, false))
 		}
 		if got[0] != 100*time.Millisecond || got[1] != 150*time.Millisecond || got[9] != 2*time.Second {
 			t.Fatalf("intervals = %v", got)
@@ -48,15 +48,22 @@ func TestPollSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			p := newPollSchedule(opts)
-			p.firstAt, p.firstValue = time.Now().Add(-tt.elapsed), tt.first
-			got := p.next(running(tt.now), false)
-			if d := got - tt.want; d < -20*time.Millisecond || d > 20*time.Millisecond {
+			p.clk = fixedClock{now}
+			p.firstAt, p.firstValue = now.Add(-tt.elapsed), tt.first
+			got := p.Next(running(tt.now), false)
+			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond { // float rounding only
 				t.Fatalf("interval = %v, want about %v", got, tt.want)
 			}
 		})
 	}
 }
+
+// fixedClock is a clock that stands still.
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
 
 func TestWaitJobOutlastsAShortOutage(t *testing.T) {
 	id := "55555555-5555-5555-5555-555555555555"
@@ -201,6 +208,56 @@ func TestWaitJobSilentStreamDoesNotDelayTheEnd(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("the end was seen after %v; a silent stream held the loop to the streaming interval", took)
+	}
+}
+
+// A stream that repeats a terminal status event at 10 kHz while the record says running costs
+// at most one read per PollMin (the schedule's floor), not one per event. Before the floor,
+// such a stream made about 1,200 reads a second (1,230 measured).
+func TestWaitJobTerminalEventFloodIsThrottled(t *testing.T) {
+	t.Parallel()
+	srv := emulator.New(emulator.Options{NodeDuration: time.Hour, EventsTerminalFlood: 100 * time.Microsecond})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := testClient(t, srv.URL())
+	wf := `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+		`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"f"}}}`
+	job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(wf), IdempotencyKey: "k-flood"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), window)
+	defer cancel()
+	final, err := c.WaitJob(ctx, job, WaitOptions{PollMin: 100 * time.Millisecond})
+	if err == nil || final.Terminal() {
+		t.Fatalf("WaitJob = %+v, %v; want the job still running at the deadline", final, err)
+	}
+	// One read per 100 ms floor, plus the first read after the stream connected.
+	if reads := srv.Requests(emulator.OpGetJob); reads > 12 {
+		t.Fatalf("%d reads in %v; want at most 12 (one per PollMin)", reads, window)
+	}
+}
+
+func TestTerminalStatusEventIsParsed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{`{"status":"succeeded"}`, true},
+		{`{"status":"canceled","queue_position":null}`, true},
+		{`{"status":"running","note":"\"failed\" is not this job's status"}`, false},
+		{`{"status":"running"}`, false},
+		{`"succeeded"`, false},
+		{`not json "expired"`, false},
+	}
+	for _, tt := range tests {
+		if got := terminalStatusEvent(tt.data); got != tt.want {
+			t.Errorf("terminalStatusEvent(%s) = %v, want %v", tt.data, got, tt.want)
+		}
 	}
 }
 

@@ -48,14 +48,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.streams--
 		s.mu.Unlock()
 	}()
-	var pos any
-	if p := s.queuePositionLocked(j); p > 0 {
-		pos = p
-	}
-	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
-	if j.progress != nil && !isTerminal(j.status) {
-		first = append(first, event{name: "progress", data: *j.progress})
-	}
+	first := s.firstEventsLocked(j)
 	next, changed := len(j.events), j.changed
 	s.mu.Unlock()
 
@@ -65,22 +58,12 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	send := func(evs []event) (ended bool) {
-		for _, e := range evs {
-			b, err := json.Marshal(e.data)
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
-			if e.terminal {
-				ended = true
-				break
-			}
-		}
-		flusher.Flush()
-		return ended
-	}
+	send := func(evs []event) bool { return writeEvents(w, flusher, evs) }
 	if send(first) {
+		return
+	}
+	if s.opts.EventsTerminalFlood > 0 {
+		floodTerminalStatus(w, flusher, r, s.opts.EventsTerminalFlood)
 		return
 	}
 	tick := time.NewTicker(heartbeat)
@@ -111,4 +94,53 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// floodTerminalStatus repeats a terminal status event every interval until the client leaves.
+func floodTerminalStatus(w http.ResponseWriter, flusher http.Flusher, r *http.Request, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		if _, err := fmt.Fprint(w, "event: status\ndata: {\"status\":\"succeeded\"}\n\n"); err != nil {
+			return
+		}
+		flusher.Flush()
+	}
+}
+
+// firstEventsLocked is what a new stream starts with: the current status, and the progress
+// while the job runs; s.mu is held.
+func (s *Server) firstEventsLocked(j *job) []event {
+	var pos any
+	if p := s.queuePositionLocked(j); p > 0 {
+		pos = p
+	}
+	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
+	if j.progress != nil && !isTerminal(j.status) {
+		first = append(first, event{name: "progress", data: *j.progress})
+	}
+	return first
+}
+
+// writeEvents writes evs as SSE frames and flushes; it reports whether a terminal one ended
+// the stream (nothing after it is written).
+func writeEvents(w http.ResponseWriter, flusher http.Flusher, evs []event) (ended bool) {
+	for _, e := range evs {
+		b, err := json.Marshal(e.data)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
+		if e.terminal {
+			ended = true
+			break
+		}
+	}
+	flusher.Flush()
+	return ended
 }

@@ -67,6 +67,10 @@ type Options struct {
 	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
 	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
 	MaxStreams   int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
+	// repeat a status event saying "succeeded" at this interval, while the job record goes on
+	// as before: a hostile or broken stream that must not turn into a read per event.
+	EventsTerminalFlood time.Duration
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 
@@ -78,7 +82,11 @@ type Options struct {
 	// V1SocketSubscribeDelay is how long a new socket connection stays unsubscribed after the
 	// handshake, as on a busy server: messages broadcast meanwhile never reach it.
 	V1SocketSubscribeDelay time.Duration
-	StorageAddr            string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
+	// V1ExecutedFlood, when set, makes the socket send this many executed messages for a prompt
+	// as it starts running, as a flooding server would: half repeat one file, half name a new
+	// file each. The files do not exist.
+	V1ExecutedFlood int
+	StorageAddr     string // listen address of the storage host behind /api/view (default 127.0.0.2:0, else 127.0.0.1:0)
 }
 
 func (o Options) withDefaults() Options {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -157,6 +158,7 @@ func (s *Server) publishV1Locked(j *job, e event) {
 			out = append(out, queueStatus())
 		case statusRunning:
 			out = append(out, queueStatus(), textMessage("execution_start", map[string]any{"prompt_id": j.id, "timestamp": now}))
+			out = append(out, executedFlood(j.id, s.opts.V1ExecutedFlood)...)
 		case statusSucceeded:
 			out = append(out,
 				textMessage("executing", map[string]any{"node": nil, "display_node": nil, "prompt_id": j.id}),
@@ -224,6 +226,21 @@ func (s *Server) publishV1Locked(j *job, e event) {
 			sub.push(m)
 		}
 	}
+}
+
+// executedFlood builds n executed messages for a prompt: half name the same file, half a new
+// file each.
+func executedFlood(promptID string, n int) []socketMessage {
+	out := make([]socketMessage, 0, n)
+	for i := range n {
+		name := "flood_repeat.png"
+		if i%2 == 1 {
+			name = fmt.Sprintf("flood_%06d.png", i)
+		}
+		out = append(out, textMessage("executed", map[string]any{"node": "9", "display_node": "9", "prompt_id": promptID,
+			"output": map[string]any{"images": []any{map[string]any{"filename": name, "subfolder": "", "type": "output"}}}}))
+	}
+	return out
 }
 
 func deref(p *string) string {

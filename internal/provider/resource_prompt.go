@@ -250,6 +250,11 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), data.redact(describeUnsuccessfulPrompt(res)))
 		return
 	}
+	if res.OutputsDropped > 0 {
+		resp.Diagnostics.AddWarning("Prompt outputs were capped",
+			fmt.Sprintf("Prompt %s reported more distinct files than the %d that outputs keeps; %d more were not recorded.",
+				res.PromptID, client.MaxPromptOutputs, res.OutputsDropped))
+	}
 	if !res.OutputsComplete {
 		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
 			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run%s, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.",

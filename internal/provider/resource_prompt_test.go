@@ -3,8 +3,11 @@ package provider
 import (
 	"fmt"
 	"image/color"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -335,4 +338,63 @@ func TestAccPrompt_slowSocketSubscription(t *testing.T) {
 			),
 		}},
 	})
+}
+
+// A socket that floods executed messages (50,000 here, half repeating one file) leaves at most
+// client.MaxPromptOutputs outputs in state, the repeated file once, and the provider's resident
+// memory under 256 MiB.
+func TestAccPrompt_executedFloodIsBounded(t *testing.T) {
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1ExecutedFlood: 50000})
+	peak := watchSelfPeakRSS(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: promptConfig(srv, imageWorkflowHCL(2), ""),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("svc_prompt.test", "status", "success"),
+				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", fmt.Sprint(client.MaxPromptOutputs)),
+			),
+		}},
+	})
+	rss := peak()
+	t.Logf("peak resident memory: %d MiB", rss>>20)
+	if rss >= 256<<20 {
+		t.Errorf("peak resident memory %d MiB; want under 256 MiB", rss>>20)
+	}
+}
+
+// watchSelfPeakRSS samples this process's resident memory (VmRSS) until the returned function
+// is called, and returns the highest value seen in bytes. The provider runs in this process.
+func watchSelfPeakRSS(t *testing.T) func() uint64 {
+	t.Helper()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, selfRSS())
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
+}
+
+func selfRSS() uint64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

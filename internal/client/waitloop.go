@@ -1,0 +1,185 @@
+package client
+
+import (
+	"context"
+	"time"
+)
+
+// Schedule chooses how long a wait sleeps before its next read. WaitJob takes one in
+// WaitOptions.Schedule; the default is the adaptive schedule described on WaitJob.
+type Schedule[R any] interface {
+	// Next returns the wait before the next read, given the last record read and whether a
+	// live event stream is connected (its events then wake the wait sooner, so the timer is
+	// only a safety net). After a failed read it is called with the last good record and
+	// streaming false.
+	Next(last R, streaming bool) time.Duration
+}
+
+// JobSchedule is the schedule of WaitJob.
+type JobSchedule = Schedule[*Job]
+
+// clock is the time source of the waits; tests inject a fixed one.
+type clock interface{ Now() time.Time }
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// outagePolicy is the one rule for failed reads while waiting: the thing waited for runs on
+// during an outage, so a few failed reads in a row (each already retried) are waited out; a
+// failure that waiting cannot fix (a 4xx such as 401, 403 or 404), or one too many, ends the wait.
+type outagePolicy struct{ failures int }
+
+// giveUp counts a failed read and reports whether the wait ends with it.
+func (p *outagePolicy) giveUp(err error) bool {
+	p.failures++
+	return p.failures >= maxReadFailures || !transientReadError(err)
+}
+
+// recovered forgets the failures after a good read.
+func (p *outagePolicy) recovered() { p.failures = 0 }
+
+// growingInterval starts at a floor and grows by half at each step up to a cap: the wait
+// between reads while nothing tells how long is left.
+type growingInterval struct{ cur, max time.Duration }
+
+func newGrowingInterval(floor, ceiling time.Duration) growingInterval {
+	return growingInterval{cur: floor, max: ceiling}
+}
+
+// next returns the current interval and grows the following one.
+func (g *growingInterval) next() time.Duration {
+	d := g.cur
+	g.cur = min(g.cur*3/2, g.max)
+	return d
+}
+
+// sleepCtx waits d, or less when ctx ends first (then it returns ctx's error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// dueTimer is a timer that knows when it is due, so a wake-up can bring it forward without
+// ever putting it back.
+type dueTimer struct {
+	t   *time.Timer
+	due time.Time
+	clk clock
+}
+
+func newDueTimer(clk clock, d time.Duration) *dueTimer {
+	return &dueTimer{t: time.NewTimer(d), due: clk.Now().Add(d), clk: clk}
+}
+
+// reset makes the timer fire after d (dropping a tick not yet received).
+func (t *dueTimer) reset(d time.Duration) {
+	resetTimer(t.t, d)
+	t.due = t.clk.Now().Add(d)
+}
+
+// bringForward makes the timer fire after d unless it is already due sooner.
+func (t *dueTimer) bringForward(d time.Duration) {
+	if t.clk.Now().Add(d).Before(t.due) {
+		t.reset(d)
+	}
+}
+
+// wakeGate decides, for each wake-up of an event stream, whether it re-reads the record now or
+// waits. Every wake-up waits for floor after the last read, an urgent one (the terminal status)
+// included: a stream that repeats it while the record still says running costs one read per
+// floor, not one per event. A hint (progress, output, log, a non-terminal status) also waits a
+// third of the time waited so far, at least minHintGap, so a long job's chatty stream costs a
+// few reads, not one per step.
+type wakeGate struct {
+	floor time.Duration
+}
+
+// hold returns how long a wake-up must still wait (0: read now).
+func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Duration {
+	if w.urgent {
+		return max(g.floor-sinceRead, 0)
+	}
+	return max(max(minHintGap, sinceStart/3)-sinceRead, 0)
+}
+
+// waitLoop is the one wait engine: it reads a record until done says so, sleeping between reads
+// as the schedule says, woken sooner by an optional event stream, and applying the outage
+// policy to failed reads. It returns the last record read; on a context error or a failure
+// that ends the wait, that record comes back with the error.
+type waitLoop[R any] struct {
+	read     func(ctx context.Context, last R) (R, error)
+	done     func(R) bool
+	schedule Schedule[R]
+	wake     <-chan wakeup // nil without an event stream
+	gate     wakeGate
+	onRead   func(prev, next R)                   // after each good read; may be nil
+	onRetry  func(ctx context.Context, err error) // a failed read that is waited out
+	clk      clock
+}
+
+func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
+	if w.clk == nil {
+		w.clk = systemClock{}
+	}
+	started := w.clk.Now()
+	lastRead := started
+	wake := w.wake
+	// Once the stream has delivered an event, the timer is only a safety net. Until then it is
+	// not trusted (a proxy may buffer it, so it stays open and says nothing) and the loop polls
+	// on the schedule. If the stream is refused or ends, its channel closes and the loop
+	// re-reads at once, then polls on the schedule.
+	streamLive := false
+	streaming := func() bool { return wake != nil && streamLive }
+	timer := newDueTimer(w.clk, w.schedule.Next(last, streaming()))
+	defer timer.t.Stop()
+	var outage outagePolicy
+	for !w.done(last) {
+		select {
+		case <-ctx.Done():
+			return last, ctx.Err()
+		case ev, ok := <-wake:
+			if !ok {
+				wake = nil // stream over (terminal, or given up): re-read now, then poll
+				break
+			}
+			if !streamLive { // the stream proved itself: the timer becomes the safety net
+				streamLive = true
+				timer.reset(w.schedule.Next(last, true))
+			}
+			if d := w.gate.hold(ev, w.clk.Now().Sub(lastRead), w.clk.Now().Sub(started)); d > 0 {
+				if ev.urgent {
+					timer.bringForward(d) // read once the floor has passed
+				}
+				continue // coalesce; the timer still runs
+			}
+		case <-timer.t.C:
+		}
+		next, err := w.read(ctx, last)
+		lastRead = w.clk.Now()
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			if outage.giveUp(err) {
+				return last, err
+			}
+			w.onRetry(ctx, err)
+			timer.reset(w.schedule.Next(last, false))
+			continue
+		}
+		outage.recovered()
+		if w.onRead != nil {
+			w.onRead(last, next)
+		}
+		last = next
+		timer.reset(w.schedule.Next(last, streaming()))
+	}
+	return last, nil
+}

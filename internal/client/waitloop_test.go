@@ -1,0 +1,65 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestWakeGateHold(t *testing.T) {
+	t.Parallel()
+	g := wakeGate{floor: 100 * time.Millisecond}
+	tests := []struct {
+		name                  string
+		urgent                bool
+		sinceRead, sinceStart time.Duration
+		want                  time.Duration
+	}{
+		{"urgent past the floor reads now", true, 150 * time.Millisecond, time.Minute, 0},
+		{"urgent within the floor waits for it", true, 30 * time.Millisecond, time.Minute, 70 * time.Millisecond},
+		{"a hint waits at least minHintGap", false, 400 * time.Millisecond, 2 * time.Second, 600 * time.Millisecond},
+		{"a hint waits a third of the time waited", false, 10 * time.Second, 60 * time.Second, 10 * time.Second},
+		{"a hint past its gap reads now", false, 25 * time.Second, 60 * time.Second, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := g.hold(wakeup{urgent: tt.urgent}, tt.sinceRead, tt.sinceStart); got != tt.want {
+				t.Fatalf("hold = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// recordingSchedule is a JobSchedule that polls at once and remembers what it was asked.
+type recordingSchedule struct{ seen []string }
+
+func (s *recordingSchedule) Next(last *Job, _ bool) time.Duration {
+	s.seen = append(s.seen, last.Status)
+	return time.Millisecond
+}
+
+// WaitOptions.Schedule replaces the adaptive schedule: it is asked after every read, with the
+// record just read, and its delay paces the reads.
+func TestWaitJobUsesTheGivenSchedule(t *testing.T) {
+	t.Parallel()
+	id := "66666666-6666-6666-6666-666666666666"
+	s := &scripted{steps: []http.HandlerFunc{
+		status(200, nil, jobJSON(id, "queued")), status(200, nil, jobJSON(id, "running")), status(200, nil, jobJSON(id, "succeeded")),
+	}}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c := testClient(t, srv.URL)
+	sched := &recordingSchedule{}
+	start := &Job{ID: id, Status: JobQueued, URLs: JobURLs{Self: srv.URL + "/api/v2/jobs/" + id}}
+	got, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, Schedule: sched, PollMax: time.Hour})
+	if err != nil || got.Status != JobSucceeded {
+		t.Fatalf("WaitJob = %+v, %v", got, err)
+	}
+	// Asked before the first read, then after each read.
+	if want := []string{"queued", "queued", "running", "succeeded"}; !slices.Equal(sched.seen, want) {
+		t.Fatalf("schedule asked with %v, want %v", sched.seen, want)
+	}
+}
