@@ -39,12 +39,12 @@ func (s *Server) worker() {
 			return
 		}
 		j := s.queue[0]
-		if wait := time.Until(j.createdAt.Add(s.opts.QueueDelay)); wait > 0 && !s.isFast() {
+		if wait := j.createdAt.Add(s.opts.QueueDelay).Sub(s.now()); wait > 0 && !s.isFast() {
 			s.mu.Unlock()
 			_ = s.sleep(context.Background(), wait)
 			continue
 		}
-		now := time.Now()
+		now := s.now()
 		s.removeFromQueueLocked(j)
 		j.startedAt = now
 		s.setStatusLocked(j, statusRunning)
@@ -64,7 +64,8 @@ func (s *Server) janitor() {
 		select {
 		case <-s.done:
 			return
-		case now := <-t.C:
+		case <-t.C:
+			now := s.now()
 			s.mu.Lock()
 			for _, j := range s.jobs {
 				s.expireIfDueLocked(j, now)
@@ -73,6 +74,9 @@ func (s *Server) janitor() {
 		}
 	}
 }
+
+// now reads the server's clock (Options.Now).
+func (s *Server) now() time.Time { return s.opts.Now() }
 
 func (s *Server) isFast() bool {
 	select {
@@ -225,7 +229,7 @@ func (s *Server) commitOutput(j *job, nodeID, name, typ, contentType string, dat
 		contentType: contentType,
 		size:        int64(len(data)),
 		hash:        a.hash,
-		urlExpires:  s.urlExpiry(time.Now()),
+		urlExpires:  s.urlExpiry(s.now()),
 	}
 	j.outputs = append(j.outputs, o)
 	s.notifyLocked(j, event{name: "output", output: o})
@@ -327,7 +331,7 @@ func (s *Server) execute(j *job) {
 	if j.status != statusRunning && j.status != statusCanceling {
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	if j.status == statusCanceling { // the cancel came after the last node
 		s.logLocked(j, "canceled")
 		s.finishLocked(j, statusCanceled, now)
@@ -369,7 +373,7 @@ func (s *Server) endCanceled(j *job) {
 	defer s.mu.Unlock()
 	if j.status == statusRunning || j.status == statusCanceling {
 		s.logLocked(j, "canceled")
-		s.finishLocked(j, statusCanceled, time.Now())
+		s.finishLocked(j, statusCanceled, s.now())
 	}
 }
 
@@ -384,7 +388,7 @@ func (s *Server) endFailed(j *job, nodeID, class, code, message, stack string) {
 	for _, line := range strings.Split(strings.TrimRight(tb, "\n"), "\n") {
 		s.logLocked(j, line)
 	}
-	s.finishLocked(j, statusFailed, time.Now())
+	s.finishLocked(j, statusFailed, s.now())
 }
 
 // traceback renders an engine-style, multi-line traceback.

@@ -28,7 +28,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "not_implemented", "streaming is not supported on this connection", nil)
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	j := s.getJobLocked(r.PathValue("id"), now)
 	if j == nil {
@@ -80,7 +80,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-changed:
 		}
-		now := time.Now()
+		now := s.now()
 		s.mu.Lock()
 		evs := append([]event(nil), j.events[next:]...)
 		for i, e := range evs {

@@ -74,6 +74,12 @@ type Options struct {
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 
+	// Now is the server's clock (default time.Now): every timestamp it writes and every expiry
+	// it checks (expires_at and retention, signed URL lifetimes, Idempotency-Key claims) reads
+	// it. A test passes a clock it can move forward to get past an expiry without sleeping;
+	// execution times (NodeDuration, StepDuration, QueueDelay) still elapse in real time.
+	Now func() time.Time
+
 	Router RouterOptions // the model router (router.go)
 	// v1 cloud interface (cloudv1.go, socket.go); Token is checked as X-API-Key there.
 	V1LegacyStatuses bool // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
@@ -107,6 +113,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	o.MountPrefix = "/" + strings.Trim(o.MountPrefix, "/")
 	if o.MountPrefix == "/" {

@@ -147,7 +147,7 @@ func (s *Server) publishV1Locked(j *job, e event) {
 		return
 	}
 	var out []socketMessage
-	now := time.Now().UnixMilli()
+	now := s.now().UnixMilli()
 	queueStatus := func() socketMessage {
 		return textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
 	}
