@@ -1,8 +1,6 @@
 package emulator
 
 import (
-	"context"
-	"net/http"
 	"time"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator/router"
@@ -33,25 +31,6 @@ const (
 	ModelFreeform = router.ModelFreeform
 	ModelSlow     = router.ModelSlow
 )
-
-// routerHost lends the router the server's middleware, pauses and goroutine accounting.
-type routerHost struct{ s *Server }
-
-func (h routerHost) Route(pattern, op string, handler http.HandlerFunc, auth func(http.ResponseWriter, *http.Request) bool) {
-	h.s.route(pattern, op, handler, authWith(auth))
-}
-
-func (h routerHost) Sleep(ctx context.Context, d time.Duration) error { return h.s.sleep(ctx, d) }
-
-func (h routerHost) Done() <-chan struct{} { return h.s.done }
-
-func (h routerHost) Go(f func()) {
-	h.s.wg.Add(1)
-	go func() {
-		defer h.s.wg.Done()
-		f()
-	}()
-}
 
 // RouterRuns reports how many runs of model the router started (replays start none).
 func (s *Server) RouterRuns(model string) int { return s.router.Runs(model) }

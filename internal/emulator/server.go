@@ -11,19 +11,19 @@
 //	  GET /api/object_info, POST /api/upload/image, POST /api/upload/mask, POST /api/prompt,
 //	  GET /api/job/{id}/status, GET /api/view (redirects to a separate storage host serving
 //	  GET /blob/{id}), GET /ws (the prompt socket)
-//	node registry (registry.go; its own bearer token table)
+//	node registry: package registry, mounted here (registry_mount.go); its own bearer tokens
 //	  POST /publishers/{p}/nodes/{n}/claim-my-node, POST /nodes/{n}/translations,
 //	  DELETE /publishers/{p}/nodes/{n}
 //	model router: package router, mounted here (router_mount.go); /v2/models...
 //
 // Everything else answers 404 not_found in the v2 error envelope.
 //
-// Every route, the router's included, is registered through Server.route, which wraps the
-// handler with the request id, request counting (Requests), fault injection (Inject, Chaos)
-// and the family's credential check. Options.Now is the server's clock: tests move it to get
-// past expiries without sleeping. A new API family goes in its own subpackage when it shares
-// nothing with the engine (as router does, taking a Host for the middleware), otherwise in its
-// own files here, with its own Op constants.
+// Every route, those of the subpackages included (they mount through apiHost, api_host.go), is
+// registered through Server.route, which wraps the handler with the request id, request
+// counting (Requests), fault injection (Inject, Chaos) and the family's credential check.
+// Options.Now is the server's clock: tests move it to get past expiries without sleeping. A new
+// API family goes in its own subpackage when it shares nothing with the engine (as router and
+// registry do, taking a Host), otherwise in its own files here, with its own Op constants.
 package emulator
 
 import (
@@ -41,6 +41,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/registry"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator/router"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator/wire"
 )
@@ -136,7 +137,7 @@ type Server struct {
 
 	faults   faultState
 	chaos    chaosState
-	registry registryState // node registry: its own lock, independent of the job state
+	registry *registry.Registry // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
 	mu             sync.Mutex
@@ -181,13 +182,12 @@ func New(opts Options) *Server {
 	}
 	s.workCond = sync.NewCond(&s.mu)
 	s.faults.init()
-	s.registry.init()
 
 	s.registerJobRoutes()
 	s.registerAssetRoutes()
 	s.registerEventRoutes()
-	s.router = router.New(routerHost{s}, s.opts.Router, s.opts.Token, s.opts.MountPrefix)
-	s.registerRegistryRoutes()
+	s.router = router.New(apiHost{s}, s.opts.Router, s.opts.Token, s.opts.MountPrefix)
+	s.registry = registry.New(apiHost{s})
 	s.registerV1Routes()
 	s.v1.subs = map[*socketSub]bool{}
 	s.startStorage()
