@@ -197,83 +197,106 @@ func (s *Server) uploadedNamesLocked() []string {
 // the engine does. Masks need original_ref, a JSON object naming the image they belong to.
 func (s *Server) handleUpload(route string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ct := r.Header.Get("Content-Type")
-		if err := r.ParseMultipartForm(32 << 20); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "expected a multipart/form-data body: "+err.Error(), nil)
+		u, problem := readUpload(r, route)
+		if problem != "" {
+			writeError(w, http.StatusBadRequest, "invalid_request", problem, nil)
 			return
 		}
-		rec := Upload{Route: route, Fields: map[string]string{}, ContentType: ct}
-		for k, v := range r.MultipartForm.Value {
-			if len(v) > 0 {
-				rec.Fields[k] = v[0]
-			}
-		}
-		var fh *multipart.FileHeader
-		for field, files := range r.MultipartForm.File {
-			if len(files) > 0 {
-				rec.FileField, fh = field, files[0]
-			}
-		}
-		if fh == nil || rec.FileField != "image" {
-			writeError(w, http.StatusBadRequest, "invalid_request", "the file must be sent in the form field \"image\"", nil)
-			return
-		}
-		typ := rec.Fields["type"]
-		switch {
-		case typ == "":
-			typ = "input"
-		case typ != "input" && typ != "temp" && typ != "output":
-			writeError(w, http.StatusBadRequest, "invalid_request", "type must be input, temp or output", nil)
-			return
-		}
-		if route == "mask" {
-			var ref struct {
-				Filename string `json:"filename"`
-			}
-			if err := json.Unmarshal([]byte(rec.Fields["original_ref"]), &ref); err != nil || ref.Filename == "" {
-				writeError(w, http.StatusBadRequest, "invalid_request", "original_ref must be a JSON object with filename", nil)
-				return
-			}
-		}
-		f, err := fh.Open()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the file part", nil)
-			return
-		}
-		data, err := io.ReadAll(f)
-		_ = f.Close()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the file part", nil)
-			return
-		}
-		rec.FileName, rec.Size = fh.Filename, len(data)
-		name := path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
-		if name == "." || name == "/" || name == "" {
-			writeError(w, http.StatusBadRequest, "invalid_request", "the file part has no file name", nil)
-			return
-		}
-		contentType := fh.Header.Get("Content-Type")
-		if contentType == "" {
-			contentType = "application/octet-stream"
-		}
-
 		s.mu.Lock()
-		overwrite := rec.Fields["overwrite"] == "true" || rec.Fields["overwrite"] == "1"
-		if existing := s.assetByNameLocked(name); existing != nil && existing.jobID == "" {
-			if overwrite {
-				s.dropUploadsNamedLocked(name)
-			} else if string(existing.data) != string(data) {
-				name = s.freeNameLocked(name)
-			}
-		}
-		if s.assetByNameLocked(name) == nil {
-			s.putAssetLocked(name, contentType, data, "", "")
-		}
-		rec.Name = name
-		s.v1.uploads = append(s.v1.uploads, rec)
+		name := s.storeUploadLocked(u)
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": typ})
+		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": u.typ})
 	}
+}
+
+// upload is one checked upload request: its record, the type it was stored as, and the file.
+type upload struct {
+	rec               Upload
+	typ               string
+	name, contentType string
+	data              []byte
+}
+
+// readUpload reads and checks an upload request; a non-empty problem is the 400 to answer.
+func readUpload(r *http.Request, route string) (upload, string) {
+	u := upload{rec: Upload{Route: route, Fields: map[string]string{}, ContentType: r.Header.Get("Content-Type")}}
+	if err := r.ParseMultipartForm(32 << 20); err != nil {
+		return u, "expected a multipart/form-data body: " + err.Error()
+	}
+	for k, v := range r.MultipartForm.Value {
+		if len(v) > 0 {
+			u.rec.Fields[k] = v[0]
+		}
+	}
+	var fh *multipart.FileHeader
+	for field, files := range r.MultipartForm.File {
+		if len(files) > 0 {
+			u.rec.FileField, fh = field, files[0]
+		}
+	}
+	if fh == nil || u.rec.FileField != "image" {
+		return u, "the file must be sent in the form field \"image\""
+	}
+	if u.typ = u.rec.Fields["type"]; u.typ == "" {
+		u.typ = "input"
+	} else if u.typ != "input" && u.typ != "temp" && u.typ != "output" {
+		return u, "type must be input, temp or output"
+	}
+	if route == "mask" && !namesAFile(u.rec.Fields["original_ref"]) {
+		return u, "original_ref must be a JSON object with filename"
+	}
+	return u, u.readFile(fh)
+}
+
+// namesAFile reports whether ref is a JSON object with a filename.
+func namesAFile(ref string) bool {
+	var v struct {
+		Filename string `json:"filename"`
+	}
+	return json.Unmarshal([]byte(ref), &v) == nil && v.Filename != ""
+}
+
+// readFile reads the file part; it returns the problem to answer, or "".
+func (u *upload) readFile(fh *multipart.FileHeader) string {
+	f, err := fh.Open()
+	if err != nil {
+		return "cannot read the file part"
+	}
+	data, err := io.ReadAll(f)
+	_ = f.Close()
+	if err != nil {
+		return "cannot read the file part"
+	}
+	u.data = data
+	u.rec.FileName, u.rec.Size = fh.Filename, len(data)
+	u.name = path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
+	if u.name == "." || u.name == "/" || u.name == "" {
+		return "the file part has no file name"
+	}
+	if u.contentType = fh.Header.Get("Content-Type"); u.contentType == "" {
+		u.contentType = "application/octet-stream"
+	}
+	return ""
+}
+
+// storeUploadLocked stores the file (a new name when an upload of that name with other content
+// exists and overwrite is not set), records the upload, and returns the stored name.
+func (s *Server) storeUploadLocked(u upload) string {
+	name := u.name
+	overwrite := u.rec.Fields["overwrite"] == "true" || u.rec.Fields["overwrite"] == "1"
+	if existing := s.assetByNameLocked(name); existing != nil && existing.jobID == "" {
+		if overwrite {
+			s.dropUploadsNamedLocked(name)
+		} else if string(existing.data) != string(u.data) {
+			name = s.freeNameLocked(name)
+		}
+	}
+	if s.assetByNameLocked(name) == nil {
+		s.putAssetLocked(name, u.contentType, u.data, "", "")
+	}
+	u.rec.Name = name
+	s.v1.uploads = append(s.v1.uploads, u.rec)
+	return name
 }
 
 func (s *Server) dropUploadsNamedLocked(name string) {
