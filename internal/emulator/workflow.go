@@ -90,78 +90,97 @@ func nodeOf(v any) (class string, inputs map[string]any, ok bool) {
 // problem, a message. s.mu must be held (LoadImage names are looked up).
 func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeError, string) {
 	errs := map[string][]nodeError{}
-	add := func(id, field, reason, msg string) {
-		errs[id] = append(errs[id], nodeError{Field: field, Reason: reason, Message: msg})
-	}
 	outputs := 0
 	for _, id := range sortedIDs(wf) {
-		raw := wf[id]
-		m, isMap := raw.(map[string]any)
-		if !isMap {
-			add(id, "", reasonInvalidNode, "a node must be an object with class_type and inputs")
-			continue
-		}
-		class, isStr := m["class_type"].(string)
-		if !isStr || class == "" {
-			add(id, "class_type", reasonRequiredMissing, "class_type is required")
-			continue
-		}
-		if in := m["inputs"]; in != nil {
-			if _, ok := in.(map[string]any); !ok {
-				add(id, "inputs", reasonInvalidType, "inputs must be an object")
-				continue
-			}
-		}
-		c := nodeClasses[class]
-		if c == nil {
-			add(id, "class_type", reasonUnknownClass, "unknown node class "+strconv.Quote(class))
+		c, bad := classOfNode(wf[id])
+		if bad != nil {
+			errs[id] = append(errs[id], *bad)
 			continue
 		}
 		if c.Output {
 			outputs++
 		}
-		_, inputs, _ := nodeOf(raw)
-		for _, spec := range c.Inputs {
-			v, present := inputs[spec.Name]
-			if !present {
-				if spec.Required {
-					add(id, spec.Name, reasonRequiredMissing, "required input is missing")
-				}
-				continue
-			}
-			if l, isLink := asLink(v); isLink {
-				srcClass, _, ok := nodeOf(wf[l.node])
-				if _, exists := wf[l.node]; !exists {
-					add(id, spec.Name, reasonBadLink, "links to missing node "+strconv.Quote(l.node))
-					continue
-				}
-				src := nodeClasses[srcClass]
-				if !ok || src == nil {
-					continue // the source node carries its own error
-				}
-				if l.slot < 0 || l.slot >= len(src.Outputs) {
-					add(id, spec.Name, reasonBadLink, "node "+strconv.Quote(l.node)+" has no output "+strconv.Itoa(l.slot))
-					continue
-				}
-				if got := src.Outputs[l.slot]; got != spec.Type {
-					add(id, spec.Name, reasonInvalidType, "expects "+spec.Type+", linked output is "+got)
-				}
-				continue
-			}
-			if reason, msg := s.checkLiteralLocked(spec, v); reason != "" {
-				add(id, spec.Name, reason, msg)
-			}
+		_, inputs, _ := nodeOf(wf[id])
+		errs[id] = append(errs[id], s.checkInputsLocked(wf, c, inputs)...)
+		if len(errs[id]) == 0 {
+			delete(errs, id)
 		}
 	}
 	if len(errs) == 0 {
 		for id, field := range findCycle(wf) {
-			add(id, field, reasonCycle, "the workflow has a cycle through this input")
+			errs[id] = append(errs[id], nodeError{Field: field, Reason: reasonCycle, Message: "the workflow has a cycle through this input"})
 		}
 	}
 	if len(errs) == 0 && outputs == 0 {
 		return errs, "the workflow has no output node"
 	}
 	return errs, ""
+}
+
+// classOfNode returns the class of a workflow node, or the error that stops its checks: not an
+// object, no class_type, inputs not an object, or an unknown class.
+func classOfNode(raw any) (*nodeClass, *nodeError) {
+	m, isMap := raw.(map[string]any)
+	if !isMap {
+		return nil, &nodeError{Reason: reasonInvalidNode, Message: "a node must be an object with class_type and inputs"}
+	}
+	class, isStr := m["class_type"].(string)
+	if !isStr || class == "" {
+		return nil, &nodeError{Field: "class_type", Reason: reasonRequiredMissing, Message: "class_type is required"}
+	}
+	if in := m["inputs"]; in != nil {
+		if _, ok := in.(map[string]any); !ok {
+			return nil, &nodeError{Field: "inputs", Reason: reasonInvalidType, Message: "inputs must be an object"}
+		}
+	}
+	c := nodeClasses[class]
+	if c == nil {
+		return nil, &nodeError{Field: "class_type", Reason: reasonUnknownClass, Message: "unknown node class " + strconv.Quote(class)}
+	}
+	return c, nil
+}
+
+// checkInputsLocked checks a node's inputs against its class: required ones present, links to
+// an existing output of the right type, literals within their spec.
+func (s *Server) checkInputsLocked(wf map[string]any, c *nodeClass, inputs map[string]any) []nodeError {
+	var errs []nodeError
+	for _, spec := range c.Inputs {
+		v, present := inputs[spec.Name]
+		var reason, msg string
+		switch l, isLink := asLink(v); {
+		case !present && spec.Required:
+			reason, msg = reasonRequiredMissing, "required input is missing"
+		case !present:
+		case isLink:
+			reason, msg = checkLink(wf, l, spec)
+		default:
+			reason, msg = s.checkLiteralLocked(spec, v)
+		}
+		if reason != "" {
+			errs = append(errs, nodeError{Field: spec.Name, Reason: reason, Message: msg})
+		}
+	}
+	return errs
+}
+
+// checkLink checks a link input: its node exists and has the output slot, of the type the
+// input expects. A source node of no known class carries its own error, so the link passes.
+func checkLink(wf map[string]any, l link, spec inputSpec) (reason, msg string) {
+	srcClass, _, ok := nodeOf(wf[l.node])
+	if _, exists := wf[l.node]; !exists {
+		return reasonBadLink, "links to missing node " + strconv.Quote(l.node)
+	}
+	src := nodeClasses[srcClass]
+	if !ok || src == nil {
+		return "", ""
+	}
+	if l.slot < 0 || l.slot >= len(src.Outputs) {
+		return reasonBadLink, "node " + strconv.Quote(l.node) + " has no output " + strconv.Itoa(l.slot)
+	}
+	if got := src.Outputs[l.slot]; got != spec.Type {
+		return reasonInvalidType, "expects " + spec.Type + ", linked output is " + got
+	}
+	return "", ""
 }
 
 // checkLiteralLocked checks a literal input value against its spec.
