@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -263,7 +262,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 func (r *promptResource) readStatusAfterSubmit(ctx context.Context, data *providerData, m *promptModel, diags *diag.Diagnostics) {
 	st, err := data.client.GetPromptStatus(ctx, m.ID.ValueString())
 	switch {
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		logInfo(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
 	case err != nil:
 		diags.AddWarning("Reading prompt status failed",
@@ -333,7 +332,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	defer cancel()
 	st, err := r.data.client.GetPromptStatus(readCtx, state.ID.ValueString())
 	switch {
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		// Either the engine lacks the route or the record aged out: neither is drift.
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
@@ -391,7 +390,7 @@ func describePromptSubmitError(err error) string {
 			"apply again only if you accept that the workflow may run twice.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
-	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
+	case client.RefusedForNow(err):
 		// Not an unknown outcome (that case is above): the service declined the prompt for now.
 		return fmt.Sprintf("The service did not take the prompt; nothing runs. Apply again later.\n\n%v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -221,7 +220,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 		// The apply would fail the same way: say so now, as an error, not as a skipped check.
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
 		return
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
 		return
 	case err != nil:
@@ -388,19 +387,19 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
 	q, err := r.data.client.ModelRequestStatus(readCtx, held)
-	switch code := client.StatusOf(err); {
+	switch {
 	case client.RouteNotFound(err): // the endpoint is wrong, not the request gone: reported below
-	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
+	case client.Gone(err) && state.Status.ValueString() == client.RouterCompleted:
 		logInfo(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
 		return
-	case code == http.StatusNotFound || code == http.StatusGone:
+	case client.Gone(err):
 		// The router accepted this request once and now does not know it. It may have run (and
 		// been billed) without being seen completed, so dropping it from state, which makes the
 		// next apply call the model again under a new key, is not ours to decide.
 		resp.Diagnostics.AddWarning("Model request no longer known to the router",
 			fmt.Sprintf("Request %s of %s is not known to the router (HTTP %d) and was last seen %s. State keeps it: the run may "+
 				"have completed and been billed. To call the model again, run `terraform apply -replace=<address>`.",
-				state.ID.ValueString(), state.Model.ValueString(), code, state.Status.ValueString()))
+				state.ID.ValueString(), state.Model.ValueString(), quotedStatus(err), state.Status.ValueString()))
 		return
 	}
 	if err != nil {
@@ -495,8 +494,8 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	out, err := r.data.client.CancelModelRequest(ctx, held)
-	switch code := client.StatusOf(err); {
-	case code == http.StatusNotFound || code == http.StatusGone:
+	switch {
+	case client.Gone(err):
 		return // aged out: nothing left to cancel
 	case err != nil:
 		resp.Diagnostics.AddError("Cancelling model request failed", r.data.redact(err.Error()))
