@@ -123,9 +123,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
 			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
-		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
-			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
+		Validators:    []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +

@@ -84,8 +84,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		Validators: []validator.String{jsonObjectValidator{}},
 		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
 			"Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(inputChanged,
-			"Changing the input runs the model again.", "Changing the input runs the model again.")},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the input runs the model again.")},
 	}
 	attrs["mode"] = schema.StringAttribute{
 		Optional: true, Computed: true, Default: stringdefault.StaticString(modeQueued),
@@ -521,10 +520,4 @@ func (r *routerRequestResource) ImportState(ctx context.Context, req resource.Im
 	for name, v := range map[string]any{"id": id, "model": model, "mode": modeQueued, "validate_input": true, "wait_for_completion": true, "replayed": false} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
-}
-
-// inputChanged requires replacement for a real change of input, but not when state holds none
-// (after import the router's record cannot tell the input).
-func inputChanged(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-	resp.RequiresReplace = !req.StateValue.IsNull()
 }

@@ -2,12 +2,9 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -85,23 +82,4 @@ func describeFailedRun(q *client.QueueRequest) string {
 	}
 	return msg + " The request id is saved in state and the resource is tainted: the next apply calls the model again " +
 		"under a new idempotency key (a new, billable run)."
-}
-
-// jsonObjectValidator requires a JSON object: the router's input is always one.
-type jsonObjectValidator struct{}
-
-func (jsonObjectValidator) Description(context.Context) string { return "must be a JSON object" }
-
-func (v jsonObjectValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (jsonObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || !json.Valid([]byte(req.ConfigValue.ValueString())) {
-		return // invalid JSON is reported by the attribute's type, with its line and column
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(req.ConfigValue.ValueString()), &obj); err != nil || obj == nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; it is JSON but not an object.")
-	}
 }
