@@ -20,11 +20,11 @@ import (
 
 // retryPolicy decides, for one operation, which failures are worth another attempt. It is chosen
 // per operation because safety differs: a GET can always be resent; a v2 submission only where the
-// contract says its single-use key was released or the request never left.
+// service released its single-use key (a 429) or the request never left.
 type retryPolicy int
 
 const (
-	// retryIdempotent: reads, and operations the contract or our assumptions make idempotent
+	// retryIdempotent: reads, and operations the service or our assumptions make idempotent
 	// (cancel). Connection errors, 408, 429, 500, 502, 503, 504 are retried.
 	retryIdempotent retryPolicy = iota
 	// retryJobSubmit: POST /api/v2/jobs. Retried only when the request never reached the service
@@ -34,7 +34,7 @@ const (
 	// retryNever: one attempt.
 	retryNever
 	// retryRouterInvoke: the router's synchronous call and queued submission. The router's
-	// Idempotency-Key records and replays (section 7 of the router contract), so the same key and
+	// Idempotency-Key records a call and replays its outcome to the same key and body, so the same key and
 	// body are resent: on 409 concurrency_limit_exceeded (the original call still runs), on 429 of
 	// either type, on 504 deadline_exceeded with Retry-After (the resend collects the result), on
 	// every other 5xx and 408, and when no response came back. Never on 400, 413, 422, or a 409 of
@@ -51,9 +51,9 @@ const (
 	// claimed" and hide the success; translations posted twice may not be a no-op either). So
 	// another attempt is made only when the request never reached the service, or the service
 	// answered 429 or 503 WITH a Retry-After header: that is the service saying "not now, come
-	// back", which does not process the request (DESIGN.md: "A 429 or 503 with Retry-After waits
-	// that long"). A 5xx without Retry-After, or a broken connection after sending, is an
-	// unknown outcome, reported, never resent. (Deleting a node uses retryIdempotent: deleting
+	// back", which does not process the request; the client waits as long as Retry-After asks.
+	// A 5xx without Retry-After, or a broken connection after sending, is an unknown outcome,
+	// reported, never resent. (Deleting a node uses retryIdempotent: deleting
 	// twice ends the same way, and a 404 on a retry is success.)
 	retryNotApplied
 )
@@ -192,7 +192,7 @@ func jitteredBackoff(minWait, maxWait time.Duration, attempt int) time.Duration 
 	return minWait + rand.N(ceiling-minWait)
 }
 
-// parseRetryAfter reads Retry-After as integer seconds (the contract) or an HTTP date (RFC 9110).
+// parseRetryAfter reads Retry-After as integer seconds (what the service sends) or an HTTP date (RFC 9110).
 func parseRetryAfter(v string) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -317,7 +317,7 @@ func jobSubmitRefused(resp *http.Response) bool {
 }
 
 // routerStillRunning reports the router's answers that say the run under the key goes on and
-// the same request with the same key must come back later (section 7 of the router contract):
+// the same request with the same key must come back later:
 // 409 concurrency_limit_exceeded (the original call for the key still runs) and 504
 // deadline_exceeded with Retry-After (the router keeps a handle to the accepted work; the resend
 // collects it). Both 429 types are refusals before dispatch: nothing runs, so they stay bounded

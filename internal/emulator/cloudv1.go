@@ -1,6 +1,6 @@
 package emulator
 
-// The v1 cloud interface (cloud-v1-and-registry.md, sections 2 to 8):
+// The v1 cloud interface:
 //
 //	GET  /api/object_info             node classes from the engine's registry
 //	POST /api/upload/image            multipart: image, type, overwrite, subfolder

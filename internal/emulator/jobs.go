@@ -75,7 +75,7 @@ func (j *job) nextName(prefix, ext string) string {
 	return fmt.Sprintf("%s_%05d_.%s", prefix, j.names[prefix], ext)
 }
 
-// Wire shapes of the contract.
+// Wire shapes of the v2 jobs interface.
 type jobJSON struct {
 	ID            string            `json:"id"`
 	Status        string            `json:"status"`

@@ -14,7 +14,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Binary frame types of the socket (section 6).
+// Binary frame types of the socket: a 4-byte big-endian type, then the payload.
 const (
 	framePreviewImage             = 1
 	frameText                     = 3

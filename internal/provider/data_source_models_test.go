@@ -47,7 +47,7 @@ data "svc_models" "demo" {
 				resource.TestCheckResourceAttr("data.svc_models.all", "models.48.id", "filler/model-045"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.#", "4"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.1.id", "demo/freeform"),
-				// "maybe-later" is not a value the contract knows: it reads as unknown.
+				// "maybe-later" is neither "yes" nor "no": anything but those two reads as unknown.
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.1.billing.charges_on_policy_rejection", "unknown"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.2.billing.charges_on_policy_rejection", "yes"),
 			),

@@ -33,7 +33,7 @@ var (
 const defaultPromptCreateTimeout = 30 * time.Minute
 
 // promptWait tunes the wait for a prompt; tests shorten the intervals. The defaults poll the
-// status every 2 s without a socket (the contract's example) and every 10 s while it is connected.
+// status every 2 s without a socket (the polling interval the service suggests) and every 10 s while it is connected.
 var promptWait = client.PromptWaitOptions{}
 
 // NewPromptResource returns the svc_prompt resource.
