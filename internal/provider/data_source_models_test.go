@@ -12,19 +12,9 @@ import (
 )
 
 // routerConfig is the provider block for router tests, with maxRetries retries.
+// routerConfig is the provider block pointing at srv, followed by body.
 func routerConfig(srv *emulator.Server, maxRetries int, body string) string {
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-provider "svc" {
-  endpoint    = %q
-  max_retries = %d
-}
-%s`, srv.URL(), maxRetries, body)
+	return providerHCL(srv.URL(), maxRetries) + body
 }
 
 func TestAccModels_everyPageWithShortPageInTheMiddle(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -41,8 +42,10 @@ func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	return srv
 }
 
-// providerConfig is the provider block pointing at srv, with quick retries.
-func providerConfig(srv *emulator.Server, extra string) string {
+// providerHCL is the one provider block of the acceptance tests: the terraform block, then the
+// provider pointing at endpoint with maxRetries retries; each setting is one more line of the
+// provider block, such as `api_key = "k"`.
+func providerHCL(endpoint string, maxRetries int, settings ...string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -52,10 +55,15 @@ terraform {
 
 provider "svc" {
   endpoint    = %q
-  max_retries = 2
+  max_retries = %d
   %s
 }
-`, srv.URL(), extra)
+`, endpoint, maxRetries, strings.Join(settings, "\n  "))
+}
+
+// providerConfig is the provider block pointing at srv, with quick retries.
+func providerConfig(srv *emulator.Server, extra string) string {
+	return providerHCL(srv.URL(), 2, extra)
 }
 
 // imageWorkflowHCL is an API-format workflow: an empty image, inverted, saved batch times.

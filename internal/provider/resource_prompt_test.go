@@ -269,57 +269,6 @@ func TestAccPrompt_planTimeValidation(t *testing.T) {
 	}
 }
 
-func TestAccObjectInfoDataSource(t *testing.T) {
-	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + `
-data "svc_object_info" "all" {}
-
-output "flip_methods" {
-  value = length(jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["flip_method"][0])
-}
-`,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.output_node", "true"),
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.#", "2"),
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.0", "filename_prefix"),
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.ImageNoiseSampler.optional_inputs.0", "denoise"),
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.outputs.1", "MASK"),
-				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.output_node", "false"),
-				resource.TestCheckOutput("flip_methods", "2"),
-			),
-		}},
-	})
-}
-
-func TestAccJob_validateThroughObjectInfo(t *testing.T) {
-	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
-	missing := `jsonencode({
-    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
-    "2" = { class_type = "ImageInvert", inputs = {} }
-    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
-  })`
-	cfg := func(extra string) string {
-		return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf("resource \"svc_job\" \"test\" {\n  workflow = %s\n  %s\n}\n", missing, extra)
-	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{
-			// On by default: the plan fails before anything is sent.
-			{Config: cfg(""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
-			// Off: it plans, and the service judges at submit.
-			{Config: cfg("validate = false"), PlanOnly: true, ExpectNonEmptyPlan: true},
-		},
-	})
-	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
-		t.Errorf("%d jobs submitted by plans", n)
-	}
-}
-
 // A server that subscribes a new socket a little after the handshake would miss a fast
 // prompt's messages if the provider submitted at once; it waits for the server's greeting.
 func TestAccPrompt_slowSocketSubscription(t *testing.T) {
