@@ -34,15 +34,12 @@ const (
 	// retryNever: one attempt.
 	retryNever
 	// retryRouterInvoke: the router's synchronous call and queued submission. The router's
-	// Idempotency-Key records a call and replays its outcome to the same key and body, so the same key and
-	// body are resent: on 409 concurrency_limit_exceeded (the original call still runs), on 429 of
-	// either type, on 504 deadline_exceeded with Retry-After (the resend collects the result), on
-	// every other 5xx and 408, and when no response came back. Never on 400, 413, 422, or a 409 of
-	// another type (invalid_input: the request differs from the key's original). The client never
-	// chooses a new key: that is the caller's decision alone. The two answers that say the run
-	// goes on (409 concurrency_limit_exceeded, 504 deadline_exceeded with Retry-After) are resent
-	// until the context's deadline, not max_retries times (untilDeadlineOn): giving up while the
-	// router still holds the run would leave the caller to start a second, billable one.
+	// Idempotency-Key records a call and replays its outcome to the same key and body, so the
+	// same key and body are resent on the answers routerInvokeRetryable lists, and when no
+	// response came back. The client never chooses a new key: that is the caller's decision
+	// alone. The answers that say the run goes on (routerStillRunning) are resent until the
+	// context's deadline, not max_retries times (untilDeadlineOn): giving up while the router
+	// still holds the run would leave the caller to start a second, billable one.
 	retryRouterInvoke
 	// retryNotApplied: writes without an idempotency key that are not idempotent in general:
 	// POST /api/prompt (a resend could run the workflow twice), an upload without overwrite (a
@@ -113,19 +110,16 @@ func notApplied(err error) bool {
 	return errors.As(err, &apiErr) && declinedForLater(apiErr.StatusCode, apiErr.Header)
 }
 
-// routerInvokeRetryable is the router's retry table for a response (see retryRouterInvoke).
-// An unknown X-Svc-Error-Type acts as internal_error, so an unknown 409 is not retried and an
-// unknown 5xx is.
+// routerInvokeRetryable is the one source of the router's retry table for a response (the
+// retryRouterInvoke policy): resend the same key and body on an answer that says the run goes on
+// (routerStillRunning: 409 concurrency_limit_exceeded, 504 deadline_exceeded with Retry-After),
+// on 408, on 429 of either type and on every 5xx; never on anything else (400, 413, 422, a 409 of
+// another type). An unknown X-Svc-Error-Type acts as internal_error, so an unknown 409 is not
+// retried and an unknown 5xx is.
 func routerInvokeRetryable(resp *http.Response) bool {
-	switch code := resp.StatusCode; {
-	case code == http.StatusConflict:
-		return RouterErrorClass(resp.Header.Get("X-Svc-Error-Type")) == RouterErrConcurrencyLimit
-	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
-		return true
-	case code >= 500:
-		return true
-	}
-	return false
+	code := resp.StatusCode
+	return routerStillRunning(resp) ||
+		code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
 // neverSent reports whether err shows the request cannot have reached the service: the
