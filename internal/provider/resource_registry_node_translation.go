@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -79,25 +80,24 @@ func (r *nodeTranslationResource) Configure(_ context.Context, req resource.Conf
 }
 
 func (r *nodeTranslationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan nodeTranslationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	r.postPlanned(ctx, req.Plan, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeTranslationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan nodeTranslationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	r.postPlanned(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+// postPlanned posts the planned translations and saves them as state once the registry took
+// them. On failure state keeps what it held (nothing, or the previous data), so the next plan
+// shows the change again.
+func (r *nodeTranslationResource) postPlanned(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+	var m nodeTranslationModel
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
 		return
 	}
-	// On failure state keeps the previous data, so the next plan shows the change again.
-	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if diags.Append(r.post(ctx, &m)...); !diags.HasError() {
+		diags.Append(state.Set(ctx, &m)...)
 	}
 }
 
