@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,14 +49,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.streams--
 		s.mu.Unlock()
 	}()
-	var pos any
-	if p := s.queuePositionLocked(j); p > 0 {
-		pos = p
-	}
-	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
-	if j.progress != nil && !isTerminal(j.status) {
-		first = append(first, event{name: "progress", data: *j.progress})
-	}
+	first := s.currentEventsLocked(j)
 	next, changed := len(j.events), j.changed
 	s.mu.Unlock()
 
@@ -65,22 +59,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	send := func(evs []event) (ended bool) {
-		for _, e := range evs {
-			b, err := json.Marshal(e.data)
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
-			if e.terminal {
-				ended = true
-				break
-			}
-		}
-		flusher.Flush()
-		return ended
-	}
-	if send(first) {
+	if writeEvents(w, flusher, first) {
 		return
 	}
 	tick := time.NewTicker(heartbeat)
@@ -97,18 +76,56 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-changed:
 		}
-		now := time.Now()
 		s.mu.Lock()
-		evs := append([]event(nil), j.events[next:]...)
-		for i, e := range evs {
-			if e.output != nil {
-				evs[i].data = s.renderOutputLocked(r, j, e.output, now)
-			}
-		}
+		evs := s.eventsSinceLocked(r, j, next)
 		next, changed = len(j.events), j.changed
 		s.mu.Unlock()
-		if send(evs) {
+		if writeEvents(w, flusher, evs) {
 			return
 		}
 	}
+}
+
+// currentEventsLocked is what a new stream starts with: the job's status (with its queue
+// position), and its progress while it runs.
+func (s *Server) currentEventsLocked(j *job) []event {
+	var pos any
+	if p := s.queuePositionLocked(j); p > 0 {
+		pos = p
+	}
+	first := []event{{name: "status", data: map[string]any{"status": j.status, "queue_position": pos}, terminal: isTerminal(j.status)}}
+	if j.progress != nil && !isTerminal(j.status) {
+		first = append(first, event{name: "progress", data: *j.progress})
+	}
+	return first
+}
+
+// eventsSinceLocked is the job's events from index next on, outputs rendered for this request.
+func (s *Server) eventsSinceLocked(r *http.Request, j *job, next int) []event {
+	now := time.Now()
+	evs := append([]event(nil), j.events[next:]...)
+	for i, e := range evs {
+		if e.output != nil {
+			evs[i].data = s.renderOutputLocked(r, j, e.output, now)
+		}
+	}
+	return evs
+}
+
+// writeEvents writes evs as Server-Sent Events up to the terminal one, flushes, and reports
+// whether the stream has ended.
+func writeEvents(w io.Writer, flusher http.Flusher, evs []event) (ended bool) {
+	for _, e := range evs {
+		b, err := json.Marshal(e.data)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, b)
+		if e.terminal {
+			ended = true
+			break
+		}
+	}
+	flusher.Flush()
+	return ended
 }
