@@ -113,34 +113,35 @@ func TestAccPrompt_nonRetryableError(t *testing.T) {
 	})
 }
 
-func TestAccPrompt_olderStatusSet(t *testing.T) {
+// Engines differ in how they report a prompt's end: the older status set, or no status route
+// at all (the socket's terminal message decides). Either way the prompt ends with its outputs.
+func TestAccPrompt_engineStatusVariants(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1LegacyStatuses: true})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: promptConfig(srv, imageWorkflowHCL(2), ""),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("svc_prompt.test", "status", "completed"),
-				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "2"),
-			),
-		}},
-	})
-}
-
-func TestAccPrompt_statusRouteMissing(t *testing.T) {
-	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey, V1NoStatusRoute: true})
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: promptConfig(srv, imageWorkflowHCL(1), ""),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("svc_prompt.test", "status", "success"),
-				resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", "1"),
-			),
-		}},
-	})
+	tests := []struct {
+		name       string
+		opts       emulator.Options
+		batch      int
+		wantStatus string
+	}{
+		{"olderStatusSet", emulator.Options{Token: v1AccKey, V1LegacyStatuses: true}, 2, "completed"},
+		{"statusRouteMissing", emulator.Options{Token: v1AccKey, V1NoStatusRoute: true}, 1, "success"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, tt.opts)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: promptConfig(srv, imageWorkflowHCL(tt.batch), ""),
+					Check: resource.ComposeAggregateTestCheckFunc(
+						resource.TestCheckResourceAttr("svc_prompt.test", "status", tt.wantStatus),
+						resource.TestCheckResourceAttr("svc_prompt.test", "outputs.#", fmt.Sprint(tt.batch)),
+					),
+				}},
+			})
+		})
+	}
 }
 
 func TestAccPrompt_bodyWithError(t *testing.T) {
