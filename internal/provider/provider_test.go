@@ -9,6 +9,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
@@ -91,3 +93,23 @@ const slowWorkflowHCL = `jsonencode({
     "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 1, steps = 10000, denoise = 1.0 } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "slow" } }
   })`
+
+// submissions checks that exactly want requests reached the emulator operation op.
+func submissions(srv *emulator.Server, op string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if n := srv.Requests(op); n != want {
+			return fmt.Errorf("%d requests reached %s, want %d", n, op, want)
+		}
+		return nil
+	}
+}
+
+// checkRuns checks that the emulator's router ran model exactly want times.
+func checkRuns(srv *emulator.Server, model string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if n := srv.RouterRuns(model); n != want {
+			return fmt.Errorf("%s ran %d times on the server, want %d", model, n, want)
+		}
+		return nil
+	}
+}
