@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
@@ -106,11 +106,11 @@ func TestAccJob_validateSkippedWithoutObjectInfoRoute(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
 	srv.Inject(emulator.Fault{Op: emulator.OpV1ObjectInfo, Status: 404, Body: "404 page not found", ContentType: "text/plain; charset=utf-8"})
-	tfresource.Test(t, tfresource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []tfresource.TestStep{{
+		Steps: []resource.TestStep{{
 			Config: jobConfig(srv, imageWorkflowHCL(1), ""),
-			Check:  tfresource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+			Check:  resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
 		}},
 	})
 	if srv.Requests(emulator.OpV1ObjectInfo) == 0 {
