@@ -1,6 +1,6 @@
 package emulator
 
-// The v1 cloud interface (cloud-v1-and-registry.md, sections 2 to 8):
+// The v1 cloud interface:
 //
 //	GET  /api/object_info             node classes from the engine's registry
 //	POST /api/upload/image            multipart: image, type, overwrite, subfolder
@@ -14,6 +14,7 @@ package emulator
 // A prompt is a job of the same engine as v2 jobs; only its statuses and messages differ.
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/subtle"
 	"encoding/json"
@@ -197,83 +198,105 @@ func (s *Server) uploadedNamesLocked() []string {
 // the engine does. Masks need original_ref, a JSON object naming the image they belong to.
 func (s *Server) handleUpload(route string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ct := r.Header.Get("Content-Type")
-		if err := r.ParseMultipartForm(32 << 20); err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "expected a multipart/form-data body: "+err.Error(), nil)
+		up, problem := readUpload(route, r)
+		if problem != "" {
+			writeError(w, http.StatusBadRequest, "invalid_request", problem, nil)
 			return
 		}
-		rec := Upload{Route: route, Fields: map[string]string{}, ContentType: ct}
-		for k, v := range r.MultipartForm.Value {
-			if len(v) > 0 {
-				rec.Fields[k] = v[0]
-			}
-		}
-		var fh *multipart.FileHeader
-		for field, files := range r.MultipartForm.File {
-			if len(files) > 0 {
-				rec.FileField, fh = field, files[0]
-			}
-		}
-		if fh == nil || rec.FileField != "image" {
-			writeError(w, http.StatusBadRequest, "invalid_request", "the file must be sent in the form field \"image\"", nil)
-			return
-		}
-		typ := rec.Fields["type"]
-		switch {
-		case typ == "":
-			typ = "input"
-		case typ != "input" && typ != "temp" && typ != "output":
-			writeError(w, http.StatusBadRequest, "invalid_request", "type must be input, temp or output", nil)
-			return
-		}
-		if route == "mask" {
-			var ref struct {
-				Filename string `json:"filename"`
-			}
-			if err := json.Unmarshal([]byte(rec.Fields["original_ref"]), &ref); err != nil || ref.Filename == "" {
-				writeError(w, http.StatusBadRequest, "invalid_request", "original_ref must be a JSON object with filename", nil)
-				return
-			}
-		}
-		f, err := fh.Open()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the file part", nil)
-			return
-		}
-		data, err := io.ReadAll(f)
-		_ = f.Close()
-		if err != nil {
-			writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the file part", nil)
-			return
-		}
-		rec.FileName, rec.Size = fh.Filename, len(data)
-		name := path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
-		if name == "." || name == "/" || name == "" {
-			writeError(w, http.StatusBadRequest, "invalid_request", "the file part has no file name", nil)
-			return
-		}
-		contentType := fh.Header.Get("Content-Type")
-		if contentType == "" {
-			contentType = "application/octet-stream"
-		}
-
 		s.mu.Lock()
-		overwrite := rec.Fields["overwrite"] == "true" || rec.Fields["overwrite"] == "1"
+		overwrite := up.rec.Fields["overwrite"] == "true" || up.rec.Fields["overwrite"] == "1"
+		name := up.name
 		if existing := s.assetByNameLocked(name); existing != nil && existing.jobID == "" {
 			if overwrite {
 				s.dropUploadsNamedLocked(name)
-			} else if string(existing.data) != string(data) {
+			} else if string(existing.data) != string(up.data) {
 				name = s.freeNameLocked(name)
 			}
 		}
 		if s.assetByNameLocked(name) == nil {
-			s.putAssetLocked(name, contentType, data, "", "")
+			s.putAssetLocked(name, up.contentType, up.data, "", "")
 		}
-		rec.Name = name
-		s.v1.uploads = append(s.v1.uploads, rec)
+		up.rec.Name = name
+		s.v1.uploads = append(s.v1.uploads, up.rec)
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": typ})
+		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": up.typ})
 	}
+}
+
+// upload is a multipart upload as read from the request, before it is stored.
+type upload struct {
+	rec         Upload
+	data        []byte
+	name        string // the file name, without any directory
+	contentType string
+	typ         string // input, temp or output
+}
+
+// readUpload reads and checks a multipart upload; problem says what is wrong with it, or is "".
+func readUpload(route string, r *http.Request) (up upload, problem string) {
+	if err := r.ParseMultipartForm(32 << 20); err != nil {
+		return up, "expected a multipart/form-data body: " + err.Error()
+	}
+	up.rec = Upload{Route: route, Fields: map[string]string{}, ContentType: r.Header.Get("Content-Type")}
+	for k, v := range r.MultipartForm.Value {
+		if len(v) > 0 {
+			up.rec.Fields[k] = v[0]
+		}
+	}
+	var fh *multipart.FileHeader
+	for field, files := range r.MultipartForm.File {
+		if len(files) > 0 {
+			up.rec.FileField, fh = field, files[0]
+		}
+	}
+	if fh == nil || up.rec.FileField != "image" {
+		return up, "the file must be sent in the form field \"image\""
+	}
+	if up.typ, problem = uploadType(up.rec.Fields["type"]); problem != "" {
+		return up, problem
+	}
+	if route == "mask" && !namesOriginal(up.rec.Fields["original_ref"]) {
+		return up, "original_ref must be a JSON object with filename"
+	}
+	var err error
+	if up.data, err = readFilePart(fh); err != nil {
+		return up, "cannot read the file part"
+	}
+	up.rec.FileName, up.rec.Size = fh.Filename, len(up.data)
+	up.name = path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
+	if up.name == "." || up.name == "/" || up.name == "" {
+		return up, "the file part has no file name"
+	}
+	up.contentType = cmp.Or(fh.Header.Get("Content-Type"), "application/octet-stream")
+	return up, ""
+}
+
+// uploadType is the upload's type field: input when empty, else one of input, temp and output.
+func uploadType(typ string) (string, string) {
+	switch typ {
+	case "":
+		return "input", ""
+	case "input", "temp", "output":
+		return typ, ""
+	}
+	return typ, "type must be input, temp or output"
+}
+
+// namesOriginal reports whether a mask's original_ref is a JSON object with a filename.
+func namesOriginal(originalRef string) bool {
+	var ref struct {
+		Filename string `json:"filename"`
+	}
+	return json.Unmarshal([]byte(originalRef), &ref) == nil && ref.Filename != ""
+}
+
+func readFilePart(fh *multipart.FileHeader) ([]byte, error) {
+	f, err := fh.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (s *Server) dropUploadsNamedLocked(name string) {

@@ -75,7 +75,7 @@ func (j *job) nextName(prefix, ext string) string {
 	return fmt.Sprintf("%s_%05d_.%s", prefix, j.names[prefix], ext)
 }
 
-// Wire shapes of the contract.
+// Wire shapes of the v2 jobs interface.
 type jobJSON struct {
 	ID            string            `json:"id"`
 	Status        string            `json:"status"`
@@ -235,39 +235,9 @@ func (s *Server) getJobLocked(id string, now time.Time) *job {
 }
 
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "cannot read the request body", nil)
-		return
-	}
-	var top map[string]any
-	if err := json.Unmarshal(body, &top); err != nil || top == nil {
-		writeError(w, http.StatusBadRequest, "invalid_request", "the body must be a JSON object", nil)
-		return
-	}
-	for _, f := range []string{"webhook_url", "inputs"} {
-		if _, present := top[f]; present {
-			writeError(w, http.StatusUnprocessableEntity, "reserved_field", "the field "+strconv.Quote(f)+" is reserved", map[string]any{"field": f})
-			return
-		}
-	}
-	rawWF, hasWF := top["workflow"]
-	if !hasWF && isUIFormat(top) {
-		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
-		return
-	}
-	wf, ok := rawWF.(map[string]any)
-	if !ok {
-		writeError(w, http.StatusUnprocessableEntity, "invalid_request", "workflow is required and must be an object", map[string]any{"field": "workflow"})
-		return
-	}
-	if isUIFormat(wf) {
-		writeError(w, http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil)
-		return
-	}
-	extra, msg := checkExtraData(top["extra_data"])
-	if msg != "" {
-		writeError(w, http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"})
+	wf, extra, refused := readSubmission(r)
+	if refused != nil {
+		writeError(w, refused.status, refused.code, refused.msg, refused.details)
 		return
 	}
 
@@ -312,6 +282,48 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	w.Header().Set("Location", rec.URLs.Self)
 	writeJSON(w, http.StatusCreated, rec)
+}
+
+// refusal is an error answer that refuses a request before anything is stored.
+type refusal struct {
+	status    int
+	code, msg string
+	details   any
+}
+
+// readSubmission reads a job submission's body: a JSON object without reserved fields, with an
+// API-format workflow (a UI export is named as such) and a valid extra_data.
+func readSubmission(r *http.Request) (wf, extra map[string]any, refused *refusal) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err != nil {
+		return nil, nil, &refusal{http.StatusBadRequest, "invalid_request", "cannot read the request body", nil}
+	}
+	var top map[string]any
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, nil, &refusal{http.StatusBadRequest, "invalid_request", "the body must be a JSON object", nil}
+	}
+	for _, f := range []string{"webhook_url", "inputs"} {
+		if _, present := top[f]; present {
+			return nil, nil, &refusal{http.StatusUnprocessableEntity, "reserved_field", "the field " + strconv.Quote(f) + " is reserved", map[string]any{"field": f}}
+		}
+	}
+	uiExport := &refusal{http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil}
+	rawWF, hasWF := top["workflow"]
+	if !hasWF && isUIFormat(top) {
+		return nil, nil, uiExport
+	}
+	wf, ok := rawWF.(map[string]any)
+	switch {
+	case !ok:
+		return nil, nil, &refusal{http.StatusUnprocessableEntity, "invalid_request", "workflow is required and must be an object", map[string]any{"field": "workflow"}}
+	case isUIFormat(wf):
+		return nil, nil, uiExport
+	}
+	extra, msg := checkExtraData(top["extra_data"])
+	if msg != "" {
+		return nil, nil, &refusal{http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"}}
+	}
+	return wf, extra, nil
 }
 
 // checkExtraData enforces the closed extra_data object (absent or null: empty).

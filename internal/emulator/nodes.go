@@ -84,8 +84,12 @@ func registerNode(c *nodeClass) {
 	nodeClasses[c.Name] = c
 }
 
-func init() {
-	registerNode(&nodeClass{
+// ImageFlip's flip_method labels, as the engine's core node names them.
+const flipVertically, flipHorizontally = "x-axis: vertically", "y-axis: horizontally"
+
+// builtinNodeClasses are the engine's own node classes, registered at start.
+var builtinNodeClasses = []*nodeClass{
+	{
 		Name: "EmptyImage", Category: "image",
 		Inputs: []inputSpec{
 			{Name: "width", Type: typeInt, Required: true, Default: 512, Min: 1, Max: 4096},
@@ -95,8 +99,8 @@ func init() {
 		},
 		Outputs: []string{typeImage}, OutputNames: []string{"IMAGE"},
 		run: runEmptyImage,
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "ImageInvert", Category: "image",
 		Inputs:  []inputSpec{{Name: "image", Type: typeImage, Required: true}},
 		Outputs: []string{typeImage}, OutputNames: []string{"IMAGE"},
@@ -112,8 +116,8 @@ func init() {
 			}
 			return []any{out}, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "ImageBlur", Category: "image/postprocessing",
 		Inputs: []inputSpec{
 			{Name: "image", Type: typeImage, Required: true},
@@ -130,9 +134,8 @@ func init() {
 			}
 			return []any{out}, nil
 		},
-	})
-	const flipVertically, flipHorizontally = "x-axis: vertically", "y-axis: horizontally"
-	registerNode(&nodeClass{
+	},
+	{
 		// As the engine's core node: flip_method is a choice of two labels.
 		Name: "ImageFlip", Category: "image/transform",
 		Inputs: []inputSpec{
@@ -160,14 +163,14 @@ func init() {
 			}
 			return []any{out}, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "LoadImage", Category: "image",
 		Inputs:  []inputSpec{{Name: "image", Type: typeString, Required: true, Asset: true}},
 		Outputs: []string{typeImage, typeMask}, OutputNames: []string{"IMAGE", "MASK"},
 		run: runLoadImage,
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "SaveImage", Category: "image", Output: true,
 		Inputs: []inputSpec{
 			{Name: "images", Type: typeImage, Required: true},
@@ -176,8 +179,8 @@ func init() {
 		run: func(_ context.Context, x *nodeRun, in map[string]any) ([]any, error) {
 			return nil, saveImages(x, in["images"].(imageBatch), asString(in["filename_prefix"]))
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "PreviewImage", Category: "image", Output: true,
 		Inputs: []inputSpec{{Name: "images", Type: typeImage, Required: true}},
 		run: func(_ context.Context, x *nodeRun, in map[string]any) ([]any, error) {
@@ -187,32 +190,32 @@ func init() {
 			}
 			return nil, saveImages(x, in["images"].(imageBatch), "svc_temp_"+string(suffix))
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "PrimitiveString", Category: "utils/primitive",
 		Inputs:  []inputSpec{{Name: "value", Type: typeString, Required: true, Default: ""}},
 		Outputs: []string{typeString}, OutputNames: []string{"STRING"},
 		run: func(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {
 			return []any{asString(in["value"])}, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "PrimitiveInt", Category: "utils/primitive",
 		Inputs:  []inputSpec{{Name: "value", Type: typeInt, Required: true, Default: 0}},
 		Outputs: []string{typeInt}, OutputNames: []string{"INT"},
 		run: func(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {
 			return []any{asInt(in["value"])}, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "PrimitiveFloat", Category: "utils/primitive",
 		Inputs:  []inputSpec{{Name: "value", Type: typeFloat, Required: true, Default: 0.0}},
 		Outputs: []string{typeFloat}, OutputNames: []string{"FLOAT"},
 		run: func(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {
 			return []any{asFloat(in["value"])}, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "SaveText", Category: "utils", Output: true,
 		Inputs: []inputSpec{
 			{Name: "text", Type: typeString, Required: true},
@@ -223,8 +226,8 @@ func init() {
 			x.s.commitOutput(x.j, x.nodeID, name, "text", "text/plain", []byte(asString(in["text"])))
 			return nil, nil
 		},
-	})
-	registerNode(&nodeClass{
+	},
+	{
 		Name: "ImageNoiseSampler", Category: "sampling", StepsInput: "steps",
 		Inputs: []inputSpec{
 			{Name: "image", Type: typeImage, Required: true},
@@ -234,7 +237,13 @@ func init() {
 		},
 		Outputs: []string{typeImage}, OutputNames: []string{"IMAGE"},
 		run: runNoiseSampler,
-	})
+	},
+}
+
+func init() {
+	for _, c := range builtinNodeClasses {
+		registerNode(c)
+	}
 }
 
 func runEmptyImage(_ context.Context, _ *nodeRun, in map[string]any) ([]any, error) {

@@ -1,6 +1,6 @@
 package emulator
 
-// The model router (router-v2.md), under the same mount prefix as the jobs routes:
+// The model router, under the same mount prefix as the jobs routes:
 //
 //	GET  /v2/models                                          catalog page (opaque cursor, clamped limit)
 //	GET  /v2/models/{provider}/{model}                       one entry plus detail-only fields
@@ -511,8 +511,8 @@ func (s *Server) queueStatusLocked(r *http.Request, run *routerRun) map[string]a
 	return body
 }
 
-// routerLink is an absolute URL on the request's host (or on PublicBaseURL): the contract's
-// queue URLs are absolute.
+// routerLink is an absolute URL on the request's host (or on PublicBaseURL): the router's
+// queue URLs (status_url, response_url, cancel_url) are absolute.
 func (s *Server) routerLink(r *http.Request, path string) string {
 	if base := s.opts.Router.PublicBaseURL; base != "" {
 		return strings.TrimRight(base, "/") + s.opts.MountPrefix + path

@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Binary frame types of the socket (section 6).
+// Binary frame types of the socket: a 4-byte big-endian type, then the payload.
 const (
 	framePreviewImage             = 1
 	frameText                     = 3
@@ -147,79 +147,14 @@ func (s *Server) publishV1Locked(j *job, e event) {
 		return
 	}
 	var out []socketMessage
-	now := time.Now().UnixMilli()
-	queueStatus := func() socketMessage {
-		return textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
-	}
 	switch e.name {
 	case "status":
-		switch j.status {
-		case statusQueued:
-			out = append(out, queueStatus())
-		case statusRunning:
-			out = append(out, queueStatus(), textMessage("execution_start", map[string]any{"prompt_id": j.id, "timestamp": now}))
-			out = append(out, executedFlood(j.id, s.opts.V1ExecutedFlood)...)
-		case statusSucceeded:
-			out = append(out,
-				textMessage("executing", map[string]any{"node": nil, "display_node": nil, "prompt_id": j.id}),
-				textMessage("execution_success", map[string]any{"prompt_id": j.id, "timestamp": now}))
-		case statusFailed:
-			data := map[string]any{"prompt_id": j.id, "executed": []string{}, "exception_type": "RuntimeError",
-				"current_inputs": map[string]any{}, "current_outputs": map[string]any{}, "timestamp": now}
-			if e := j.err; e != nil {
-				data["node_id"], data["node_type"], data["exception_message"] = deref(e.NodeID), deref(e.ClassType), e.Message
-				if e.Traceback != nil {
-					data["traceback"] = strings.SplitAfter(*e.Traceback, "\n")
-				}
-			}
-			out = append(out, textMessage("execution_error", data))
-		case statusCanceled:
-			data := map[string]any{"prompt_id": j.id, "executed": []string{}, "timestamp": now}
-			if p := j.progress; p != nil && p.CurrentNode != nil {
-				data["node_id"], data["node_type"] = *p.CurrentNode, deref(p.CurrentNodeClass)
-			}
-			out = append(out, textMessage("execution_interrupted", data))
-		}
+		out = s.v1StatusMessagesLocked(j)
 	case "progress":
 		p, _ := e.data.(progressJSON)
-		if p.CurrentNode == nil {
-			break
-		}
-		node := *p.CurrentNode
-		if p.Step == nil {
-			out = append(out,
-				textMessage("executing", map[string]any{"node": node, "display_node": node, "prompt_id": j.id}),
-				socketMessage{bin: textFrame(node, "executing "+deref(p.CurrentNodeClass))})
-			break
-		}
-		out = append(out,
-			textMessage("progress", map[string]any{"value": *p.Step, "max": *p.Steps, "prompt_id": j.id, "node": node}),
-			textMessage("progress_state", map[string]any{"prompt_id": j.id, "nodes": map[string]any{node: map[string]any{
-				"value": *p.Step, "max": *p.Steps, "state": "running", "node_id": node, "prompt_id": j.id,
-				"display_node_id": node, "parent_node_id": nil, "real_node_id": node,
-			}}}),
-			socketMessage{bin: previewFrame()})
+		out = v1ProgressMessages(j, p)
 	case "output":
-		o := e.output
-		class, _, _ := nodeOf(j.workflow[o.nodeID])
-		fileType := "output"
-		if class == "PreviewImage" {
-			fileType = "temp"
-		}
-		list := map[string]string{"image": "images", "video": "video", "audio": "audio"}[o.typ]
-		if list == "" {
-			list = o.typ
-		}
-		file := map[string]any{"filename": o.name, "subfolder": "", "type": fileType}
-		out = append(out, textMessage("executed", map[string]any{
-			"node": o.nodeID, "display_node": o.nodeID, "prompt_id": j.id,
-			"output": map[string]any{list: []any{file}},
-		}))
-		if a := s.assets[o.assetID]; a != nil && o.typ == "image" {
-			meta, _ := json.Marshal(map[string]any{"node_id": o.nodeID, "display_node_id": o.nodeID,
-				"real_node_id": o.nodeID, "prompt_id": j.id, "parent_node_id": nil})
-			out = append(out, socketMessage{bin: metadataFrame(meta, a.data)})
-		}
+		out = s.v1OutputMessagesLocked(j, e.output)
 	}
 	for sub := range s.v1.subs {
 		for _, m := range out {
@@ -239,6 +174,89 @@ func executedFlood(promptID string, n int) []socketMessage {
 		}
 		out = append(out, textMessage("executed", map[string]any{"node": "9", "display_node": "9", "prompt_id": promptID,
 			"output": map[string]any{"images": []any{map[string]any{"filename": name, "subfolder": "", "type": "output"}}}}))
+	}
+	return out
+}
+
+// v1StatusMessagesLocked is what the socket says when a prompt's status changes.
+func (s *Server) v1StatusMessagesLocked(j *job) []socketMessage {
+	now := time.Now().UnixMilli()
+	queueStatus := textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
+	switch j.status {
+	case statusQueued:
+		return []socketMessage{queueStatus}
+	case statusRunning:
+		started := []socketMessage{queueStatus, textMessage("execution_start", map[string]any{"prompt_id": j.id, "timestamp": now})}
+		return append(started, executedFlood(j.id, s.opts.V1ExecutedFlood)...)
+	case statusSucceeded:
+		return []socketMessage{
+			textMessage("executing", map[string]any{"node": nil, "display_node": nil, "prompt_id": j.id}),
+			textMessage("execution_success", map[string]any{"prompt_id": j.id, "timestamp": now}),
+		}
+	case statusFailed:
+		data := map[string]any{"prompt_id": j.id, "executed": []string{}, "exception_type": "RuntimeError",
+			"current_inputs": map[string]any{}, "current_outputs": map[string]any{}, "timestamp": now}
+		if e := j.err; e != nil {
+			data["node_id"], data["node_type"], data["exception_message"] = deref(e.NodeID), deref(e.ClassType), e.Message
+			if e.Traceback != nil {
+				data["traceback"] = strings.SplitAfter(*e.Traceback, "\n")
+			}
+		}
+		return []socketMessage{textMessage("execution_error", data)}
+	case statusCanceled:
+		data := map[string]any{"prompt_id": j.id, "executed": []string{}, "timestamp": now}
+		if p := j.progress; p != nil && p.CurrentNode != nil {
+			data["node_id"], data["node_type"] = *p.CurrentNode, deref(p.CurrentNodeClass)
+		}
+		return []socketMessage{textMessage("execution_interrupted", data)}
+	}
+	return nil
+}
+
+// v1ProgressMessages is what the socket says on progress: "executing" and a TEXT frame when a
+// node starts, "progress", "progress_state" and a preview frame on each sampler step.
+func v1ProgressMessages(j *job, p progressJSON) []socketMessage {
+	if p.CurrentNode == nil {
+		return nil
+	}
+	node := *p.CurrentNode
+	if p.Step == nil {
+		return []socketMessage{
+			textMessage("executing", map[string]any{"node": node, "display_node": node, "prompt_id": j.id}),
+			{bin: textFrame(node, "executing "+deref(p.CurrentNodeClass))},
+		}
+	}
+	return []socketMessage{
+		textMessage("progress", map[string]any{"value": *p.Step, "max": *p.Steps, "prompt_id": j.id, "node": node}),
+		textMessage("progress_state", map[string]any{"prompt_id": j.id, "nodes": map[string]any{node: map[string]any{
+			"value": *p.Step, "max": *p.Steps, "state": "running", "node_id": node, "prompt_id": j.id,
+			"display_node_id": node, "parent_node_id": nil, "real_node_id": node,
+		}}}),
+		{bin: previewFrame()},
+	}
+}
+
+// v1OutputMessagesLocked is what the socket says when a node saves a file: "executed" with the
+// file in the node's output list, and for an image a preview frame with its metadata.
+func (s *Server) v1OutputMessagesLocked(j *job, o *jobOutput) []socketMessage {
+	class, _, _ := nodeOf(j.workflow[o.nodeID])
+	fileType := "output"
+	if class == "PreviewImage" {
+		fileType = "temp"
+	}
+	list := map[string]string{"image": "images", "video": "video", "audio": "audio"}[o.typ]
+	if list == "" {
+		list = o.typ
+	}
+	file := map[string]any{"filename": o.name, "subfolder": "", "type": fileType}
+	out := []socketMessage{textMessage("executed", map[string]any{
+		"node": o.nodeID, "display_node": o.nodeID, "prompt_id": j.id,
+		"output": map[string]any{list: []any{file}},
+	})}
+	if a := s.assets[o.assetID]; a != nil && o.typ == "image" {
+		meta, _ := json.Marshal(map[string]any{"node_id": o.nodeID, "display_node_id": o.nodeID,
+			"real_node_id": o.nodeID, "prompt_id": j.id, "parent_node_id": nil})
+		out = append(out, socketMessage{bin: metadataFrame(meta, a.data)})
 	}
 	return out
 }

@@ -95,60 +95,17 @@ func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeErr
 	}
 	outputs := 0
 	for _, id := range sortedIDs(wf) {
-		raw := wf[id]
-		m, isMap := raw.(map[string]any)
-		if !isMap {
-			add(id, "", reasonInvalidNode, "a node must be an object with class_type and inputs")
-			continue
-		}
-		class, isStr := m["class_type"].(string)
-		if !isStr || class == "" {
-			add(id, "class_type", reasonRequiredMissing, "class_type is required")
-			continue
-		}
-		if in := m["inputs"]; in != nil {
-			if _, ok := in.(map[string]any); !ok {
-				add(id, "inputs", reasonInvalidType, "inputs must be an object")
-				continue
-			}
-		}
-		c := nodeClasses[class]
-		if c == nil {
-			add(id, "class_type", reasonUnknownClass, "unknown node class "+strconv.Quote(class))
+		c, field, reason, msg := classOfNode(wf[id])
+		if reason != "" {
+			add(id, field, reason, msg)
 			continue
 		}
 		if c.Output {
 			outputs++
 		}
-		_, inputs, _ := nodeOf(raw)
+		_, inputs, _ := nodeOf(wf[id])
 		for _, spec := range c.Inputs {
-			v, present := inputs[spec.Name]
-			if !present {
-				if spec.Required {
-					add(id, spec.Name, reasonRequiredMissing, "required input is missing")
-				}
-				continue
-			}
-			if l, isLink := asLink(v); isLink {
-				srcClass, _, ok := nodeOf(wf[l.node])
-				if _, exists := wf[l.node]; !exists {
-					add(id, spec.Name, reasonBadLink, "links to missing node "+strconv.Quote(l.node))
-					continue
-				}
-				src := nodeClasses[srcClass]
-				if !ok || src == nil {
-					continue // the source node carries its own error
-				}
-				if l.slot < 0 || l.slot >= len(src.Outputs) {
-					add(id, spec.Name, reasonBadLink, "node "+strconv.Quote(l.node)+" has no output "+strconv.Itoa(l.slot))
-					continue
-				}
-				if got := src.Outputs[l.slot]; got != spec.Type {
-					add(id, spec.Name, reasonInvalidType, "expects "+spec.Type+", linked output is "+got)
-				}
-				continue
-			}
-			if reason, msg := s.checkLiteralLocked(spec, v); reason != "" {
+			if reason, msg := s.checkInputLocked(wf, spec, inputs); reason != "" {
 				add(id, spec.Name, reason, msg)
 			}
 		}
@@ -162,6 +119,63 @@ func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeErr
 		return errs, "the workflow has no output node"
 	}
 	return errs, ""
+}
+
+// classOfNode returns a node's class, or the field, reason and message that say why the node
+// has none: not an object, no class_type, inputs not an object, or a class the engine lacks.
+func classOfNode(raw any) (c *nodeClass, field, reason, msg string) {
+	m, isMap := raw.(map[string]any)
+	if !isMap {
+		return nil, "", reasonInvalidNode, "a node must be an object with class_type and inputs"
+	}
+	class, isStr := m["class_type"].(string)
+	if !isStr || class == "" {
+		return nil, "class_type", reasonRequiredMissing, "class_type is required"
+	}
+	if in := m["inputs"]; in != nil {
+		if _, ok := in.(map[string]any); !ok {
+			return nil, "inputs", reasonInvalidType, "inputs must be an object"
+		}
+	}
+	if c = nodeClasses[class]; c == nil {
+		return nil, "class_type", reasonUnknownClass, "unknown node class " + strconv.Quote(class)
+	}
+	return c, "", "", ""
+}
+
+// checkInputLocked checks one declared input of a node: present when required, and either a
+// link to an output of the right type or a literal its spec accepts.
+func (s *Server) checkInputLocked(wf map[string]any, spec inputSpec, inputs map[string]any) (reason, msg string) {
+	v, present := inputs[spec.Name]
+	switch {
+	case !present && spec.Required:
+		return reasonRequiredMissing, "required input is missing"
+	case !present:
+		return "", ""
+	}
+	if l, isLink := asLink(v); isLink {
+		return checkLink(wf, spec, l)
+	}
+	return s.checkLiteralLocked(spec, v)
+}
+
+// checkLink checks that a link names an existing node's output of the type the input expects.
+// A link to a node without a known class is not reported here: that node carries its own error.
+func checkLink(wf map[string]any, spec inputSpec, l link) (reason, msg string) {
+	if _, exists := wf[l.node]; !exists {
+		return reasonBadLink, "links to missing node " + strconv.Quote(l.node)
+	}
+	srcClass, _, ok := nodeOf(wf[l.node])
+	src := nodeClasses[srcClass]
+	switch {
+	case !ok || src == nil:
+		return "", ""
+	case l.slot < 0 || l.slot >= len(src.Outputs):
+		return reasonBadLink, "node " + strconv.Quote(l.node) + " has no output " + strconv.Itoa(l.slot)
+	case src.Outputs[l.slot] != spec.Type:
+		return reasonInvalidType, "expects " + spec.Type + ", linked output is " + src.Outputs[l.slot]
+	}
+	return "", ""
 }
 
 // checkLiteralLocked checks a literal input value against its spec.
