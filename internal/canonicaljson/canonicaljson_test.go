@@ -1,7 +1,11 @@
 package canonicaljson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -72,4 +76,57 @@ func TestCanonicalLocatesSyntaxErrors(t *testing.T) {
 			t.Errorf("Canonical(%q): %v, want line %d column %d", tc.doc, err, tc.line, tc.col)
 		}
 	}
+}
+
+// TestCanonicalForms: whole documents, including what the UI converter's output relies on
+// (seeds up to 2^64-1 kept exactly, no HTML escaping, exactly one value).
+func TestCanonicalForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want, wantErr string }{
+		{in: "{ \"b\" : [1.0, 2.50, 1e2, -0, -0.0],\n \"a\": {\"y\": true, \"x\": null} }", want: `{"a":{"x":null,"y":true},"b":[1,2.5,100,0,0]}`},
+		{in: `18446744073709551615`, want: `18446744073709551615`},
+		{in: `1.5e300`, want: `1.5e300`},
+		{in: `0.000001`, want: `0.000001`},
+		{in: `1e-7`, want: `1e-7`},
+		{in: `1e400`, want: `1e400`}, // beyond float64, kept as its exact value
+		{in: `"<a & b>\u00e9"`, want: `"<a & b>é"`},
+		{in: `{"a":1} {"b":2}`, wantErr: "something follows the end of the document"},
+		{in: `{"a":`, wantErr: "ends early"},
+	}
+	for _, tt := range tests {
+		got, err := Canonical([]byte(tt.in))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Canonical(%s) = %s, %v; want error %q", tt.in, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// FuzzCanonical: the canonical form is a fixed point, and means what the input meant.
+func FuzzCanonical(f *testing.F) {
+	for _, s := range []string{`{"b":[1.0,2.5e3,-0],"a":"<&>"}`, `18446744073709551615`, `[true,null,{"x":{}}]`, `"\ud800"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		once, err := Canonical(data)
+		if err != nil {
+			return
+		}
+		twice, err := Canonical(once)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("Canonical is not a fixed point: %s -> %s (%v)", once, twice, err)
+		}
+		var a, b any
+		if json.Unmarshal(data, &a) != nil {
+			return // a number beyond float64: kept exactly, and compared above only
+		}
+		if json.Unmarshal(once, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("Canonical changed the value: %s -> %s", data, once)
+		}
+	})
 }

@@ -2,8 +2,8 @@
 // model router, the v1 cloud interface and the node registry. It knows nothing of Terraform.
 //
 // Every operation goes through one retrying transport (go-retryablehttp) with a retry policy chosen
-// for that operation: what is safe to resend depends on what the contract says about the operation,
-// not on its HTTP method alone.
+// for that operation: what is safe to resend depends on what the service does with a repeated request
+// (an idempotency key it replays, a key it releases, nothing at all), not on the HTTP method alone.
 package client
 
 import (

@@ -1,10 +1,10 @@
 package client
 
-// The v1 cloud interface (cloud-v1-and-registry.md): object info, uploads, prompt submission,
+// The v1 cloud interface: object info, uploads, prompt submission,
 // status polling and /api/view. Every call sends X-API-Key. The real-time socket is in socket.go,
 // its binary frames in frames.go, and waiting for a prompt in prompt_wait.go.
 //
-// What the contract leaves open, and what we assume:
+// What the v1 interface leaves open, and what we assume:
 //   - POST /api/prompt has no idempotency key. It is resent only when the connection was never
 //     established or the service declined it for now (429 or 503 with Retry-After). Any other
 //     5xx, or a failure after sending, is an unknown outcome.

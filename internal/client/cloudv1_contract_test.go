@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// The v1 document fixes the socket at wss://{base_url_host}/ws and the prompt body to prompt
-// and extra_data; a server built from it may know nothing else.
+// The v1 interface has the socket at wss://{base_url_host}/ws and a prompt body of prompt and
+// extra_data only; a server may know nothing else, so the client sends nothing else.
 func TestV1RequestsFollowTheDocument(t *testing.T) {
 	var mu sync.Mutex
 	var paths []string

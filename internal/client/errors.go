@@ -245,63 +245,91 @@ func decodeErrorBody(e *APIError, body []byte) bool {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return false
 	}
+	// In this order: a message from "error" wins over "message", which wins over "detail".
+	fields := []struct {
+		name   string
+		decode func(*APIError, json.RawMessage) bool
+	}{
+		{"error", decodeErrorField},
+		{"message", decodeMessageField},
+		{"details", decodeDetailsField},
+		{"detail", decodeDetailField},
+	}
 	matched := false
-	if env, ok := raw["error"]; ok {
-		var v2 struct {
-			Code    string          `json:"code"`
-			Message string          `json:"message"`
-			Details json.RawMessage `json:"details"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(env, &v2) == nil && (v2.Code != "" || v2.Message != ""):
-			e.Code, e.Message = v2.Code, v2.Message
-			if len(v2.Details) > 0 && string(v2.Details) != "null" {
-				e.Details = v2.Details
-				var d struct {
-					NodeErrors map[string][]NodeError `json:"node_errors"`
-				}
-				if json.Unmarshal(v2.Details, &d) == nil {
-					e.NodeErrors = d.NodeErrors
-				}
-			}
-			matched = true
-		case json.Unmarshal(env, &s) == nil:
-			e.Code = s // registry {error, message}
-			matched = true
-		}
-	}
-	if m, ok := raw["message"]; ok {
-		var s string
-		if json.Unmarshal(m, &s) == nil && e.Message == "" {
-			e.Message = s
-			matched = true
-		}
-	}
-	if d, ok := raw["details"]; ok {
-		var list []string
-		if json.Unmarshal(d, &list) == nil {
-			for _, item := range list {
-				e.FieldErrors = append(e.FieldErrors, FieldError{Msg: item})
-			}
-			matched = true
-		}
-	}
-	if d, ok := raw["detail"]; ok {
-		var s string
-		var list []FieldError
-		switch {
-		case json.Unmarshal(d, &s) == nil:
-			if e.Message == "" {
-				e.Message = s
-			}
-			matched = true
-		case json.Unmarshal(d, &list) == nil:
-			e.FieldErrors = append(e.FieldErrors, list...)
+	for _, f := range fields {
+		if v, ok := raw[f.name]; ok && f.decode(e, v) {
 			matched = true
 		}
 	}
 	return matched
+}
+
+// decodeErrorField reads "error": the v2 envelope {code, message, details} (details.node_errors
+// of an invalid workflow included), or the registry's error code as a plain string.
+func decodeErrorField(e *APIError, env json.RawMessage) bool {
+	var v2 struct {
+		Code    string          `json:"code"`
+		Message string          `json:"message"`
+		Details json.RawMessage `json:"details"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(env, &v2) == nil && (v2.Code != "" || v2.Message != ""):
+		e.Code, e.Message = v2.Code, v2.Message
+		if len(v2.Details) > 0 && string(v2.Details) != "null" {
+			e.Details = v2.Details
+			var d struct {
+				NodeErrors map[string][]NodeError `json:"node_errors"`
+			}
+			if json.Unmarshal(v2.Details, &d) == nil {
+				e.NodeErrors = d.NodeErrors
+			}
+		}
+		return true
+	case json.Unmarshal(env, &s) == nil:
+		e.Code = s // registry {error, message}
+		return true
+	}
+	return false
+}
+
+// decodeMessageField reads the registry's "message", unless a message is already known.
+func decodeMessageField(e *APIError, m json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(m, &s) != nil || e.Message != "" {
+		return false
+	}
+	e.Message = s
+	return true
+}
+
+// decodeDetailsField reads the registry's "details", a list of messages.
+func decodeDetailsField(e *APIError, d json.RawMessage) bool {
+	var list []string
+	if json.Unmarshal(d, &list) != nil {
+		return false
+	}
+	for _, item := range list {
+		e.FieldErrors = append(e.FieldErrors, FieldError{Msg: item})
+	}
+	return true
+}
+
+// decodeDetailField reads the router's "detail": a message, or the validation list of a 422.
+func decodeDetailField(e *APIError, d json.RawMessage) bool {
+	var s string
+	var list []FieldError
+	switch {
+	case json.Unmarshal(d, &s) == nil:
+		if e.Message == "" {
+			e.Message = s
+		}
+		return true
+	case json.Unmarshal(d, &list) == nil:
+		e.FieldErrors = append(e.FieldErrors, list...)
+		return true
+	}
+	return false
 }
 
 // excerpt turns an unparseable body into one short, printable line. HTML tags are dropped, so a

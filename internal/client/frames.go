@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Binary frame types of the v1 socket (cloud-v1 section 6). Integers are big-endian.
+// Binary frame types of the v1 socket: a frame is a 4-byte type, then its payload. Integers are
+// big-endian.
 const (
 	FramePreviewImage             = 1 // type, image format, image bytes
 	FrameText                     = 3 // type, node id length N, node id, UTF-8 text

@@ -59,7 +59,7 @@ func TestDecodeFrame(t *testing.T) {
 }
 
 // FuzzDecodeFrame: whatever the bytes, DecodeFrame never panics, and what it decodes is exactly
-// the section 6 layout: the fields put back in place give the input again. A frame of a type the
+// the socket's frame layout (4-byte big-endian type, then the payload): the fields put back in place give the input again. A frame of a type the
 // client does not know, and only such a frame, is ErrUnknownFrame.
 func FuzzDecodeFrame(f *testing.F) {
 	f.Add(frame(1, u32(2), []byte("x")))

@@ -9,8 +9,8 @@ import (
 // The node registry's three operations. Every call carries Authorization: Bearer <registry_token>
 // (a JWT, or an API key with the product prefix: both are sent the same way).
 //
-// The contract shows neither success bodies nor statuses; we assume claim answers 204,
-// translations 201 with a node record, delete 204 (DESIGN.md), and accept any 2xx as success so
+// The registry fixes neither success bodies nor statuses; we assume claim answers 204,
+// translations 201 with a node record, delete 204, and accept any 2xx as success so
 // that a service answering 200 instead is not reported as a failure. Error bodies are
 // {error, message}, {details, message} or {message}; APIError keeps each field.
 

@@ -20,11 +20,11 @@ import (
 
 // retryPolicy decides, for one operation, which failures are worth another attempt. It is chosen
 // per operation because safety differs: a GET can always be resent; a v2 submission only where the
-// contract says its single-use key was released or the request never left.
+// service released its single-use key (a 429) or the request never left.
 type retryPolicy int
 
 const (
-	// retryIdempotent: reads, and operations the contract or our assumptions make idempotent
+	// retryIdempotent: reads, and operations the service or our assumptions make idempotent
 	// (cancel). Connection errors, 408, 429, 500, 502, 503, 504 are retried.
 	retryIdempotent retryPolicy = iota
 	// retryJobSubmit: POST /api/v2/jobs. Retried only when the request never reached the service
@@ -34,15 +34,12 @@ const (
 	// retryNever: one attempt.
 	retryNever
 	// retryRouterInvoke: the router's synchronous call and queued submission. The router's
-	// Idempotency-Key records and replays (section 7 of the router contract), so the same key and
-	// body are resent: on 409 concurrency_limit_exceeded (the original call still runs), on 429 of
-	// either type, on 504 deadline_exceeded with Retry-After (the resend collects the result), on
-	// every other 5xx and 408, and when no response came back. Never on 400, 413, 422, or a 409 of
-	// another type (invalid_input: the request differs from the key's original). The client never
-	// chooses a new key: that is the caller's decision alone. The two answers that say the run
-	// goes on (409 concurrency_limit_exceeded, 504 deadline_exceeded with Retry-After) are resent
-	// until the context's deadline, not max_retries times (untilDeadlineOn): giving up while the
-	// router still holds the run would leave the caller to start a second, billable one.
+	// Idempotency-Key records a call and replays its outcome to the same key and body, so the
+	// same key and body are resent on the answers routerInvokeRetryable lists, and when no
+	// response came back. The client never chooses a new key: that is the caller's decision
+	// alone. The answers that say the run goes on (routerStillRunning) are resent until the
+	// context's deadline, not max_retries times (untilDeadlineOn): giving up while the router
+	// still holds the run would leave the caller to start a second, billable one.
 	retryRouterInvoke
 	// retryNotApplied: writes without an idempotency key that are not idempotent in general:
 	// POST /api/prompt (a resend could run the workflow twice), an upload without overwrite (a
@@ -51,9 +48,9 @@ const (
 	// claimed" and hide the success; translations posted twice may not be a no-op either). So
 	// another attempt is made only when the request never reached the service, or the service
 	// answered 429 or 503 WITH a Retry-After header: that is the service saying "not now, come
-	// back", which does not process the request (DESIGN.md: "A 429 or 503 with Retry-After waits
-	// that long"). A 5xx without Retry-After, or a broken connection after sending, is an
-	// unknown outcome, reported, never resent. (Deleting a node uses retryIdempotent: deleting
+	// back", which does not process the request; the client waits as long as Retry-After asks.
+	// A 5xx without Retry-After, or a broken connection after sending, is an unknown outcome,
+	// reported, never resent. (Deleting a node uses retryIdempotent: deleting
 	// twice ends the same way, and a 404 on a retry is success.)
 	retryNotApplied
 )
@@ -113,19 +110,16 @@ func notApplied(err error) bool {
 	return errors.As(err, &apiErr) && declinedForLater(apiErr.StatusCode, apiErr.Header)
 }
 
-// routerInvokeRetryable is the router's retry table for a response (see retryRouterInvoke).
-// An unknown X-Svc-Error-Type acts as internal_error, so an unknown 409 is not retried and an
-// unknown 5xx is.
+// routerInvokeRetryable is the one source of the router's retry table for a response (the
+// retryRouterInvoke policy): resend the same key and body on an answer that says the run goes on
+// (routerStillRunning: 409 concurrency_limit_exceeded, 504 deadline_exceeded with Retry-After),
+// on 408, on 429 of either type and on every 5xx; never on anything else (400, 413, 422, a 409 of
+// another type). An unknown X-Svc-Error-Type acts as internal_error, so an unknown 409 is not
+// retried and an unknown 5xx is.
 func routerInvokeRetryable(resp *http.Response) bool {
-	switch code := resp.StatusCode; {
-	case code == http.StatusConflict:
-		return RouterErrorClass(resp.Header.Get("X-Svc-Error-Type")) == RouterErrConcurrencyLimit
-	case code == http.StatusTooManyRequests, code == http.StatusRequestTimeout:
-		return true
-	case code >= 500:
-		return true
-	}
-	return false
+	code := resp.StatusCode
+	return routerStillRunning(resp) ||
+		code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
 // neverSent reports whether err shows the request cannot have reached the service: the
@@ -192,7 +186,7 @@ func jitteredBackoff(minWait, maxWait time.Duration, attempt int) time.Duration 
 	return minWait + rand.N(ceiling-minWait)
 }
 
-// parseRetryAfter reads Retry-After as integer seconds (the contract) or an HTTP date (RFC 9110).
+// parseRetryAfter reads Retry-After as integer seconds (what the service sends) or an HTTP date (RFC 9110).
 func parseRetryAfter(v string) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -317,7 +311,7 @@ func jobSubmitRefused(resp *http.Response) bool {
 }
 
 // routerStillRunning reports the router's answers that say the run under the key goes on and
-// the same request with the same key must come back later (section 7 of the router contract):
+// the same request with the same key must come back later:
 // 409 concurrency_limit_exceeded (the original call for the key still runs) and 504
 // deadline_exceeded with Retry-After (the router keeps a handle to the accepted work; the resend
 // collects it). Both 429 types are refusals before dispatch: nothing runs, so they stay bounded

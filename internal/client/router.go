@@ -41,14 +41,15 @@ func RouterErrorClass(t string) string {
 	return RouterErrInternal
 }
 
-// Router queue statuses: a closed enumeration of three values (ours by assumption, see DESIGN.md).
+// Router queue statuses. We assume the set is closed: these three values and no other.
 const (
 	RouterInQueue    = "IN_QUEUE"
 	RouterInProgress = "IN_PROGRESS"
 	RouterCompleted  = "COMPLETED"
 )
 
-// Identifier rules of the router contract.
+// Identifier rules of the router: slugs of lower-case alphanumerics with inner ".", "_" and "-",
+// a provider slug at most 64 characters, a model slug at most 128, a model id provider/model.
 const (
 	maxProviderSlug = 64
 	maxModelSlug    = 128
@@ -121,8 +122,8 @@ const (
 	ChargesUnknown = "unknown"
 )
 
-// NormalizeCharges maps charges_on_policy_rejection to yes, no or unknown: the contract tells
-// clients to compare the strings exactly and read anything else as unknown (possibly charged).
+// NormalizeCharges maps charges_on_policy_rejection to yes, no or unknown: the router's
+// values are compared exactly, and anything else reads as unknown (possibly charged).
 func NormalizeCharges(v string) string {
 	switch v {
 	case ChargesYes, ChargesNo:
@@ -573,14 +574,14 @@ func (c *Client) CollectModelRequest(ctx context.Context, held *QueueRequest) (*
 	return nil, &q, nil
 }
 
-// Cancel outcomes, named by the contract. It does not name the cancel body's fields.
+// Cancel outcomes. The router fixes these names, not the cancel body's fields.
 const (
 	RouterCancelRequested   = "CANCELLATION_REQUESTED"
 	RouterCancelAlreadyDone = "ALREADY_COMPLETED"
 )
 
 // CancelOutcome is the answer to a cancel. Status comes from the body's status field when
-// there is one (our assumption: {request_id, status}), else from the HTTP status: the contract
+// there is one (our assumption: {request_id, status}), else from the HTTP status: the router
 // gives the outcome by status code and leaves the body's field names open.
 type CancelOutcome struct {
 	RequestID string `json:"request_id"`

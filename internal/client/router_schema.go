@@ -153,7 +153,7 @@ func parseModelSchema(model string, doc json.RawMessage) (*ModelSchema, error) {
 			chosen, chosenPath = &op, p
 		}
 	}
-	// The contract calls the flag the document's but does not say where it sits: the document's
+	// The router does not say where in the document the flag sits: the document's
 	// root, its info object and the model operation are all read, in that order. A document
 	// without it is taken as unauthored: the router then validates, and nothing is refused here.
 	authored := cmp.Or(top.Authored, top.Info.Authored)

@@ -289,8 +289,7 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 	}
 }
 
-// The contract names the cancel outcomes but not the cancel body's fields: a server written
-// from it may answer with another body, or none, and the outcome must still be read.
+// The router fixes the cancel outcomes but not the cancel body's fields: a server may answer with another body, or none, and the outcome must still be read.
 func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
 	for _, tc := range []struct {
 		name, contentType, body string
@@ -326,7 +325,7 @@ func TestCancelModelRequestReadsTheOutcomeWhateverTheBody(t *testing.T) {
 	}
 }
 
-// A router written from the contract alone may send the queue links only on submission, answer
+// A router may send the queue links only on submission, answer
 // a collect with 202 and no body or Retry-After, and return plain text: the wait goes on with
 // the links already held.
 func TestAwaitModelResultWithSparseStatusAnswers(t *testing.T) {
@@ -381,7 +380,7 @@ func TestAwaitModelResultWithSparseStatusAnswers(t *testing.T) {
 	}
 }
 
-// The contract names the x-svc-input-schema-authored flag but not where it sits; a document
+// The router names the x-svc-input-schema-authored flag but not where it sits; a document
 // without it is unauthored, so the router, not the provider, decides.
 func TestParseModelSchemaAuthoredFlag(t *testing.T) {
 	op := func(flag string) string {

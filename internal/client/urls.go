@@ -32,7 +32,7 @@ func origin(u *url.URL) string {
 var ErrForeignLink = errors.New("link points to another host")
 
 // ResolveLink resolves a URI reference from a response body against the URL of the request that
-// returned it. The contract allows an absolute URL or a host-relative reference starting with "/"
+// returned it. The service may return an absolute URL or a host-relative reference starting with "/"
 // (which already carries any mount prefix); a host-relative reference is resolved against the
 // request's origin, never against the configured endpoint's path. An absolute link must stay on
 // that origin.

@@ -13,7 +13,7 @@ import (
 )
 
 // Chaos injects random faults from a fixed seed: the faults of a flaky network and a loaded
-// service that the contract says a correct client survives without losing or repeating work.
+// service that a correct client must survive without losing or repeating work.
 // Submissions only ever get a 429 queue_full before anything is created (the key is released);
 // reads get 503s, dropped connections and HTML 502 pages from a "proxy"; event streams are cut
 // mid-way or refused with 429 too_many_streams.

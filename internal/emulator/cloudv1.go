@@ -1,6 +1,6 @@
 package emulator
 
-// The v1 cloud interface (cloud-v1-and-registry.md, sections 2 to 8):
+// The v1 cloud interface:
 //
 //	GET  /api/object_info             node classes from the engine's registry
 //	POST /api/upload/image            multipart: image, type, overwrite, subfolder
@@ -14,6 +14,7 @@ package emulator
 // A prompt is a job of the same engine as v2 jobs; only its statuses and messages differ.
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/subtle"
 	"encoding/json"
@@ -197,106 +198,105 @@ func (s *Server) uploadedNamesLocked() []string {
 // the engine does. Masks need original_ref, a JSON object naming the image they belong to.
 func (s *Server) handleUpload(route string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		u, problem := readUpload(r, route)
+		up, problem := readUpload(route, r)
 		if problem != "" {
 			writeError(w, http.StatusBadRequest, "invalid_request", problem, nil)
 			return
 		}
 		s.mu.Lock()
-		name := s.storeUploadLocked(u)
+		overwrite := up.rec.Fields["overwrite"] == "true" || up.rec.Fields["overwrite"] == "1"
+		name := up.name
+		if existing := s.assetByNameLocked(name); existing != nil && existing.jobID == "" {
+			if overwrite {
+				s.dropUploadsNamedLocked(name)
+			} else if string(existing.data) != string(up.data) {
+				name = s.freeNameLocked(name)
+			}
+		}
+		if s.assetByNameLocked(name) == nil {
+			s.putAssetLocked(name, up.contentType, up.data, "", "")
+		}
+		up.rec.Name = name
+		s.v1.uploads = append(s.v1.uploads, up.rec)
 		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": u.typ})
+		writeJSON(w, http.StatusOK, map[string]string{"name": name, "subfolder": "", "type": up.typ})
 	}
 }
 
-// upload is one checked upload request: its record, the type it was stored as, and the file.
+// upload is a multipart upload as read from the request, before it is stored.
 type upload struct {
-	rec               Upload
-	typ               string
-	name, contentType string
-	data              []byte
+	rec         Upload
+	data        []byte
+	name        string // the file name, without any directory
+	contentType string
+	typ         string // input, temp or output
 }
 
-// readUpload reads and checks an upload request; a non-empty problem is the 400 to answer.
-func readUpload(r *http.Request, route string) (upload, string) {
-	u := upload{rec: Upload{Route: route, Fields: map[string]string{}, ContentType: r.Header.Get("Content-Type")}}
+// readUpload reads and checks a multipart upload; problem says what is wrong with it, or is "".
+func readUpload(route string, r *http.Request) (up upload, problem string) {
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		return u, "expected a multipart/form-data body: " + err.Error()
+		return up, "expected a multipart/form-data body: " + err.Error()
 	}
+	up.rec = Upload{Route: route, Fields: map[string]string{}, ContentType: r.Header.Get("Content-Type")}
 	for k, v := range r.MultipartForm.Value {
 		if len(v) > 0 {
-			u.rec.Fields[k] = v[0]
+			up.rec.Fields[k] = v[0]
 		}
 	}
 	var fh *multipart.FileHeader
 	for field, files := range r.MultipartForm.File {
 		if len(files) > 0 {
-			u.rec.FileField, fh = field, files[0]
+			up.rec.FileField, fh = field, files[0]
 		}
 	}
-	if fh == nil || u.rec.FileField != "image" {
-		return u, "the file must be sent in the form field \"image\""
+	if fh == nil || up.rec.FileField != "image" {
+		return up, "the file must be sent in the form field \"image\""
 	}
-	if u.typ = u.rec.Fields["type"]; u.typ == "" {
-		u.typ = "input"
-	} else if u.typ != "input" && u.typ != "temp" && u.typ != "output" {
-		return u, "type must be input, temp or output"
+	if up.typ, problem = uploadType(up.rec.Fields["type"]); problem != "" {
+		return up, problem
 	}
-	if route == "mask" && !namesAFile(u.rec.Fields["original_ref"]) {
-		return u, "original_ref must be a JSON object with filename"
+	if route == "mask" && !namesOriginal(up.rec.Fields["original_ref"]) {
+		return up, "original_ref must be a JSON object with filename"
 	}
-	return u, u.readFile(fh)
+	var err error
+	if up.data, err = readFilePart(fh); err != nil {
+		return up, "cannot read the file part"
+	}
+	up.rec.FileName, up.rec.Size = fh.Filename, len(up.data)
+	up.name = path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
+	if up.name == "." || up.name == "/" || up.name == "" {
+		return up, "the file part has no file name"
+	}
+	up.contentType = cmp.Or(fh.Header.Get("Content-Type"), "application/octet-stream")
+	return up, ""
 }
 
-// namesAFile reports whether ref is a JSON object with a filename.
-func namesAFile(ref string) bool {
-	var v struct {
+// uploadType is the upload's type field: input when empty, else one of input, temp and output.
+func uploadType(typ string) (string, string) {
+	switch typ {
+	case "":
+		return "input", ""
+	case "input", "temp", "output":
+		return typ, ""
+	}
+	return typ, "type must be input, temp or output"
+}
+
+// namesOriginal reports whether a mask's original_ref is a JSON object with a filename.
+func namesOriginal(originalRef string) bool {
+	var ref struct {
 		Filename string `json:"filename"`
 	}
-	return json.Unmarshal([]byte(ref), &v) == nil && v.Filename != ""
+	return json.Unmarshal([]byte(originalRef), &ref) == nil && ref.Filename != ""
 }
 
-// readFile reads the file part; it returns the problem to answer, or "".
-func (u *upload) readFile(fh *multipart.FileHeader) string {
+func readFilePart(fh *multipart.FileHeader) ([]byte, error) {
 	f, err := fh.Open()
 	if err != nil {
-		return "cannot read the file part"
+		return nil, err
 	}
-	data, err := io.ReadAll(f)
-	_ = f.Close()
-	if err != nil {
-		return "cannot read the file part"
-	}
-	u.data = data
-	u.rec.FileName, u.rec.Size = fh.Filename, len(data)
-	u.name = path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
-	if u.name == "." || u.name == "/" || u.name == "" {
-		return "the file part has no file name"
-	}
-	if u.contentType = fh.Header.Get("Content-Type"); u.contentType == "" {
-		u.contentType = "application/octet-stream"
-	}
-	return ""
-}
-
-// storeUploadLocked stores the file (a new name when an upload of that name with other content
-// exists and overwrite is not set), records the upload, and returns the stored name.
-func (s *Server) storeUploadLocked(u upload) string {
-	name := u.name
-	overwrite := u.rec.Fields["overwrite"] == "true" || u.rec.Fields["overwrite"] == "1"
-	if existing := s.assetByNameLocked(name); existing != nil && existing.jobID == "" {
-		if overwrite {
-			s.dropUploadsNamedLocked(name)
-		} else if string(existing.data) != string(u.data) {
-			name = s.freeNameLocked(name)
-		}
-	}
-	if s.assetByNameLocked(name) == nil {
-		s.putAssetLocked(name, u.contentType, u.data, "", "")
-	}
-	u.rec.Name = name
-	s.v1.uploads = append(s.v1.uploads, u.rec)
-	return name
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func (s *Server) dropUploadsNamedLocked(name string) {

@@ -3,6 +3,7 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -48,7 +49,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.streams--
 		s.mu.Unlock()
 	}()
-	first := s.firstEventsLocked(j)
+	first := s.currentEventsLocked(j)
 	next, changed := len(j.events), j.changed
 	s.mu.Unlock()
 
@@ -58,8 +59,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 
-	send := func(evs []event) bool { return writeEvents(w, flusher, evs) }
-	if send(first) {
+	if writeEvents(w, flusher, first) {
 		return
 	}
 	if s.opts.EventsTerminalFlood > 0 {
@@ -80,17 +80,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			continue
 		case <-changed:
 		}
-		now := s.now()
 		s.mu.Lock()
-		evs := append([]event(nil), j.events[next:]...)
-		for i, e := range evs {
-			if e.output != nil {
-				evs[i].data = s.renderOutputLocked(r, j, e.output, now)
-			}
-		}
+		evs := s.eventsSinceLocked(r, j, next)
 		next, changed = len(j.events), j.changed
 		s.mu.Unlock()
-		if send(evs) {
+		if writeEvents(w, flusher, evs) {
 			return
 		}
 	}
@@ -113,9 +107,9 @@ func floodTerminalStatus(w http.ResponseWriter, flusher http.Flusher, r *http.Re
 	}
 }
 
-// firstEventsLocked is what a new stream starts with: the current status, and the progress
-// while the job runs; s.mu is held.
-func (s *Server) firstEventsLocked(j *job) []event {
+// currentEventsLocked is what a new stream starts with: the job's status (with its queue
+// position), and its progress while it runs.
+func (s *Server) currentEventsLocked(j *job) []event {
 	var pos any
 	if p := s.queuePositionLocked(j); p > 0 {
 		pos = p
@@ -127,9 +121,21 @@ func (s *Server) firstEventsLocked(j *job) []event {
 	return first
 }
 
-// writeEvents writes evs as SSE frames and flushes; it reports whether a terminal one ended
-// the stream (nothing after it is written).
-func writeEvents(w http.ResponseWriter, flusher http.Flusher, evs []event) (ended bool) {
+// eventsSinceLocked is the job's events from index next on, outputs rendered for this request.
+func (s *Server) eventsSinceLocked(r *http.Request, j *job, next int) []event {
+	now := s.now()
+	evs := append([]event(nil), j.events[next:]...)
+	for i, e := range evs {
+		if e.output != nil {
+			evs[i].data = s.renderOutputLocked(r, j, e.output, now)
+		}
+	}
+	return evs
+}
+
+// writeEvents writes evs as Server-Sent Events up to the terminal one, flushes, and reports
+// whether the stream has ended.
+func writeEvents(w io.Writer, flusher http.Flusher, evs []event) (ended bool) {
 	for _, e := range evs {
 		b, err := json.Marshal(e.data)
 		if err != nil {

@@ -75,7 +75,7 @@ func (j *job) nextName(prefix, ext string) string {
 	return fmt.Sprintf("%s_%05d_.%s", prefix, j.names[prefix], ext)
 }
 
-// Wire shapes of the contract.
+// Wire shapes of the v2 jobs interface.
 type jobJSON struct {
 	ID            string            `json:"id"`
 	Status        string            `json:"status"`
@@ -234,14 +234,13 @@ func (s *Server) getJobLocked(id string, now time.Time) *job {
 	return j
 }
 
-// handleSubmit checks the body, claims the Idempotency-Key, checks the workflow and room in the
-// queue, and creates the job. A refusal after the claim releases the key: no job was made.
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	wf, extra, refused := readSubmission(r)
 	if refused != nil {
-		writeError(w, refused.status, refused.code, refused.message, refused.details)
+		writeError(w, refused.status, refused.code, refused.msg, refused.details)
 		return
 	}
+
 	now := s.now()
 	key := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
@@ -253,15 +252,29 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		}
 		s.idemKeys[key] = now
 	}
-	if refused := s.admitLocked(wf); refused != nil {
+	fail := func(status int, code, msg string, details any) {
 		if key != "" {
 			delete(s.idemKeys, key) // definitive failure without a job: release the key
 		}
 		s.mu.Unlock()
-		if refused.status == http.StatusTooManyRequests {
+		if status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
 		}
-		writeError(w, refused.status, refused.code, refused.message, refused.details)
+		writeError(w, status, code, msg, details)
+	}
+	if nodeErrs, general := s.validateWorkflowLocked(wf); len(nodeErrs) > 0 || general != "" {
+		if general == "" {
+			general = "the workflow is invalid"
+		}
+		fail(http.StatusUnprocessableEntity, "invalid_workflow", general, map[string]any{"node_errors": nodeErrs})
+		return
+	}
+	if missing := s.missingAssetsLocked(wf); len(missing) > 0 {
+		fail(http.StatusUnprocessableEntity, "missing_asset", "referenced asset does not exist: "+strings.Join(missing, ", "), map[string]any{"asset_ids": missing})
+		return
+	}
+	if len(s.queue) >= s.opts.QueueLimit {
+		fail(http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", nil)
 		return
 	}
 	j := s.createJobLocked(wf, extra, now)
@@ -271,15 +284,15 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, rec)
 }
 
-// refusal is an error answer in the v2 envelope.
+// refusal is an error answer that refuses a request before anything is stored.
 type refusal struct {
-	status        int
-	code, message string
-	details       any
+	status    int
+	code, msg string
+	details   any
 }
 
-// readSubmission reads a submission's body: a JSON object without reserved fields, an
-// API-format workflow object, and a closed extra_data.
+// readSubmission reads a job submission's body: a JSON object without reserved fields, with an
+// API-format workflow (a UI export is named as such) and a valid extra_data.
 func readSubmission(r *http.Request) (wf, extra map[string]any, refused *refusal) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	if err != nil {
@@ -294,41 +307,23 @@ func readSubmission(r *http.Request) (wf, extra map[string]any, refused *refusal
 			return nil, nil, &refusal{http.StatusUnprocessableEntity, "reserved_field", "the field " + strconv.Quote(f) + " is reserved", map[string]any{"field": f}}
 		}
 	}
-	uiFormat := &refusal{http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil}
+	uiExport := &refusal{http.StatusUnprocessableEntity, "workflow_format_ui", "this is a UI-format export; submit the API-format workflow", nil}
 	rawWF, hasWF := top["workflow"]
 	if !hasWF && isUIFormat(top) {
-		return nil, nil, uiFormat
+		return nil, nil, uiExport
 	}
 	wf, ok := rawWF.(map[string]any)
-	if !ok {
+	switch {
+	case !ok:
 		return nil, nil, &refusal{http.StatusUnprocessableEntity, "invalid_request", "workflow is required and must be an object", map[string]any{"field": "workflow"}}
-	}
-	if isUIFormat(wf) {
-		return nil, nil, uiFormat
+	case isUIFormat(wf):
+		return nil, nil, uiExport
 	}
 	extra, msg := checkExtraData(top["extra_data"])
 	if msg != "" {
 		return nil, nil, &refusal{http.StatusUnprocessableEntity, "invalid_request", msg, map[string]any{"field": "extra_data"}}
 	}
 	return wf, extra, nil
-}
-
-// admitLocked decides whether a read workflow becomes a job: it must be valid, name only
-// existing assets, and find room in the queue.
-func (s *Server) admitLocked(wf map[string]any) *refusal {
-	if nodeErrs, general := s.validateWorkflowLocked(wf); len(nodeErrs) > 0 || general != "" {
-		if general == "" {
-			general = "the workflow is invalid"
-		}
-		return &refusal{http.StatusUnprocessableEntity, "invalid_workflow", general, map[string]any{"node_errors": nodeErrs}}
-	}
-	if missing := s.missingAssetsLocked(wf); len(missing) > 0 {
-		return &refusal{http.StatusUnprocessableEntity, "missing_asset", "referenced asset does not exist: " + strings.Join(missing, ", "), map[string]any{"asset_ids": missing}}
-	}
-	if len(s.queue) >= s.opts.QueueLimit {
-		return &refusal{http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", nil}
-	}
-	return nil
 }
 
 // checkExtraData enforces the closed extra_data object (absent or null: empty).

@@ -84,11 +84,11 @@ func registerNode(c *nodeClass) {
 	nodeClasses[c.Name] = c
 }
 
-// The two labels of ImageFlip's flip_method.
+// ImageFlip's flip_method labels, as the engine's core node names them.
 const flipVertically, flipHorizontally = "x-axis: vertically", "y-axis: horizontally"
 
-// builtinNodes are the node classes every server knows; init registers them.
-var builtinNodes = []*nodeClass{
+// builtinNodeClasses are the engine's own node classes, registered at start.
+var builtinNodeClasses = []*nodeClass{
 	{
 		Name: "EmptyImage", Category: "image",
 		Inputs: []inputSpec{
@@ -241,7 +241,7 @@ var builtinNodes = []*nodeClass{
 }
 
 func init() {
-	for _, c := range builtinNodes {
+	for _, c := range builtinNodeClasses {
 		registerNode(c)
 	}
 }

@@ -69,7 +69,7 @@ type Options struct {
 	RetryAfter   int           // seconds sent in Retry-After on 429 (default 1)
 	URLTTL       time.Duration // lifetime of signed output urls (default 1h)
 	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
-	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
+	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (as a service that computes hashes lazily)
 	MaxStreams   int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
 	// repeat a status event saying "succeeded" at this interval, while the job record goes on

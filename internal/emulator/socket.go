@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Binary frame types of the socket (section 6).
+// Binary frame types of the socket: a 4-byte big-endian type, then the payload.
 const (
 	framePreviewImage             = 1
 	frameText                     = 3
@@ -152,7 +152,7 @@ func (s *Server) publishV1Locked(j *job, e event) {
 		out = s.v1StatusMessagesLocked(j)
 	case "progress":
 		p, _ := e.data.(progressJSON)
-		out = v1ProgressMessages(j.id, p)
+		out = v1ProgressMessages(j, p)
 	case "output":
 		out = s.v1OutputMessagesLocked(j, e.output)
 	}
@@ -163,20 +163,31 @@ func (s *Server) publishV1Locked(j *job, e event) {
 	}
 }
 
-// v1StatusMessagesLocked is what the socket says when a prompt's status changes: the queue
-// size while queued; the start (and any configured flood) when it runs; the terminal message
-// with its details when it ends.
+// executedFlood builds n executed messages for a prompt: half name the same file, half a new
+// file each.
+func executedFlood(promptID string, n int) []socketMessage {
+	out := make([]socketMessage, 0, n)
+	for i := range n {
+		name := "flood_repeat.png"
+		if i%2 == 1 {
+			name = fmt.Sprintf("flood_%06d.png", i)
+		}
+		out = append(out, textMessage("executed", map[string]any{"node": "9", "display_node": "9", "prompt_id": promptID,
+			"output": map[string]any{"images": []any{map[string]any{"filename": name, "subfolder": "", "type": "output"}}}}))
+	}
+	return out
+}
+
+// v1StatusMessagesLocked is what the socket says when a prompt's status changes.
 func (s *Server) v1StatusMessagesLocked(j *job) []socketMessage {
 	now := s.now().UnixMilli()
-	queueStatus := func() socketMessage {
-		return textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
-	}
+	queueStatus := textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
 	switch j.status {
 	case statusQueued:
-		return []socketMessage{queueStatus()}
+		return []socketMessage{queueStatus}
 	case statusRunning:
-		out := []socketMessage{queueStatus(), textMessage("execution_start", map[string]any{"prompt_id": j.id, "timestamp": now})}
-		return append(out, executedFlood(j.id, s.opts.V1ExecutedFlood)...)
+		started := []socketMessage{queueStatus, textMessage("execution_start", map[string]any{"prompt_id": j.id, "timestamp": now})}
+		return append(started, executedFlood(j.id, s.opts.V1ExecutedFlood)...)
 	case statusSucceeded:
 		return []socketMessage{
 			textMessage("executing", map[string]any{"node": nil, "display_node": nil, "prompt_id": j.id}),
@@ -202,31 +213,31 @@ func (s *Server) v1StatusMessagesLocked(j *job) []socketMessage {
 	return nil
 }
 
-// v1ProgressMessages is what the socket says on progress: a node starting (with a TEXT frame),
-// or a sampler step (with a preview image).
-func v1ProgressMessages(promptID string, p progressJSON) []socketMessage {
+// v1ProgressMessages is what the socket says on progress: "executing" and a TEXT frame when a
+// node starts, "progress", "progress_state" and a preview frame on each sampler step.
+func v1ProgressMessages(j *job, p progressJSON) []socketMessage {
 	if p.CurrentNode == nil {
 		return nil
 	}
 	node := *p.CurrentNode
 	if p.Step == nil {
 		return []socketMessage{
-			textMessage("executing", map[string]any{"node": node, "display_node": node, "prompt_id": promptID}),
+			textMessage("executing", map[string]any{"node": node, "display_node": node, "prompt_id": j.id}),
 			{bin: textFrame(node, "executing "+deref(p.CurrentNodeClass))},
 		}
 	}
 	return []socketMessage{
-		textMessage("progress", map[string]any{"value": *p.Step, "max": *p.Steps, "prompt_id": promptID, "node": node}),
-		textMessage("progress_state", map[string]any{"prompt_id": promptID, "nodes": map[string]any{node: map[string]any{
-			"value": *p.Step, "max": *p.Steps, "state": "running", "node_id": node, "prompt_id": promptID,
+		textMessage("progress", map[string]any{"value": *p.Step, "max": *p.Steps, "prompt_id": j.id, "node": node}),
+		textMessage("progress_state", map[string]any{"prompt_id": j.id, "nodes": map[string]any{node: map[string]any{
+			"value": *p.Step, "max": *p.Steps, "state": "running", "node_id": node, "prompt_id": j.id,
 			"display_node_id": node, "parent_node_id": nil, "real_node_id": node,
 		}}}),
 		{bin: previewFrame()},
 	}
 }
 
-// v1OutputMessagesLocked is the executed message for one output (a PreviewImage's files are
-// "temp"), followed, for an image, by its bytes in a metadata frame.
+// v1OutputMessagesLocked is what the socket says when a node saves a file: "executed" with the
+// file in the node's output list, and for an image a preview frame with its metadata.
 func (s *Server) v1OutputMessagesLocked(j *job, o *jobOutput) []socketMessage {
 	class, _, _ := nodeOf(j.workflow[o.nodeID])
 	fileType := "output"
@@ -246,21 +257,6 @@ func (s *Server) v1OutputMessagesLocked(j *job, o *jobOutput) []socketMessage {
 		meta, _ := json.Marshal(map[string]any{"node_id": o.nodeID, "display_node_id": o.nodeID,
 			"real_node_id": o.nodeID, "prompt_id": j.id, "parent_node_id": nil})
 		out = append(out, socketMessage{bin: metadataFrame(meta, a.data)})
-	}
-	return out
-}
-
-// executedFlood builds n executed messages for a prompt: half name the same file, half a new
-// file each.
-func executedFlood(promptID string, n int) []socketMessage {
-	out := make([]socketMessage, 0, n)
-	for i := range n {
-		name := "flood_repeat.png"
-		if i%2 == 1 {
-			name = fmt.Sprintf("flood_%06d.png", i)
-		}
-		out = append(out, textMessage("executed", map[string]any{"node": "9", "display_node": "9", "prompt_id": promptID,
-			"output": map[string]any{"images": []any{map[string]any{"filename": name, "subfolder": "", "type": "output"}}}}))
 	}
 	return out
 }

@@ -90,25 +90,29 @@ func nodeOf(v any) (class string, inputs map[string]any, ok bool) {
 // problem, a message. s.mu must be held (LoadImage names are looked up).
 func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeError, string) {
 	errs := map[string][]nodeError{}
+	add := func(id, field, reason, msg string) {
+		errs[id] = append(errs[id], nodeError{Field: field, Reason: reason, Message: msg})
+	}
 	outputs := 0
 	for _, id := range sortedIDs(wf) {
-		c, bad := classOfNode(wf[id])
-		if bad != nil {
-			errs[id] = append(errs[id], *bad)
+		c, field, reason, msg := classOfNode(wf[id])
+		if reason != "" {
+			add(id, field, reason, msg)
 			continue
 		}
 		if c.Output {
 			outputs++
 		}
 		_, inputs, _ := nodeOf(wf[id])
-		errs[id] = append(errs[id], s.checkInputsLocked(wf, c, inputs)...)
-		if len(errs[id]) == 0 {
-			delete(errs, id)
+		for _, spec := range c.Inputs {
+			if reason, msg := s.checkInputLocked(wf, spec, inputs); reason != "" {
+				add(id, spec.Name, reason, msg)
+			}
 		}
 	}
 	if len(errs) == 0 {
 		for id, field := range findCycle(wf) {
-			errs[id] = append(errs[id], nodeError{Field: field, Reason: reasonCycle, Message: "the workflow has a cycle through this input"})
+			add(id, field, reasonCycle, "the workflow has a cycle through this input")
 		}
 	}
 	if len(errs) == 0 && outputs == 0 {
@@ -117,68 +121,59 @@ func (s *Server) validateWorkflowLocked(wf map[string]any) (map[string][]nodeErr
 	return errs, ""
 }
 
-// classOfNode returns the class of a workflow node, or the error that stops its checks: not an
-// object, no class_type, inputs not an object, or an unknown class.
-func classOfNode(raw any) (*nodeClass, *nodeError) {
+// classOfNode returns a node's class, or the field, reason and message that say why the node
+// has none: not an object, no class_type, inputs not an object, or a class the engine lacks.
+func classOfNode(raw any) (c *nodeClass, field, reason, msg string) {
 	m, isMap := raw.(map[string]any)
 	if !isMap {
-		return nil, &nodeError{Reason: reasonInvalidNode, Message: "a node must be an object with class_type and inputs"}
+		return nil, "", reasonInvalidNode, "a node must be an object with class_type and inputs"
 	}
 	class, isStr := m["class_type"].(string)
 	if !isStr || class == "" {
-		return nil, &nodeError{Field: "class_type", Reason: reasonRequiredMissing, Message: "class_type is required"}
+		return nil, "class_type", reasonRequiredMissing, "class_type is required"
 	}
 	if in := m["inputs"]; in != nil {
 		if _, ok := in.(map[string]any); !ok {
-			return nil, &nodeError{Field: "inputs", Reason: reasonInvalidType, Message: "inputs must be an object"}
+			return nil, "inputs", reasonInvalidType, "inputs must be an object"
 		}
 	}
-	c := nodeClasses[class]
-	if c == nil {
-		return nil, &nodeError{Field: "class_type", Reason: reasonUnknownClass, Message: "unknown node class " + strconv.Quote(class)}
+	if c = nodeClasses[class]; c == nil {
+		return nil, "class_type", reasonUnknownClass, "unknown node class " + strconv.Quote(class)
 	}
-	return c, nil
+	return c, "", "", ""
 }
 
-// checkInputsLocked checks a node's inputs against its class: required ones present, links to
-// an existing output of the right type, literals within their spec.
-func (s *Server) checkInputsLocked(wf map[string]any, c *nodeClass, inputs map[string]any) []nodeError {
-	var errs []nodeError
-	for _, spec := range c.Inputs {
-		v, present := inputs[spec.Name]
-		var reason, msg string
-		switch l, isLink := asLink(v); {
-		case !present && spec.Required:
-			reason, msg = reasonRequiredMissing, "required input is missing"
-		case !present:
-		case isLink:
-			reason, msg = checkLink(wf, l, spec)
-		default:
-			reason, msg = s.checkLiteralLocked(spec, v)
-		}
-		if reason != "" {
-			errs = append(errs, nodeError{Field: spec.Name, Reason: reason, Message: msg})
-		}
+// checkInputLocked checks one declared input of a node: present when required, and either a
+// link to an output of the right type or a literal its spec accepts.
+func (s *Server) checkInputLocked(wf map[string]any, spec inputSpec, inputs map[string]any) (reason, msg string) {
+	v, present := inputs[spec.Name]
+	switch {
+	case !present && spec.Required:
+		return reasonRequiredMissing, "required input is missing"
+	case !present:
+		return "", ""
 	}
-	return errs
+	if l, isLink := asLink(v); isLink {
+		return checkLink(wf, spec, l)
+	}
+	return s.checkLiteralLocked(spec, v)
 }
 
-// checkLink checks a link input: its node exists and has the output slot, of the type the
-// input expects. A source node of no known class carries its own error, so the link passes.
-func checkLink(wf map[string]any, l link, spec inputSpec) (reason, msg string) {
-	srcClass, _, ok := nodeOf(wf[l.node])
+// checkLink checks that a link names an existing node's output of the type the input expects.
+// A link to a node without a known class is not reported here: that node carries its own error.
+func checkLink(wf map[string]any, spec inputSpec, l link) (reason, msg string) {
 	if _, exists := wf[l.node]; !exists {
 		return reasonBadLink, "links to missing node " + strconv.Quote(l.node)
 	}
+	srcClass, _, ok := nodeOf(wf[l.node])
 	src := nodeClasses[srcClass]
-	if !ok || src == nil {
+	switch {
+	case !ok || src == nil:
 		return "", ""
-	}
-	if l.slot < 0 || l.slot >= len(src.Outputs) {
+	case l.slot < 0 || l.slot >= len(src.Outputs):
 		return reasonBadLink, "node " + strconv.Quote(l.node) + " has no output " + strconv.Itoa(l.slot)
-	}
-	if got := src.Outputs[l.slot]; got != spec.Type {
-		return reasonInvalidType, "expects " + spec.Type + ", linked output is " + got
+	case src.Outputs[l.slot] != spec.Type:
+		return reasonInvalidType, "expects " + spec.Type + ", linked output is " + src.Outputs[l.slot]
 	}
 	return "", ""
 }

@@ -43,10 +43,10 @@ func (f apiFamily) credentialSetting() string {
 // point at the key or token, a 404 that did not come from the service's API at the endpoint.
 func settingHint(err error, f apiFamily) string {
 	switch {
-	case client.StatusOf(err) == 401:
+	case client.Unauthenticated(err):
 		return fmt.Sprintf("The service did not accept the credentials (HTTP 401: missing or invalid). Set %s to a valid key.",
 			f.credentialSetting())
-	case client.StatusOf(err) == 403:
+	case client.Forbidden(err):
 		return fmt.Sprintf("The service refused this operation to these credentials (HTTP 403). Check that %s is the key "+
 			"of an account allowed to do it.", f.credentialSetting())
 	case client.RouteNotFound(err):
@@ -98,4 +98,14 @@ func withSettingHint(msg string, err error, f apiFamily) string {
 		return hint + "\n\n" + msg
 	}
 	return msg
+}
+
+// quotedStatus is the HTTP status err carries, for a message that quotes it to the user (0 when
+// there is none). Deciding what a status means is the client's job (client.Gone and the like).
+func quotedStatus(err error) int {
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode
+	}
+	return 0
 }

@@ -12,19 +12,9 @@ import (
 )
 
 // routerConfig is the provider block for router tests, with maxRetries retries.
+// routerConfig is the provider block pointing at srv, followed by body.
 func routerConfig(srv *emulator.Server, maxRetries int, body string) string {
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-provider "svc" {
-  endpoint    = %q
-  max_retries = %d
-}
-%s`, srv.URL(), maxRetries, body)
+	return providerHCL(srv.URL(), maxRetries) + body
 }
 
 func TestAccModels_everyPageWithShortPageInTheMiddle(t *testing.T) {
@@ -47,7 +37,7 @@ data "svc_models" "demo" {
 				resource.TestCheckResourceAttr("data.svc_models.all", "models.48.id", "filler/model-045"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.#", "4"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.1.id", "demo/freeform"),
-				// "maybe-later" is not a value the contract knows: it reads as unknown.
+				// "maybe-later" is neither "yes" nor "no": anything but those two reads as unknown.
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.1.billing.charges_on_policy_rejection", "unknown"),
 				resource.TestCheckResourceAttr("data.svc_models.demo", "models.2.billing.charges_on_policy_rejection", "yes"),
 			),

@@ -42,3 +42,29 @@ output "counts" {
 		}},
 	})
 }
+
+func TestAccObjectInfoDataSource(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + `
+data "svc_object_info" "all" {}
+
+output "flip_methods" {
+  value = length(jsondecode(data.svc_object_info.all.json)["ImageFlip"]["input"]["required"]["flip_method"][0])
+}
+`,
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.output_node", "true"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.#", "2"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.SaveImage.required_inputs.0", "filename_prefix"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.ImageNoiseSampler.optional_inputs.0", "denoise"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.outputs.1", "MASK"),
+				resource.TestCheckResourceAttr("data.svc_object_info.all", "classes.LoadImage.output_node", "false"),
+				resource.TestCheckOutput("flip_methods", "2"),
+			),
+		}},
+	})
+}

@@ -5,7 +5,6 @@ package provider
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -76,15 +74,6 @@ func TestAccHostile_recordValuesThatDoNotFitKeepTheJob(t *testing.T) {
 		},
 	})
 	t.Logf("peak RSS %d MiB", peakRSS())
-}
-
-func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
-	t.Parallel()
-	job := &client.Job{ID: "j1", Status: client.JobSucceeded, DecodeWarnings: []string{"progress.value = 1e400 does not fit a finite number; it was left empty"}}
-	_, diags := newJobRecordModel(context.Background(), job)
-	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
-		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
-	}
 }
 
 // peakRSS is this process's peak resident set (VmHWM) in MiB, or 0 where /proc is not there. The

@@ -42,20 +42,10 @@ func countedServer(t *testing.T) (url string, requests *atomic.Int32) {
 	return ts.URL, requests
 }
 
+// providerBlock is the provider block pointing at endpoint with a key the tests look for in
+// what the provider writes, and one retry.
 func providerBlock(endpoint string) string {
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-provider "svc" {
-  endpoint    = %q
-  api_key     = "k-secret"
-  max_retries = 1
-}
-`, endpoint)
+	return providerHCL(endpoint, 1, `api_key = "k-secret"`)
 }
 
 func TestAccHostile_importIDRejectedBeforeAnyRequest(t *testing.T) {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +49,14 @@ func TestKeepSignedURLs(t *testing.T) {
 				t.Fatalf("url_expires_at = %q, want the held %q with the held URL", job.Outputs[0].URLExpiresAt, tt.heldUntil)
 			}
 		})
+	}
+}
+
+func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
+	t.Parallel()
+	job := &client.Job{ID: "j1", Status: client.JobSucceeded, DecodeWarnings: []string{"progress.value = 1e400 does not fit a finite number; it was left empty"}}
+	_, diags := newJobRecordModel(context.Background(), job)
+	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
+		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
 	}
 }

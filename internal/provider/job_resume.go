@@ -17,13 +17,8 @@ import (
 // wait_for_completion on. Nothing is submitted; the record is planned unknown so that resources
 // using the outputs wait for the update.
 func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !resumeWaitPlan(req, resp) {
-		return
-	}
-	var state, plan jobResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() || !jobStillRunning(state) {
+	state, plan, ok := readResumeWaitPlan[jobResourceModel](ctx, req, resp)
+	if !ok || !plan.WaitForCompletion.ValueBool() || !jobStillRunning(state) {
 		return
 	}
 	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobFields, "created_at", "urls")...)

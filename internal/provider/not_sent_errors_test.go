@@ -45,14 +45,7 @@ func TestAcc_notSentIsReportedAsNotSent(t *testing.T) {
 		for kind, res := range resources {
 			t.Run(ep.name+"/"+kind, func(t *testing.T) {
 				t.Parallel()
-				config := fmt.Sprintf(`
-provider "svc" {
-  endpoint    = %q
-  api_key     = %q
-  max_retries = 1
-}
-%s
-`, ep.endpoint, v1AccKey, res)
+				config := providerHCL(ep.endpoint, 1, fmt.Sprintf("api_key = %q", v1AccKey)) + res + "\n"
 				resource.Test(t, resource.TestCase{
 					ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 					Steps: []resource.TestStep{{

@@ -1,10 +1,15 @@
 package provider
 
 import (
+	"fmt"
 	"reflect"
+	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
@@ -67,5 +72,48 @@ func TestCheckWorkflowNodes(t *testing.T) {
 				t.Errorf("problems = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAccJob_validateThroughObjectInfo(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	missing := `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageInvert", inputs = {} }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "x" } }
+  })`
+	cfg := func(extra string) string {
+		return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf("resource \"svc_job\" \"test\" {\n  workflow = %s\n  %s\n}\n", missing, extra)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			// On by default: the plan fails before anything is sent.
+			{Config: cfg(""), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Workflow node "2" would be rejected.*required input "image" of ImageInvert is missing`)},
+			// Off: it plans, and the service judges at submit.
+			{Config: cfg("validate = false"), PlanOnly: true, ExpectNonEmptyPlan: true},
+		},
+	})
+	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
+		t.Errorf("%d jobs submitted by plans", n)
+	}
+}
+
+// svc_job submits through the v2 interface: a surface without the v1 object_info route skips the
+// check (a warning) instead of failing the plan.
+func TestAccJob_validateSkippedWithoutObjectInfoRoute(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1ObjectInfo, Status: 404, Body: "404 page not found", ContentType: "text/plain; charset=utf-8"})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+			Check:  resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+		}},
+	})
+	if srv.Requests(emulator.OpV1ObjectInfo) == 0 {
+		t.Fatal("object_info was not asked: the check did not run")
 	}
 }

@@ -19,6 +19,17 @@ func resumeWaitPlan(req resource.ModifyPlanRequest, resp *resource.ModifyPlanRes
 	return !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && len(resp.RequiresReplace) == 0
 }
 
+// readResumeWaitPlan reads the prior state and the plan of M when this plan is one that can
+// resume a wait (resumeWaitPlan); ok is false when it is not, or when either could not be read.
+func readResumeWaitPlan[M any](ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) (state, plan M, ok bool) {
+	if !resumeWaitPlan(req, resp) {
+		return state, plan, false
+	}
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	return state, plan, !resp.Diagnostics.HasError()
+}
+
 // planRecordUnknown marks every service-record attribute in fields unknown, except those named
 // in keep. An in-place update that waits for a running job or request plans this way so that
 // Terraform shows "known after apply" and every resource that uses those values waits for the

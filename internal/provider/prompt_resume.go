@@ -19,13 +19,8 @@ import (
 // wait on). The v1 interface has no idempotency key, so a prompt is never submitted again: it
 // is followed by its id.
 func planPromptResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !resumeWaitPlan(req, resp) {
-		return
-	}
-	var state, plan promptModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() || !promptStillRunning(state) {
+	state, plan, ok := readResumeWaitPlan[promptModel](ctx, req, resp)
+	if !ok || !plan.WaitForCompletion.ValueBool() || !promptStillRunning(state) {
 		return
 	}
 	for name, v := range map[string]any{

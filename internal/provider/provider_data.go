@@ -45,8 +45,8 @@ func (d *providerData) withSecrets(values ...types.String) *providerData {
 }
 
 // partnerExtraData is the extra_data credential for partner nodes: the resource's write-only
-// token or key, else the provider's partner_api_key. Only one is ever sent: the contract calls
-// sending both an unsupported combination.
+// token or key, else the provider's partner_api_key. Only one is ever sent: the service does not
+// support a request that carries both.
 func (d *providerData) partnerExtraData(apiKeyWO, authTokenWO types.String) map[string]string {
 	switch {
 	case authTokenWO.ValueString() != "":
@@ -60,8 +60,8 @@ func (d *providerData) partnerExtraData(apiKeyWO, authTokenWO types.String) map[
 }
 
 // promptExtraData is the extra_data credential of a v1 prompt: as partnerExtraData (the
-// resource's write-only key, else partner_api_key), else the provider's api_key. The v1 contract
-// uses one key for cloud authentication and partner nodes (section 5), and this key already goes
+// resource's write-only key, else partner_api_key), else the provider's api_key. The v1 interface
+// uses one key for cloud authentication and partner nodes, and this key already goes
 // to the same service in X-API-Key, so sending it again exposes nothing new; without it, partner
 // nodes of a prompt would run without a key. v2 jobs (partnerExtraData) do not fall back.
 func (d *providerData) promptExtraData(apiKeyWO types.String) map[string]string {

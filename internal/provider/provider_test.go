@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
@@ -41,8 +44,10 @@ func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	return srv
 }
 
-// providerConfig is the provider block pointing at srv, with quick retries.
-func providerConfig(srv *emulator.Server, extra string) string {
+// providerHCL is the one provider block of the acceptance tests: the terraform block, then the
+// provider pointing at endpoint with maxRetries retries; each setting is one more line of the
+// provider block, such as `api_key = "k"`.
+func providerHCL(endpoint string, maxRetries int, settings ...string) string {
 	return fmt.Sprintf(`
 terraform {
   required_providers {
@@ -52,10 +57,15 @@ terraform {
 
 provider "svc" {
   endpoint    = %q
-  max_retries = 2
+  max_retries = %d
   %s
 }
-`, srv.URL(), extra)
+`, endpoint, maxRetries, strings.Join(settings, "\n  "))
+}
+
+// providerConfig is the provider block pointing at srv, with quick retries.
+func providerConfig(srv *emulator.Server, extra string) string {
+	return providerHCL(srv.URL(), 2, extra)
 }
 
 // imageWorkflowHCL is an API-format workflow: an empty image, inverted, saved batch times.
@@ -83,3 +93,23 @@ const slowWorkflowHCL = `jsonencode({
     "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 1, steps = 10000, denoise = 1.0 } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "slow" } }
   })`
+
+// submissions checks that exactly want requests reached the emulator operation op.
+func submissions(srv *emulator.Server, op string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if n := srv.Requests(op); n != want {
+			return fmt.Errorf("%d requests reached %s, want %d", n, op, want)
+		}
+		return nil
+	}
+}
+
+// checkRuns checks that the emulator's router ran model exactly want times.
+func checkRuns(srv *emulator.Server, model string, want int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if n := srv.RouterRuns(model); n != want {
+			return fmt.Errorf("%s ran %d times on the server, want %d", model, n, want)
+		}
+		return nil
+	}
+}

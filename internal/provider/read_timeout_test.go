@@ -44,23 +44,11 @@ func TestAccReadTimeout_boundsPlanAgainstASilentService(t *testing.T) {
 	t.Cleanup(func() { close(silent.stop); ts.Close(); emu.Close() })
 
 	config := func(extra string) string {
-		return fmt.Sprintf(`
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-provider "svc" {
-  endpoint     = %q
-  max_retries  = 5
-  read_timeout = "1s"
-}
-
+		return providerHCL(ts.URL, 5, `read_timeout = "1s"`) + fmt.Sprintf(`
 resource "svc_job" "x" {
   workflow = %s
 }
-%s`, ts.URL, imageWorkflowHCL(1), extra)
+%s`, imageWorkflowHCL(1), extra)
 	}
 	var silencedAt time.Time
 	resource.Test(t, resource.TestCase{

@@ -73,9 +73,8 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
 			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
 			"plan time. Changing it replaces the job.",
-		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
-			"Changing the workflow replaces the job.", "Changing the workflow replaces the job.")},
+		Validators:    []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow replaces the job.")},
 	}
 	attrs["idempotency_key"] = schema.StringAttribute{
 		Optional: true,
@@ -367,13 +366,6 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
-}
-
-// workflowChanged requires replacement for a real change of workflow, but not when state holds
-// none: after import the job record cannot tell the workflow, and adopting the configured one
-// must not run the job again.
-func workflowChanged(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-	resp.RequiresReplace = !req.StateValue.IsNull()
 }
 
 // setRecord copies the service's job record into the model.

@@ -15,8 +15,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"lukechampine.com/blake3"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -699,4 +701,49 @@ func TestAccJob_writeOnlyCredentialsRedactedFromErrors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Changing a provider-side setting of a finished job (cancel_on_destroy, rerun_on_expiry,
+// wait_for_completion, timeouts) updates it in place: the plan shows the job's record as known
+// (nothing to fetch), the apply sends nothing to the service, and the job keeps its id and outputs.
+func TestAccJob_settingsUpdateInPlaceWithoutResubmitting(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	var id string
+	keptAsItWas := func(settings string) resource.TestStep {
+		return resource.TestStep{
+			Config: jobConfig(srv, imageWorkflowHCL(1), settings),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue("svc_job.test", tfjsonpath.New("status"), knownvalue.StringExact("succeeded")),
+				plancheck.ExpectKnownValue("svc_job.test", tfjsonpath.New("id"), knownvalue.NotNull()),
+			}},
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttrPtr("svc_job.test", "id", &id),
+				resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
+				resource.TestCheckResourceAttr("svc_job.test", "outputs.#", "1"),
+				submissions(srv, emulator.OpSubmitJob, 1),
+				submissions(srv, emulator.OpCancelJob, 0),
+			),
+		}
+	}
+	changed := keptAsItWas("cancel_on_destroy = false\n  rerun_on_expiry = true")
+	changed.Check = resource.ComposeAggregateTestCheckFunc(changed.Check,
+		resource.TestCheckResourceAttr("svc_job.test", "cancel_on_destroy", "false"),
+		resource.TestCheckResourceAttr("svc_job.test", "rerun_on_expiry", "true"))
+	waitOff := keptAsItWas("cancel_on_destroy = false\n  rerun_on_expiry = true\n  wait_for_completion = false\n  timeouts = { delete = \"1m\" }")
+	waitOff.Check = resource.ComposeAggregateTestCheckFunc(waitOff.Check,
+		resource.TestCheckResourceAttr("svc_job.test", "wait_for_completion", "false"),
+		resource.TestCheckResourceAttr("svc_job.test", "timeouts.delete", "1m"))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				Check:  resource.ComposeAggregateTestCheckFunc(captureID(&id), submissions(srv, emulator.OpSubmitJob, 1)),
+			},
+			changed,
+			waitOff,
+		},
+	})
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -129,10 +128,8 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 				Optional: true,
 				MarkdownDescription: "`blake3:<hex>` the content must have, usually `outputs[i].hash` (which can be " +
 					"null until the service computed it). A mismatch fails the apply and leaves no file.",
-				Validators: []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(fileDoesNotMatchExpectedHash,
-					"Replaced when the new expected hash is not the hash of the file already downloaded.",
-					"Replaced when the new expected hash is not the hash of the file already downloaded.")},
+				Validators:    []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
+				PlanModifiers: []planmodifier.String{replaceWhenFileMissesExpectedHash()},
 			},
 			"max_size_bytes": schema.Int64Attribute{
 				Optional: true,
@@ -160,20 +157,6 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 		},
 	}
-}
-
-// fileDoesNotMatchExpectedHash replaces the file only when the new expectation is one the file
-// on disk does not meet. A hash the service computed after the download (outputs[i].hash is
-// null until then) that equals the file's own is no reason to download it again; nor is
-// dropping the expectation. An expectation not known until apply cannot be checked now, so it
-// replaces.
-func fileDoesNotMatchExpectedHash(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-	if req.PlanValue.IsNull() {
-		return
-	}
-	var have types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("blake3"), &have)...)
-	resp.RequiresReplace = req.PlanValue.IsUnknown() || !strings.EqualFold(req.PlanValue.ValueString(), have.ValueString())
 }
 
 func (r *outputFileResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -34,7 +33,7 @@ var (
 const defaultPromptCreateTimeout = 30 * time.Minute
 
 // promptWait tunes the wait for a prompt; tests shorten the intervals. The defaults poll the
-// status every 2 s without a socket (the contract's example) and every 10 s while it is connected.
+// status every 2 s without a socket (the polling interval the service suggests) and every 10 s while it is connected.
 var promptWait = client.PromptWaitOptions{}
 
 // NewPromptResource returns the svc_prompt resource.
@@ -124,9 +123,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
 			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
-		Validators: []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(workflowChanged,
-			"Changing the workflow runs it again.", "Changing the workflow runs it again.")},
+		Validators:    []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow runs it again.")},
 	}
 	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
@@ -268,7 +266,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 func (r *promptResource) readStatusAfterSubmit(ctx context.Context, data *providerData, m *promptModel, diags *diag.Diagnostics) {
 	st, err := data.client.GetPromptStatus(ctx, m.ID.ValueString())
 	switch {
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		logInfo(ctx, "prompt status not available (404); status stays unknown", map[string]any{"prompt_id": m.ID.ValueString()})
 	case err != nil:
 		diags.AddWarning("Reading prompt status failed",
@@ -338,7 +336,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	defer cancel()
 	st, err := r.data.client.GetPromptStatus(readCtx, state.ID.ValueString())
 	switch {
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		// Either the engine lacks the route or the record aged out: neither is drift.
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
@@ -396,7 +394,7 @@ func describePromptSubmitError(err error) string {
 			"apply again only if you accept that the workflow may run twice.", unknown.Cause)
 	case errors.As(err, &rejected):
 		return fmt.Sprintf("The service refused the prompt; nothing runs.\n\n%v", rejected)
-	case client.StatusOf(err) == http.StatusTooManyRequests || client.StatusOf(err) == http.StatusServiceUnavailable:
+	case client.RefusedForNow(err):
 		// Not an unknown outcome (that case is above): the service declined the prompt for now.
 		return fmt.Sprintf("The service did not take the prompt; nothing runs. Apply again later.\n\n%v", err)
 	}

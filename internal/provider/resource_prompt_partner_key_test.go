@@ -12,8 +12,8 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// Partner nodes of a v1 prompt need a key in extra_data.api_key_svc_org (section 5: the same key
-// as for cloud authentication). The resource's write-only key wins, then partner_api_key, then
+// Partner nodes of a v1 prompt need a key in extra_data.api_key_svc_org: on the v1 interface
+// that is the same key as the one for cloud authentication. The resource's write-only key wins, then partner_api_key, then
 // api_key. svc_job (v2) does not fall back to api_key.
 func TestAccPrompt_partnerKeyInExtraData(t *testing.T) {
 	requireCLIFeature(t, featureWriteOnly)

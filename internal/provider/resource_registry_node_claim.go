@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -225,10 +224,10 @@ func describeClaimError(err error, publisher, node string) string {
 			node, publisher, unknown.Cause, publisher, publisher, node)
 	}
 	msg := err.Error()
-	switch client.StatusOf(err) {
-	case http.StatusUnauthorized:
+	switch {
+	case client.Unauthenticated(err):
 		msg += "\n\nThe registry did not accept the bearer token: set registry_token (SVC_REGISTRY_TOKEN) to a valid JWT or prefixed API key."
-	case http.StatusConflict:
+	case client.AlreadyClaimed(err):
 		msg += fmt.Sprintf("\n\nIf the node was claimed for %q by an earlier apply whose answer was lost, import it: "+
 			"`terraform import <address> %s/%s`.", publisher, publisher, node)
 	}

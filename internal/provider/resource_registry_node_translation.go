@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -15,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -81,25 +80,24 @@ func (r *nodeTranslationResource) Configure(_ context.Context, req resource.Conf
 }
 
 func (r *nodeTranslationResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan nodeTranslationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
+	r.postPlanned(ctx, req.Plan, &resp.State, &resp.Diagnostics)
 }
 
 func (r *nodeTranslationResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan nodeTranslationModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	r.postPlanned(ctx, req.Plan, &resp.State, &resp.Diagnostics)
+}
+
+// postPlanned posts the planned translations and saves them as state once the registry took
+// them. On failure state keeps what it held (nothing, or the previous data), so the next plan
+// shows the change again.
+func (r *nodeTranslationResource) postPlanned(ctx context.Context, plan tfsdk.Plan, state *tfsdk.State, diags *diag.Diagnostics) {
+	var m nodeTranslationModel
+	diags.Append(plan.Get(ctx, &m)...)
+	if diags.HasError() {
 		return
 	}
-	// On failure state keeps the previous data, so the next plan shows the change again.
-	if resp.Diagnostics.Append(r.post(ctx, &plan)...); !resp.Diagnostics.HasError() {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if diags.Append(r.post(ctx, &m)...); !diags.HasError() {
+		diags.Append(state.Set(ctx, &m)...)
 	}
 }
 
@@ -139,71 +137,4 @@ func (r *nodeTranslationResource) Delete(ctx context.Context, req resource.Delet
 	var node types.String
 	_ = req.State.GetAttribute(ctx, path.Root("node_id"), &node)
 	logInfo(r.data.logContext(ctx), "removing node translations from state; the registry keeps them", map[string]any{"node_id": node.ValueString()})
-}
-
-// translationDataValidator accepts a JSON object whose every value is an object.
-type translationDataValidator struct{}
-
-func (translationDataValidator) Description(context.Context) string {
-	return "must be a JSON object of language code to object"
-}
-
-func (v translationDataValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (translationDataValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if problem := translationDataProblem(req.ConfigValue.ValueString()); problem != "" {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid translations", problem+
-			"\n\ndata must be a JSON object of language code to an object of translated fields, e.g. "+
-			"jsonencode({ fr = { title = \"Bonjour\" } }).")
-	}
-}
-
-// translationDataProblem says what is wrong with data, or "" when it has the expected shape.
-func translationDataProblem(data string) string {
-	var top any
-	if err := json.Unmarshal([]byte(data), &top); err != nil {
-		return "" // the attribute's type reports invalid JSON, with its line and column
-	}
-	obj, ok := top.(map[string]any)
-	if !ok {
-		return fmt.Sprintf("data is a JSON %s, not an object.", jsonKind(top))
-	}
-	var bad []string
-	for lang, v := range obj {
-		if strings.TrimSpace(lang) == "" {
-			bad = append(bad, "a language code is empty")
-			continue
-		}
-		if _, ok := v.(map[string]any); !ok {
-			bad = append(bad, fmt.Sprintf("language %q maps to a JSON %s, not an object", lang, jsonKind(v)))
-		}
-	}
-	sort.Strings(bad)
-	if len(bad) > 0 {
-		return strings.Join(bad, "; ") + "."
-	}
-	return ""
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case float64:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -85,8 +84,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 		Validators: []validator.String{jsonObjectValidator{}},
 		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
 			"Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), stringplanmodifier.RequiresReplaceIf(inputChanged,
-			"Changing the input runs the model again.", "Changing the input runs the model again.")},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the input runs the model again.")},
 	}
 	attrs["mode"] = schema.StringAttribute{
 		Optional: true, Computed: true, Default: stringdefault.StaticString(modeQueued),
@@ -221,7 +219,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 		// The apply would fail the same way: say so now, as an error, not as a skipped check.
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
 		return
-	case client.StatusOf(err) == http.StatusNotFound:
+	case client.NotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
 		return
 	case err != nil:
@@ -388,19 +386,19 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
 	q, err := r.data.client.ModelRequestStatus(readCtx, held)
-	switch code := client.StatusOf(err); {
+	switch {
 	case client.RouteNotFound(err): // the endpoint is wrong, not the request gone: reported below
-	case (code == http.StatusNotFound || code == http.StatusGone) && state.Status.ValueString() == client.RouterCompleted:
+	case client.Gone(err) && state.Status.ValueString() == client.RouterCompleted:
 		logInfo(ctx, "model request record has aged out; keeping state as it is", map[string]any{"request_id": state.ID.ValueString()})
 		return
-	case code == http.StatusNotFound || code == http.StatusGone:
+	case client.Gone(err):
 		// The router accepted this request once and now does not know it. It may have run (and
 		// been billed) without being seen completed, so dropping it from state, which makes the
 		// next apply call the model again under a new key, is not ours to decide.
 		resp.Diagnostics.AddWarning("Model request no longer known to the router",
 			fmt.Sprintf("Request %s of %s is not known to the router (HTTP %d) and was last seen %s. State keeps it: the run may "+
 				"have completed and been billed. To call the model again, run `terraform apply -replace=<address>`.",
-				state.ID.ValueString(), state.Model.ValueString(), code, state.Status.ValueString()))
+				state.ID.ValueString(), state.Model.ValueString(), quotedStatus(err), state.Status.ValueString()))
 		return
 	}
 	if err != nil {
@@ -496,8 +494,8 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 		return
 	}
 	out, err := r.data.client.CancelModelRequest(ctx, held)
-	switch code := client.StatusOf(err); {
-	case code == http.StatusNotFound || code == http.StatusGone:
+	switch {
+	case client.Gone(err):
 		return // aged out: nothing left to cancel
 	case err != nil:
 		resp.Diagnostics.AddError("Cancelling model request failed", r.data.redact(err.Error()))
@@ -523,10 +521,4 @@ func (r *routerRequestResource) ImportState(ctx context.Context, req resource.Im
 	for name, v := range map[string]any{"id": id, "model": model, "mode": modeQueued, "validate_input": true, "wait_for_completion": true, "replayed": false} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
-}
-
-// inputChanged requires replacement for a real change of input, but not when state holds none
-// (after import the router's record cannot tell the input).
-func inputChanged(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-	resp.RequiresReplace = !req.StateValue.IsNull()
 }

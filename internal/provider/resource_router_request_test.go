@@ -57,15 +57,6 @@ func checkKeysSeen(srv *emulator.Server, op string, want int) resource.TestCheck
 	}
 }
 
-func checkRuns(srv *emulator.Server, model string, want int) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		if n := srv.RouterRuns(model); n != want {
-			return fmt.Errorf("%s ran %d times on the server, want %d", model, n, want)
-		}
-		return nil
-	}
-}
-
 func TestAccRouterRequest_planTimeInputRejection(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})

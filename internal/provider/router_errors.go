@@ -2,13 +2,9 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -18,6 +14,7 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 	var unknown *client.UnknownOutcomeError
 	var apiErr *client.APIError
 	errors.As(err, &apiErr)
+	errorType, unknownType := client.UnknownServerErrorType(err)
 	cause := err
 	if errors.As(err, &unknown) {
 		cause = unknown.Cause
@@ -39,21 +36,21 @@ func describeRouterCallError(err error, in client.InvokeInput) string {
 			"The provider does not try a new key: that could run (and bill) the model twice. The router keeps the key's "+
 			"outcome for 24 hours, so set idempotency_key = %q in the configuration and apply again: the same key and input "+
 			"collect the original run.", in.Model, in.IdempotencyKey, unknown.Cause, in.IdempotencyKey)
-	case apiErr != nil && apiErr.StatusCode == http.StatusUnprocessableEntity:
+	case client.InputRejected(err):
 		return fmt.Sprintf("The router rejected the input against the schema of %s (not billed):\n\n%v", in.Model, err)
-	case apiErr != nil && apiErr.StatusCode == http.StatusConflict && client.RouterErrorClass(apiErr.Code) == client.RouterErrInvalidInput:
+	case client.IdempotencyKeyConflict(err):
 		return fmt.Sprintf("Idempotency-Key %s was used before with a different request, or its record cannot be replayed, "+
 			"so the router refused to run it. Restore the original model and input to collect that run; choose a new "+
 			"idempotency_key only if you mean a new, billable call.\n\n%v", in.IdempotencyKey, err)
-	case apiErr != nil && apiErr.StatusCode == http.StatusTooManyRequests:
+	case client.RateLimited(err):
 		msg := fmt.Sprintf("The router kept refusing the call for now (%s) after the provider's retries. Apply again later; "+
 			"the same key is reused, so nothing runs twice.", apiErr.Code)
 		if spend := apiErr.Spend(); spend.Remaining != "" {
 			msg += fmt.Sprintf(" Committed spend: limit %s, current %s, remaining %s.", spend.Limit, spend.Current, spend.Remaining)
 		}
 		return msg + "\n\n" + err.Error()
-	case apiErr != nil && apiErr.StatusCode >= 500 && apiErr.Code != "" && client.RouterErrorClass(apiErr.Code) != apiErr.Code:
-		return fmt.Sprintf("%v\n\n(error type %q is not one this provider knows; it was handled as internal_error)", err, apiErr.Code)
+	case unknownType:
+		return fmt.Sprintf("%v\n\n(error type %q is not one this provider knows; it was handled as internal_error)", err, errorType)
 	}
 	return err.Error()
 }
@@ -85,23 +82,4 @@ func describeFailedRun(q *client.QueueRequest) string {
 	}
 	return msg + " The request id is saved in state and the resource is tainted: the next apply calls the model again " +
 		"under a new idempotency key (a new, billable run)."
-}
-
-// jsonObjectValidator requires a JSON object: the router's input is always one.
-type jsonObjectValidator struct{}
-
-func (jsonObjectValidator) Description(context.Context) string { return "must be a JSON object" }
-
-func (v jsonObjectValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (jsonObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || !json.Valid([]byte(req.ConfigValue.ValueString())) {
-		return // invalid JSON is reported by the attribute's type, with its line and column
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(req.ConfigValue.ValueString()), &obj); err != nil || obj == nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid model input", "The input must be a JSON object; it is JSON but not an object.")
-	}
 }

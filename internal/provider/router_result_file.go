@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -41,8 +40,7 @@ func (r *routerRequestResource) noticeResultFileDrift(ctx context.Context, state
 
 // describeRecollectError explains a failed re-collection of a completed result.
 func describeRecollectError(err error) string {
-	switch client.StatusOf(err) {
-	case http.StatusNotFound, http.StatusGone:
+	if client.Gone(err) {
 		return fmt.Sprintf("The router no longer holds this request's result (it keeps completed requests for 24 hours), "+
 			"so result_path cannot be written again without running the model. Replace the resource to run it again "+
 			"(`terraform apply -replace=<address>`; billed again), or remove result_path.\n\n%v", err)

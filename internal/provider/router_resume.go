@@ -18,13 +18,8 @@ import (
 // queued request is followed by its id; a synchronous call is resent with the same key and
 // input, which the router answers from the original run. Nothing new runs.
 func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !resumeWaitPlan(req, resp) {
-		return
-	}
-	var state, plan routerRequestModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
+	state, plan, ok := readResumeWaitPlan[routerRequestModel](ctx, req, resp)
+	if !ok || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
 		return
 	}
 	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRequestFields, "status_url", "response_url", "cancel_url")...)

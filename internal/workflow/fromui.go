@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/svc-org/terraform-provider-svc/internal/canonicaljson"
 )
 
 // ConvertError is a conversion refused because a node does not fit: the converter never guesses.
@@ -58,7 +60,7 @@ type converter struct {
 
 // FromUI converts an editor (UI-format) export to an API-format workflow, with the node classes
 // of objectInfo (the document GET /api/object_info returns). The result is canonical JSON (see
-// Canonical). Whatever does not fit the definitions is refused with a *ConvertError naming the
+// canonicaljson.Canonical). Whatever does not fit the definitions is refused with a *ConvertError naming the
 // node: an unknown class, a widget value count or type that does not match, a link to a missing
 // node or slot, a cycle.
 func FromUI(uiExport, objectInfo []byte) ([]byte, error) {
@@ -106,7 +108,7 @@ func (defs ClassDefs) FromUI(uiExport []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Canonical(raw)
+	return canonicaljson.Canonical(raw)
 }
 
 // collectSubgraphs indexes every subgraph definition by id, including definitions nested in
@@ -354,5 +356,5 @@ func (c *converter) checkAcyclic() error {
 	return nil
 }
 
-// rawValue keeps a JSON value as the export wrote it (Canonical normalises it afterwards).
+// rawValue keeps a JSON value as the export wrote it (canonicaljson.Canonical normalises it afterwards).
 func rawValue(b json.RawMessage) json.RawMessage { return bytes.TrimSpace(b) }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/svc-org/terraform-provider-svc/internal/canonicaljson"
 )
 
 // testObjectInfo is a hand-written object_info document in the engine's shape (testdata).
@@ -578,7 +580,7 @@ func checkConverted(t *testing.T, defs ClassDefs, out []byte) {
 	if err != nil {
 		t.Fatalf("output is not an API workflow: %v\n%s", err, out)
 	}
-	if canon, err := Canonical(out); err != nil || !bytes.Equal(canon, out) {
+	if canon, err := canonicaljson.Canonical(out); err != nil || !bytes.Equal(canon, out) {
 		t.Fatalf("output is not canonical: %s", out)
 	}
 	for id, n := range g {

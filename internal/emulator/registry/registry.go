@@ -34,8 +34,8 @@ const (
 	OpDelete       = "registry.delete"
 )
 
-// Registry error codes. The contract names no codes; these are the reference server's, one per
-// documented error case, so that tests can tell them apart.
+// Registry error codes. The registry's error bodies carry no fixed codes; these are the
+// reference server's, one per error case the registry can answer, so that tests can tell them apart.
 const (
 	CodeUnauthorized     = "UNAUTHORIZED"                // 401: no or unknown bearer token
 	CodePermissionDenied = "PUBLISHER_PERMISSION_DENIED" // 403: no such publisher, or the caller is not a member
@@ -269,7 +269,7 @@ func (s *Registry) handleTranslations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Translations are merged per language: posting a language replaces it, and languages not
-	// posted are kept (the contract says "create translations"; nothing removes one).
+	// posted are kept (the registry only creates translations; nothing removes one).
 	for lang, v := range data {
 		n.translations[lang] = v
 	}

@@ -28,8 +28,8 @@ const (
 	ModelSlow     = "demo/slow"
 )
 
-// errTypeCancelled is the error_type of a run whose cancellation took effect. The contract
-// leaves the name open; clients see it as an unknown type (internal_error for control flow).
+// errTypeCancelled is the error_type of a run whose cancellation took effect. The router does
+// not fix the name; clients see it as an unknown type (internal_error for control flow).
 const errTypeCancelled = "cancelled"
 
 // routerModel is one catalog entry and how it runs.

@@ -543,8 +543,8 @@ func (s *Router) queueStatusLocked(r *http.Request, run *routerRun) map[string]a
 	return body
 }
 
-// routerLink is an absolute URL on the request's host (or on PublicBaseURL): the contract's
-// queue URLs are absolute.
+// routerLink is an absolute URL on the request's host (or on PublicBaseURL): the router's
+// queue URLs (status_url, response_url, cancel_url) are absolute.
 func (s *Router) routerLink(r *http.Request, path string) string {
 	if base := s.opts.PublicBaseURL; base != "" {
 		return strings.TrimRight(base, "/") + s.mountPrefix + path

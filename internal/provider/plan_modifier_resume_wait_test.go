@@ -76,15 +76,6 @@ func TestAccRouterRequest_waitTurnedOnWaitsForTheSameRequest(t *testing.T) {
 	})
 }
 
-func submissions(srv *emulator.Server, op string, want int) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		if n := srv.Requests(op); n != want {
-			return fmt.Errorf("%d requests reached %s, want %d", n, op, want)
-		}
-		return nil
-	}
-}
-
 // The same for a v1 prompt, which has no idempotency key: it is followed by its id, never
 // submitted again.
 func TestAccPrompt_waitTurnedOnWaitsForTheSamePrompt(t *testing.T) {

@@ -18,22 +18,6 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-func providerWith(endpoint, settings string) string {
-	return fmt.Sprintf(`
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-provider "svc" {
-  endpoint    = %q
-  max_retries = 1
-  %s
-}
-`, endpoint, settings)
-}
-
 func TestAccErrors_nameTheSettingToFix(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{Token: "the-right-key", MountPrefix: "/deployment/demo"})
@@ -46,14 +30,14 @@ func TestAccErrors_nameTheSettingToFix(t *testing.T) {
 	}{
 		{
 			name:   "data source, wrong key",
-			config: providerWith(endpoint, `api_key = "wrong"`) + `data "svc_object_info" "x" {}`,
+			config: providerHCL(endpoint, 1, `api_key = "wrong"`) + `data "svc_object_info" "x" {}`,
 			want:   `(?s)HTTP 401.*api_key in the provider block \(or SVC_API_KEY\)`,
 		},
 		{
 			// The plan-time node check would have been skipped with a warning, and the apply
 			// would then have failed on the same 401.
 			name: "plan-time workflow check, wrong key",
-			config: providerWith(endpoint, `api_key = "wrong"`) +
+			config: providerHCL(endpoint, 1, `api_key = "wrong"`) +
 				`resource "svc_job" "x" {
   validate = true
   workflow = ` + imageWorkflowHCL(1) + `
@@ -62,13 +46,13 @@ func TestAccErrors_nameTheSettingToFix(t *testing.T) {
 		},
 		{
 			name:   "router data source, router_endpoint without the mount prefix",
-			config: providerWith(endpoint, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) + `data "svc_model" "x" { id = "demo/echo" }`,
+			config: providerHCL(endpoint, 1, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) + `data "svc_model" "x" { id = "demo/echo" }`,
 			want:   `(?s)The endpoint looks wrong.*router_endpoint`,
 		},
 		{
 			// Before, this read "Model not found".
 			name: "plan-time input check, router_endpoint without the mount prefix",
-			config: providerWith(endpoint, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) +
+			config: providerHCL(endpoint, 1, fmt.Sprintf(`api_key = "the-right-key"`+"\n"+`router_endpoint = %q`, badRouter)) +
 				`resource "svc_router_request" "x" {
   model = "demo/echo"
   input = jsonencode({ prompt = "hi" })
@@ -146,17 +130,4 @@ func newScriptedServer(t *testing.T, status int, headers map[string]string, body
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// Spend headers echoed in a router refusal are capped: a 1 MiB header does not make a 1 MiB
-// diagnostic.
-func TestRouterRefusalEchoesCappedSpend(t *testing.T) {
-	t.Parallel()
-	huge := strings.Repeat("9", 1<<20)
-	err := apiError(t, 429, map[string]string{"X-Svc-Error-Type": "rate_limited", "X-Committed-Spend-Remaining": huge,
-		"X-Committed-Spend-Limit": huge, "X-Committed-Spend-Current": huge}, `{"detail":"slow down"}`)
-	msg := describeRouterCallError(err, client.InvokeInput{Model: "demo/echo"})
-	if len(msg) > 4<<10 || !strings.Contains(msg, "truncated") {
-		t.Fatalf("a %d-byte message: %.300s", len(msg), msg)
-	}
 }
