@@ -116,7 +116,7 @@ type providerData struct {
 	client        *client.Client
 	partnerAPIKey string
 	// apiKey is the provider's api_key: svc_prompt sends it again as the partner node key when
-	// no partner key is set, since the v1 contract uses the same key for both (section 5).
+	// no partner key is set, since on the v1 interface one account key serves both.
 	apiKey string
 	// secrets are masked in every log line and error this provider writes.
 	secrets []string
