@@ -105,6 +105,10 @@ const (
 // the same client id: it does not replay what it sent meanwhile, so the outputs are then marked
 // incomplete, but later outputs and, when the status route is missing, the outcome still arrive.
 // WaitPrompt closes the sockets it opened; sock stays the caller's to close.
+//
+// It runs on the wait engine of WaitJob: the status route is the record read, and the socket's
+// frames, its redials and the grace period after the status ended are side work the engine
+// hands back to this wait on its own goroutine.
 func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, opts PromptWaitOptions) (*PromptResult, error) {
 	w := &promptWait{
 		c: c, id: promptID, opts: opts,
@@ -113,13 +117,30 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		grace:      orDuration(opts.SocketGrace, defaultSocketGrace),
 		res:        &PromptResult{PromptID: promptID},
 		sock:       newSocketFollower(c, promptID, sock, orDuration(opts.RedialWait, defaultRedialWait)),
+		side:       make(chan sideHandler),
+		stopped:    make(chan struct{}),
 	}
-	defer w.sock.close()
-	return w.run(ctx)
+	defer w.stop()
+	if sock != nil {
+		w.follow(sock.Events())
+	}
+	loop := waitLoop[*promptWait]{
+		read:     func(ctx context.Context, w *promptWait) (*promptWait, error) { return w.readStatus(ctx) },
+		done:     (*promptWait).finished,
+		schedule: w,
+		side:     w.side,
+		onRetry: func(ctx context.Context, err error) {
+			c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": promptID, "error": err.Error()})
+		},
+	}
+	if _, err := loop.run(ctx, w); err != nil {
+		return w.res, err
+	}
+	return w.res, w.unfollowable
 }
 
 // promptWait is the state of one WaitPrompt: the status route's answers, the socket's messages,
-// and the timers that pace them.
+// and the timers that pace them. The wait engine treats it as the record it reads.
 type promptWait struct {
 	c                       *Client
 	id                      string
@@ -127,111 +148,145 @@ type promptWait struct {
 	poll, pollSocket, grace time.Duration
 	res                     *PromptResult
 	sock                    *socketFollower
-	timer                   *time.Timer
-	graceC                  <-chan time.Time // set once the status is terminal
+	statusRead              bool // the status route was asked at least once
 	statusDone              bool
-	missingReads            int // consecutive 404s from the status route
-	outage                  outagePolicy
+	graceStarted, graceOver bool
+	missingReads            int                   // consecutive 404s from the status route
+	unfollowable            error                 // why the wait ended without an outcome
 	seen                    map[PromptOutput]bool // outputs collected, to drop repeats
+
+	side    chan sideHandler // socket frames and timers, handled on the engine's goroutine
+	stopped chan struct{}    // closed when the wait returns: senders give up
+	timers  []*time.Timer    // redial and grace timers, stopped when the wait returns
 }
 
-func (w *promptWait) run(ctx context.Context) (*PromptResult, error) {
-	w.timer = time.NewTimer(min(w.poll, w.interval()))
-	defer w.timer.Stop()
-	// Done once the status is terminal and the socket has said its last word (or is gone).
-	for !w.statusDone || (w.res.SocketOutcome == "" && w.sock.events != nil) {
-		if over, err := w.decidedWithoutStatusRoute(); over {
-			return w.res, err
-		}
-		if w.statusDone && w.graceC == nil {
-			w.graceC = time.After(w.grace)
-		}
-		// A socket that floods messages keeps its channel always ready: the deadline is checked
-		// before every message, not left to the select's random choice.
-		if err := ctx.Err(); err != nil {
-			return w.res, err
-		}
-		select {
-		case <-ctx.Done():
-			return w.res, ctx.Err()
-		case <-w.graceC:
-			w.res.OutputsComplete = false
-			return w.res, nil
-		case ev, ok := <-w.sock.events:
-			w.onSocketEvent(ev, ok)
-		case <-w.sock.redialC:
-			w.sock.redial(ctx, w.statusDone, &w.res.Redials)
-		case <-w.timer.C:
-			if err := w.readStatus(ctx); err != nil {
-				if ctx.Err() != nil {
-					return w.res, ctx.Err()
-				}
-				return w.res, err
+// stop ends the goroutines and timers that feed the side channel, and closes the sockets the
+// wait opened.
+func (w *promptWait) stop() {
+	close(w.stopped)
+	for _, t := range w.timers {
+		t.Stop()
+	}
+	w.sock.close()
+}
+
+// post hands work to the engine's goroutine, unless the wait is over.
+func (w *promptWait) post(handle sideHandler) bool {
+	select {
+	case w.side <- handle:
+		return true
+	case <-w.stopped:
+		return false
+	}
+}
+
+// after posts handle once d has passed.
+func (w *promptWait) after(d time.Duration, handle sideHandler) {
+	w.timers = append(w.timers, time.AfterFunc(d, func() { w.post(handle) }))
+}
+
+// follow posts every frame of a socket connection, then its end, in order.
+func (w *promptWait) follow(events <-chan SocketEvent) {
+	go func() {
+		for {
+			var ev SocketEvent
+			var ok bool
+			select {
+			case ev, ok = <-events:
+			case <-w.stopped:
+				return
 			}
-			w.timer.Reset(w.interval())
+			if !w.post(func(context.Context) bool { return w.onSocketEvent(ev, ok) }) || !ok {
+				return
+			}
 		}
-	}
-	w.res.OutputsComplete = w.sock.whole && w.res.SocketOutcome != ""
-	return w.res, nil
+	}()
 }
 
-// interval is the status poll interval: long while a connected socket still has to deliver the
-// outcome (its messages wake the loop), short otherwise.
-func (w *promptWait) interval() time.Duration {
+// Next is the wait's schedule: the status poll interval, long while a connected socket still
+// has to deliver the outcome (its messages wake the loop), short otherwise; the first read
+// comes after the short one.
+func (w *promptWait) Next(*promptWait, bool) time.Duration {
+	d := w.poll
 	if w.sock.connected() && w.res.SocketOutcome == "" {
-		return w.pollSocket
+		d = w.pollSocket
 	}
-	return w.poll
+	if !w.statusRead {
+		d = min(d, w.poll)
+	}
+	return d
 }
 
-// decidedWithoutStatusRoute applies the rule for a status route that answers 404: the socket's
-// terminal message decides; with no socket to decide, a few 404s in a row end the wait.
-func (w *promptWait) decidedWithoutStatusRoute() (bool, error) {
-	if !w.res.StatusRouteMissing {
-		return false, nil
-	}
-	if w.res.SocketOutcome != "" {
+// finished reports whether the wait is over, and records in the result how it ended: the grace
+// for the socket's last word ran out; the status is terminal and the socket said its last word
+// (or is gone); or the status route answers 404 and the socket's terminal message decides (with
+// no socket to decide, a few 404s in a row end the wait with an error).
+func (w *promptWait) finished() bool {
+	switch {
+	case w.graceOver:
+		w.res.OutputsComplete = false
+	case w.statusDone && (w.res.SocketOutcome != "" || !w.sock.listening):
+		w.res.OutputsComplete = w.sock.whole && w.res.SocketOutcome != ""
+	case !w.res.StatusRouteMissing:
+		return false
+	case w.res.SocketOutcome != "":
 		w.res.Status, w.res.StatusFromSocket = socketStatus(w.res.SocketOutcome), true
 		w.res.OutputsComplete = w.sock.whole
-		return true, nil
+	case !w.sock.listening && !w.sock.redialPending && w.missingReads >= promptStatusMissingReads:
+		w.unfollowable = fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", w.id, w.missingReads)
+	default:
+		return false
 	}
-	if w.sock.events == nil && w.sock.redialC == nil && w.missingReads >= promptStatusMissingReads {
-		return true, fmt.Errorf("prompt %s: the status route answered 404 %d times and the socket is not connected, so the prompt cannot be followed", w.id, w.missingReads)
-	}
-	return false, nil
+	return true
 }
 
-// onSocketEvent handles one frame from the socket, or its end (ok false).
-func (w *promptWait) onSocketEvent(ev SocketEvent, ok bool) {
+// onSocketEvent handles one frame from the socket, or its end (ok false), and reports whether
+// the status route must be read at once.
+func (w *promptWait) onSocketEvent(ev SocketEvent, ok bool) bool {
 	if !ok {
 		// Reconnect only while something is still to come: not once the status or the socket
 		// itself said the prompt ended.
-		w.sock.closed(!w.statusDone && w.res.SocketOutcome == "", w.res.Redials)
-		resetTimer(w.timer, 0)
-		return
+		if d, redial := w.sock.closed(!w.statusDone && w.res.SocketOutcome == "", w.res.Redials); redial {
+			w.after(d, w.onRedialDue)
+		}
+		return true
 	}
 	if f := ev.Frame; f != nil {
 		// A TEXT frame is no preview; a bare PREVIEW_IMAGE names no prompt, so it counts.
 		if f.Type != FrameText && (f.Metadata == nil || f.Metadata.PromptID == w.id) {
 			w.res.Previews++
 		}
-		return
+		return false
 	}
 	m := ev.Message
 	if m.PromptID != w.id {
-		return
+		return false
 	}
 	if w.opts.OnMessage != nil {
 		w.opts.OnMessage(m)
 	}
-	if w.apply(m) && !w.res.StatusRouteMissing && !w.statusDone {
-		resetTimer(w.timer, 0) // confirm with the status route at once
+	// A terminal message is confirmed with the status route at once.
+	return w.apply(m) && !w.res.StatusRouteMissing && !w.statusDone
+}
+
+// onRedialDue reconnects the socket, or schedules the next attempt.
+func (w *promptWait) onRedialDue(ctx context.Context) bool {
+	events, retryIn, retry := w.sock.redial(ctx, w.statusDone, &w.res.Redials)
+	switch {
+	case events != nil:
+		w.follow(events)
+	case retry:
+		w.after(retryIn, w.onRedialDue)
 	}
+	return false
 }
 
 // readStatus reads the status route once. A 404 is counted, not an error (the socket may
-// decide); other failures follow the outage policy.
-func (w *promptWait) readStatus(ctx context.Context) error {
+// decide), and like any answer it ends an outage; other failures go to the engine's outage
+// policy. Once the status is terminal, the
+// socket has SocketGrace to deliver its terminal message.
+func (w *promptWait) readStatus(ctx context.Context) (*promptWait, error) {
+	w.statusRead = true
 	st, err := w.c.GetPromptStatus(ctx, w.id)
 	if StatusOf(err) == http.StatusNotFound {
 		if !w.res.StatusRouteMissing {
@@ -239,75 +294,77 @@ func (w *promptWait) readStatus(ctx context.Context) error {
 		}
 		w.res.StatusRouteMissing = true
 		w.missingReads++
-		return nil
+		return w, nil
 	}
 	if err != nil {
-		if w.outage.giveUp(err) {
-			return err
-		}
-		w.c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": w.id, "error": err.Error()})
-		return nil
+		return w, err
 	}
 	w.res.StatusRouteMissing, w.missingReads = false, 0
-	w.outage.recovered()
 	if st.Status != w.res.Status && w.opts.OnStatus != nil {
 		w.opts.OnStatus(st.Status)
 	}
 	w.res.Status = st.Status
 	w.statusDone = PromptTerminal(st.Status)
-	return nil
+	if w.statusDone && !w.graceStarted {
+		w.graceStarted = true
+		w.after(w.grace, func(context.Context) bool { w.graceOver = true; return false })
+	}
+	return w, nil
 }
 
-// socketFollower keeps a socket for one prompt: it reconnects one that closes mid-run (a few
-// times, with a doubling wait) and closes the connections it opened itself.
+// socketFollower keeps a socket for one prompt: it decides when to reconnect one that closes
+// mid-run (a few times, with a doubling wait), dials, and closes the connections it opened
+// itself.
 type socketFollower struct {
-	c          *Client
-	promptID   string
-	caller     *Socket // the caller's socket: never closed here
-	sock       *Socket
-	events     <-chan SocketEvent // nil once closed and not reconnected
-	whole      bool               // connected for the whole run so far
-	redialC    <-chan time.Time   // set while a closed socket waits to be reconnected
-	redialWait time.Duration
+	c             *Client
+	promptID      string
+	caller        *Socket // the caller's socket: never closed here
+	sock          *Socket
+	listening     bool // a connection's frames are being followed
+	whole         bool // connected for the whole run so far
+	redialPending bool // a closed socket waits to be reconnected
+	redialWait    time.Duration
 }
 
 func newSocketFollower(c *Client, promptID string, sock *Socket, redialWait time.Duration) *socketFollower {
-	f := &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, whole: sock.Connected(), redialWait: redialWait}
-	if sock != nil {
-		f.events = sock.Events()
-	}
-	return f
+	return &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, listening: sock != nil, whole: sock.Connected(), redialWait: redialWait}
 }
 
 func (f *socketFollower) connected() bool { return f.sock.Connected() }
 
-// closed records the end of the connection and, when wanted, schedules a reconnection.
-func (f *socketFollower) closed(wanted bool, redials int) {
-	f.events, f.whole = nil, false
+// closed records the end of the connection and, when wanted, returns the wait before
+// reconnecting.
+func (f *socketFollower) closed(wanted bool, redials int) (time.Duration, bool) {
+	f.listening, f.whole = false, false
 	if wanted && redials < maxSocketRedials {
-		f.redialC = time.After(f.redialWait << redials)
+		f.redialPending = true
+		return f.redialWait << redials, true
 	}
+	return 0, false
 }
 
 // redial reconnects with the same client id, unless the prompt ended meanwhile (its terminal
-// message is not resent). redials counts the attempts.
-func (f *socketFollower) redial(ctx context.Context, ended bool, redials *int) {
-	f.redialC = nil
+// message is not resent); redials counts the attempts. It returns the new connection's events,
+// or, after a failed attempt, the wait before the next one.
+func (f *socketFollower) redial(ctx context.Context, ended bool, redials *int) (events <-chan SocketEvent, retryIn time.Duration, retry bool) {
+	f.redialPending = false
 	if ended {
-		return
+		return nil, 0, false
 	}
 	*redials++
 	next, err := f.c.DialSocket(ctx, f.sock.clientID)
 	if err != nil {
 		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials, "error": err.Error()})
 		if *redials < maxSocketRedials {
-			f.redialC = time.After(f.redialWait << *redials)
+			f.redialPending = true
+			return nil, f.redialWait << *redials, true
 		}
-		return
+		return nil, 0, false
 	}
 	f.c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": f.promptID, "attempt": *redials})
 	f.close()
-	f.sock, f.events = next, next.Events()
+	f.sock, f.listening = next, true
+	return next.Events(), 0, false
 }
 
 // close closes the current connection unless it is the caller's.

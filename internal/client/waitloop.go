@@ -119,10 +119,19 @@ type waitLoop[R any] struct {
 	schedule Schedule[R]
 	wake     <-chan wakeup // nil without an event stream
 	gate     wakeGate
-	onRead   func(prev, next R)                   // after each good read; may be nil
-	onRetry  func(ctx context.Context, err error) // a failed read that is waited out
-	clk      clock
+	// side, when set, carries work from sources the wait interprets itself (a socket's frames,
+	// its redial and grace timers): each handler runs on the loop's goroutine, so the state it
+	// changes needs no lock, and returns whether to read the record at once. done is asked
+	// again after every handler.
+	side    <-chan sideHandler
+	onRead  func(prev, next R)                   // after each good read; may be nil
+	onRetry func(ctx context.Context, err error) // a failed read that is waited out
+	clk     clock
 }
+
+// sideHandler is one piece of work from a wait's side source; it reports whether the record
+// must be read at once.
+type sideHandler func(ctx context.Context) (readNow bool)
 
 func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	if w.clk == nil {
@@ -141,9 +150,19 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	defer timer.t.Stop()
 	var outage outagePolicy
 	for !w.done(last) {
+		// A source that floods keeps its channel always ready: the deadline is checked before
+		// every message, not left to the select's random choice.
+		if err := ctx.Err(); err != nil {
+			return last, err
+		}
 		select {
 		case <-ctx.Done():
 			return last, ctx.Err()
+		case handle := <-w.side:
+			if handle(ctx) {
+				timer.reset(0)
+			}
+			continue
 		case ev, ok := <-wake:
 			if !ok {
 				wake = nil // stream over (terminal, or given up): re-read now, then poll

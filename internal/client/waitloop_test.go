@@ -63,3 +63,73 @@ func TestWaitJobUsesTheGivenSchedule(t *testing.T) {
 		t.Fatalf("schedule asked with %v, want %v", sched.seen, want)
 	}
 }
+
+// fixedSchedule waits the same time before every read.
+type fixedSchedule[R any] time.Duration
+
+func (d fixedSchedule[R]) Next(R, bool) time.Duration { return time.Duration(d) }
+
+// sideState is the record of the side-channel tests: reads counted, and a flag a handler sets
+// to end the wait.
+type sideState struct {
+	reads int
+	over  bool
+}
+
+// The engine's side channel: each handler runs on the loop's goroutine, one that asks for a
+// read gets it at once (the schedule alone would wait an hour), and done is asked again after
+// every handler, so one that ends the wait ends it without a read.
+func TestWaitLoopSideHandlers(t *testing.T) {
+	t.Parallel()
+	readNow := func(context.Context) bool { return true }
+	tests := []struct {
+		name      string
+		handlers  func(st *sideState) []sideHandler
+		wantReads int
+	}{
+		{"a handler asking to read reads at once", func(*sideState) []sideHandler {
+			return []sideHandler{readNow}
+		}, 1},
+		{"a handler that ends the wait ends it without a read", func(st *sideState) []sideHandler {
+			return []sideHandler{func(context.Context) bool { st.over = true; return true }}
+		}, 0},
+		{"a handler not asking to read leaves the schedule alone", func(st *sideState) []sideHandler {
+			return []sideHandler{
+				func(context.Context) bool { return false },
+				func(context.Context) bool { st.over = st.reads == 0; return false },
+			}
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := &sideState{}
+			side := make(chan sideHandler)
+			go func() {
+				for _, h := range tt.handlers(st) {
+					side <- h
+				}
+			}()
+			loop := waitLoop[*sideState]{
+				read: func(_ context.Context, s *sideState) (*sideState, error) {
+					s.reads++
+					s.over = true
+					return s, nil
+				},
+				done:     func(s *sideState) bool { return s.over },
+				schedule: fixedSchedule[*sideState](time.Hour),
+				side:     side,
+				onRetry:  func(context.Context, error) {},
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			got, err := loop.run(ctx, st)
+			if err != nil {
+				t.Fatalf("run: %v (reads %d)", err, st.reads)
+			}
+			if got.reads != tt.wantReads {
+				t.Fatalf("reads = %d, want %d", got.reads, tt.wantReads)
+			}
+		})
+	}
+}

@@ -78,7 +78,7 @@ func (s *Server) putAssetLocked(name, contentType string, data []byte, jobID, no
 		hash:        blake3Hash(data),
 		jobID:       jobID,
 		nodeID:      nodeID,
-		createdAt:   time.Now(),
+		createdAt:   s.now(),
 	}
 	s.assets[a.id] = a
 	return a
@@ -92,7 +92,7 @@ func (s *Server) lookupAssetLocked(id string) *asset {
 	}
 	if a.jobID != "" {
 		if j := s.jobs[a.jobID]; j != nil {
-			s.expireIfDueLocked(j, time.Now())
+			s.expireIfDueLocked(j, s.now())
 		}
 	}
 	return s.assets[id]
@@ -138,7 +138,7 @@ func (s *Server) registerAssetRoutes() {
 
 func (s *Server) handleGetAsset(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	a := s.lookupAssetLocked(id)
 	if a == nil {
@@ -171,7 +171,7 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "forbidden", "invalid signature", nil)
 		return
 	}
-	if time.Now().Unix() > exp {
+	if s.now().Unix() > exp {
 		writeError(w, http.StatusForbidden, "forbidden", "signed url expired", nil)
 		return
 	}

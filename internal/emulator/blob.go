@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"time"
 
 	"github.com/google/uuid"
 	"lukechampine.com/blake3"
@@ -65,7 +64,7 @@ func (s *Server) PutLargeAsset(name, contentType string, size int64) (id, hash s
 	_, _ = io.Copy(h, blob.reader())
 	a := &asset{
 		id: uuid.NewString(), name: name, contentType: contentType, blob: &blob,
-		hash: "blake3:" + hex.EncodeToString(h.Sum(nil)), createdAt: time.Now(),
+		hash: "blake3:" + hex.EncodeToString(h.Sum(nil)), createdAt: s.now(),
 	}
 	s.mu.Lock()
 	s.assets[a.id] = a

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/router"
 )
 
 // Chaos injects random faults from a fixed seed: the faults of a flaky network and a loaded
@@ -141,7 +143,7 @@ func (s *Server) applyChaos(f chaosFault, w http.ResponseWriter, r *http.Request
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 		writeError(w, http.StatusTooManyRequests, "too_many_streams", "too many open event streams; poll or retry later", nil)
 	case ChaosRateLimited:
-		writeRouterError(w, http.StatusTooManyRequests, "rate_limited", "allowance exhausted; retry later",
+		router.WriteError(w, http.StatusTooManyRequests, "rate_limited", "allowance exhausted; retry later",
 			map[string]string{"Retry-After": strconv.Itoa(retryAfter)})
 	case ChaosLostAnswer:
 		next(newRecorder(), r)

@@ -368,7 +368,7 @@ func (s *Server) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	if extra == nil {
 		extra = map[string]any{}
 	}
-	j := s.enqueueJobLocked(body.Prompt, extra, time.Now(), true)
+	j := s.enqueueJobLocked(body.Prompt, extra, s.now(), true)
 	number := len(s.jobOrder) - 1
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"prompt_id": j.id, "number": number, "node_errors": map[string]any{}})
@@ -431,7 +431,7 @@ func (s *Server) handlePromptStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), time.Now())
+	j := s.getJobLocked(r.PathValue("id"), s.now())
 	if j == nil || !j.v1 {
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "not_found", "prompt not found", nil)
@@ -458,7 +458,7 @@ func (s *Server) handleView(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the storage listener is not running", nil)
 		return
 	}
-	exp := strconv.FormatInt(s.urlExpiry(time.Now()).Unix(), 10)
+	exp := strconv.FormatInt(s.urlExpiry(s.now()).Unix(), 10)
 	http.Redirect(w, r, s.v1.storageURL+"/blob/"+a.id+"?expires="+exp+"&sig="+s.sign(a.id, exp), http.StatusFound)
 }
 
@@ -502,7 +502,7 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	expires, sig := q.Get("expires"), q.Get("sig")
 	exp, err := strconv.ParseInt(expires, 10, 64)
-	if err != nil || !hmac.Equal([]byte(sig), []byte(s.sign(id, expires))) || time.Now().Unix() > exp {
+	if err != nil || !hmac.Equal([]byte(sig), []byte(s.sign(id, expires))) || s.now().Unix() > exp {
 		w.WriteHeader(http.StatusForbidden)
 		return
 	}

@@ -39,12 +39,12 @@ func (s *Server) worker() {
 			return
 		}
 		j := s.queue[0]
-		if wait := time.Until(j.createdAt.Add(s.opts.QueueDelay)); wait > 0 && !s.isFast() {
+		if wait := j.createdAt.Add(s.opts.QueueDelay).Sub(s.now()); wait > 0 && !s.isFast() {
 			s.mu.Unlock()
 			_ = s.sleep(context.Background(), wait)
 			continue
 		}
-		now := time.Now()
+		now := s.now()
 		s.removeFromQueueLocked(j)
 		j.startedAt = now
 		s.setStatusLocked(j, statusRunning)
@@ -64,7 +64,8 @@ func (s *Server) janitor() {
 		select {
 		case <-s.done:
 			return
-		case now := <-t.C:
+		case <-t.C:
+			now := s.now()
 			s.mu.Lock()
 			for _, j := range s.jobs {
 				s.expireIfDueLocked(j, now)
@@ -73,6 +74,9 @@ func (s *Server) janitor() {
 		}
 	}
 }
+
+// now reads the server's clock (Options.Now).
+func (s *Server) now() time.Time { return s.opts.Now() }
 
 func (s *Server) isFast() bool {
 	select {
@@ -225,7 +229,7 @@ func (s *Server) commitOutput(j *job, nodeID, name, typ, contentType string, dat
 		contentType: contentType,
 		size:        int64(len(data)),
 		hash:        a.hash,
-		urlExpires:  s.urlExpiry(time.Now()),
+		urlExpires:  s.urlExpiry(s.now()),
 	}
 	j.outputs = append(j.outputs, o)
 	s.notifyLocked(j, event{name: "output", output: o})
@@ -249,91 +253,119 @@ func intPtr(v int) *int       { return &v }
 
 // execute runs a job that was just moved to running.
 func (s *Server) execute(j *job) {
-	ctx := j.ctx
-	order := executionOrder(j.workflow)
-	weights := make([]int, len(order))
-	total := 0
-	for i, id := range order {
-		class, inputs, _ := nodeOf(j.workflow[id])
-		weights[i] = weight(nodeClasses[class], inputs)
-		total += weights[i]
-	}
-	values := map[string][]any{}
-	doneUnits := 0
-	progress := func(nodesDone int, units float64, node, class string, step, steps int, msg string) progressJSON {
-		p := progressJSON{NodesDone: nodesDone, NodesTotal: len(order), Message: strPtr(msg)}
-		p.Value = min(1, units/float64(max(total, 1)))
-		if node != "" {
-			p.CurrentNode, p.CurrentNodeClass = strPtr(node), strPtr(class)
-		}
-		if steps > 0 {
-			p.Step, p.Steps = intPtr(step), intPtr(steps)
-		}
-		return p
-	}
-
+	x := newExecution(s, j)
 	s.mu.Lock()
-	s.setProgressLocked(j, progress(0, 0, "", "", 0, 0, "starting"))
+	s.setProgressLocked(j, x.progress(0, 0, "", "", 0, 0, "starting"))
+	s.mu.Unlock()
+	for i, id := range x.order {
+		if !x.executeNode(i, id) {
+			return
+		}
+	}
+	x.finish()
+}
+
+// execution is the bookkeeping of one running job: its nodes in order, the work units each
+// weighs (progress.value is the share of units done), and the values computed so far.
+type execution struct {
+	s       *Server
+	j       *job
+	order   []string
+	weights []int
+	total   int // units of the whole job
+	done    int // units of the nodes finished
+	values  map[string][]any
+}
+
+func newExecution(s *Server, j *job) *execution {
+	x := &execution{s: s, j: j, order: executionOrder(j.workflow), values: map[string][]any{}}
+	x.weights = make([]int, len(x.order))
+	for i, id := range x.order {
+		class, inputs, _ := nodeOf(j.workflow[id])
+		x.weights[i] = weight(nodeClasses[class], inputs)
+		x.total += x.weights[i]
+	}
+	return x
+}
+
+func (x *execution) progress(nodesDone int, units float64, node, class string, step, steps int, msg string) progressJSON {
+	p := progressJSON{NodesDone: nodesDone, NodesTotal: len(x.order), Message: strPtr(msg)}
+	p.Value = min(1, units/float64(max(x.total, 1)))
+	if node != "" {
+		p.CurrentNode, p.CurrentNodeClass = strPtr(node), strPtr(class)
+	}
+	if steps > 0 {
+		p.Step, p.Steps = intPtr(step), intPtr(steps)
+	}
+	return p
+}
+
+// executeNode runs the i-th node; it returns false when the job ended with it (canceled, or
+// failed as FailNode asked or the node itself did).
+func (x *execution) executeNode(i int, id string) bool {
+	s, j, ctx := x.s, x.j, x.j.ctx
+	className, rawInputs, _ := nodeOf(j.workflow[id])
+	c := nodeClasses[className]
+	s.mu.Lock()
+	s.setProgressLocked(j, x.progress(i, float64(x.done), id, className, 0, 0, "executing "+className))
+	s.logLocked(j, fmt.Sprintf("executing node %s (%s)", id, className))
+	failure, mustFail := s.nodeFail[className]
 	s.mu.Unlock()
 
-	for i, id := range order {
-		className, rawInputs, _ := nodeOf(j.workflow[id])
-		c := nodeClasses[className]
-		s.mu.Lock()
-		s.setProgressLocked(j, progress(i, float64(doneUnits), id, className, 0, 0, "executing "+className))
-		s.logLocked(j, fmt.Sprintf("executing node %s (%s)", id, className))
-		failure, mustFail := s.nodeFail[className]
-		s.mu.Unlock()
-
-		if s.sleep(ctx, s.opts.NodeDuration) != nil {
-			s.endCanceled(j)
-			return
-		}
-		if mustFail {
-			s.endFailed(j, id, className, failure.Code, failure.Message, "")
-			return
-		}
-		in := resolveInputs(c, rawInputs, values)
-		if c.StepsInput != "" { // a linked step count is only known now
-			w := max(asInt(in[c.StepsInput]), 1)
-			total += w - weights[i]
-			weights[i] = w
-		}
-		run := &nodeRun{s: s, j: j, nodeID: id, class: c}
-		base := doneUnits
-		run.step = func(step, steps int) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if j.status == statusRunning {
-				s.setProgressLocked(j, progress(i, float64(base+step), id, className, step, steps, fmt.Sprintf("step %d/%d", step, steps)))
-			}
-		}
-		run.sleepStep = func(ctx context.Context) error { return s.sleep(ctx, s.opts.StepDuration) }
-		outs, stack, err := runNode(ctx, c, run, in)
-		if ctx.Err() != nil {
-			s.endCanceled(j)
-			return
-		}
-		if err != nil {
-			s.endFailed(j, id, className, "node_execution_error", err.Error(), stack)
-			return
-		}
-		values[id] = outs
-		doneUnits += weights[i]
+	if s.sleep(ctx, s.opts.NodeDuration) != nil {
+		s.endCanceled(j)
+		return false
 	}
+	if mustFail {
+		s.endFailed(j, id, className, failure.Code, failure.Message, "")
+		return false
+	}
+	in := resolveInputs(c, rawInputs, x.values)
+	if c.StepsInput != "" { // a linked step count is only known now
+		w := max(asInt(in[c.StepsInput]), 1)
+		x.total += w - x.weights[i]
+		x.weights[i] = w
+	}
+	run := &nodeRun{s: s, j: j, nodeID: id, class: c}
+	base := x.done
+	run.step = func(step, steps int) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if j.status == statusRunning {
+			s.setProgressLocked(j, x.progress(i, float64(base+step), id, className, step, steps, fmt.Sprintf("step %d/%d", step, steps)))
+		}
+	}
+	run.sleepStep = func(ctx context.Context) error { return s.sleep(ctx, s.opts.StepDuration) }
+	outs, stack, err := runNode(ctx, c, run, in)
+	if ctx.Err() != nil {
+		s.endCanceled(j)
+		return false
+	}
+	if err != nil {
+		s.endFailed(j, id, className, "node_execution_error", err.Error(), stack)
+		return false
+	}
+	x.values[id] = outs
+	x.done += x.weights[i]
+	return true
+}
 
+// finish ends a job whose nodes all ran: succeeded, or canceled when the cancel came after
+// the last node.
+func (x *execution) finish() {
+	s, j := x.s, x.j
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j.status != statusRunning && j.status != statusCanceling {
 		return
 	}
-	now := time.Now()
-	if j.status == statusCanceling { // the cancel came after the last node
+	now := s.now()
+	if j.status == statusCanceling {
 		s.logLocked(j, "canceled")
 		s.finishLocked(j, statusCanceled, now)
 		return
 	}
-	s.setProgressLocked(j, progress(len(order), float64(total), "", "", 0, 0, "done"))
+	s.setProgressLocked(j, x.progress(len(x.order), float64(x.total), "", "", 0, 0, "done"))
 	s.logLocked(j, fmt.Sprintf("Prompt executed in %.2f seconds", now.Sub(j.startedAt).Seconds()))
 	s.finishLocked(j, statusSucceeded, now)
 }
@@ -369,7 +401,7 @@ func (s *Server) endCanceled(j *job) {
 	defer s.mu.Unlock()
 	if j.status == statusRunning || j.status == statusCanceling {
 		s.logLocked(j, "canceled")
-		s.finishLocked(j, statusCanceled, time.Now())
+		s.finishLocked(j, statusCanceled, s.now())
 	}
 }
 
@@ -384,7 +416,7 @@ func (s *Server) endFailed(j *job, nodeID, class, code, message, stack string) {
 	for _, line := range strings.Split(strings.TrimRight(tb, "\n"), "\n") {
 		s.logLocked(j, line)
 	}
-	s.finishLocked(j, statusFailed, time.Now())
+	s.finishLocked(j, statusFailed, s.now())
 }
 
 // traceback renders an engine-style, multi-line traceback.

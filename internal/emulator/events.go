@@ -29,7 +29,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "not_implemented", "streaming is not supported on this connection", nil)
 		return
 	}
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	j := s.getJobLocked(r.PathValue("id"), now)
 	if j == nil {
@@ -123,7 +123,7 @@ func (s *Server) currentEventsLocked(j *job) []event {
 
 // eventsSinceLocked is the job's events from index next on, outputs rendered for this request.
 func (s *Server) eventsSinceLocked(r *http.Request, j *job, next int) []event {
-	now := time.Now()
+	now := s.now()
 	evs := append([]event(nil), j.events[next:]...)
 	for i, e := range evs {
 		if e.output != nil {

@@ -241,7 +241,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	now := time.Now()
+	now := s.now()
 	key := r.Header.Get("Idempotency-Key")
 	s.mu.Lock()
 	if key != "" {
@@ -378,7 +378,7 @@ func (s *Server) enqueueJobLocked(wf, extra map[string]any, now time.Time, v1 bo
 }
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	j := s.getJobLocked(r.PathValue("id"), now)
 	if j == nil {
@@ -392,7 +392,7 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	j := s.getJobLocked(r.PathValue("id"), now)
 	if j == nil {
@@ -417,7 +417,7 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), time.Now())
+	j := s.getJobLocked(r.PathValue("id"), s.now())
 	if j == nil {
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
@@ -460,7 +460,7 @@ func (s *Server) JobIDs() []string {
 func (s *Server) JobStatus(id string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.getJobLocked(id, time.Now())
+	j := s.getJobLocked(id, s.now())
 	if j == nil {
 		return "", false
 	}
@@ -488,7 +488,7 @@ func (s *Server) ExpireJob(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if j := s.jobs[id]; j != nil && j.status != statusExpired {
-		now := time.Now()
+		now := s.now()
 		j.expiresAt = now.Add(-time.Second)
 		s.expireIfDueLocked(j, now)
 	}
@@ -505,7 +505,7 @@ func (s *Server) PurgeJob(id string) {
 	}
 	// Expire the record first: a running execution then commits nothing more and
 	// open event streams end.
-	j.expiresAt = time.Now().Add(-time.Second)
-	s.expireIfDueLocked(j, time.Now())
+	j.expiresAt = s.now().Add(-time.Second)
+	s.expireIfDueLocked(j, s.now())
 	delete(s.jobs, id)
 }

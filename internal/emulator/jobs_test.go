@@ -214,14 +214,16 @@ func TestIdempotencyKeyIsSingleUseAndReleasedOnDefinitiveFailure(t *testing.T) {
 }
 
 func TestIdempotencyKeyExpires(t *testing.T) {
-	h := newHarness(t, Options{IdempotencyTTL: 20 * time.Millisecond})
+	clk := &testClock{}
+	h := newHarness(t, Options{IdempotencyTTL: time.Hour, Now: clk.Now})
 	key := uuid.NewString()
 	if resp, _ := h.submit(textWorkflow("a"), key); resp.StatusCode != 201 {
 		t.Fatal(resp.StatusCode)
 	}
-	h.s.mu.Lock()
-	h.s.idemKeys[key] = h.s.idemKeys[key].Add(-h.s.opts.IdempotencyTTL) // age the claim
-	h.s.mu.Unlock()
+	if resp, _ := h.submit(textWorkflow("a"), key); resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("key still claimed: %d, want 422", resp.StatusCode)
+	}
+	clk.Advance(time.Hour)
 	if resp, env := h.submit(textWorkflow("a"), key); resp.StatusCode != 201 {
 		t.Errorf("expired key: %d %v", resp.StatusCode, env)
 	}

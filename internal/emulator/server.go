@@ -1,35 +1,35 @@
-// Package emulator is the local reference server for the workflow execution
-// service. It implements the v2 jobs contract (jobs, assets, events, logs) with a
-// real, small execution engine, and offers per-instance fault injection so that
-// clients can be tested against lost responses, gateway pages and slow links.
+// Package emulator is the local reference server for the workflow execution service: one
+// Server, one listener, one mount prefix (Options.MountPrefix), serving four API families.
+// The first two share its execution engine (engine.go, workflow.go) and node classes
+// (nodes*.go), so they stay in this package:
 //
-// Routes (all under Options.MountPrefix):
+//	v2 jobs (jobs.go, events.go, assets.go)
+//	  POST /api/v2/jobs, GET /api/v2/jobs/{id}, POST /api/v2/jobs/{id}/cancel,
+//	  GET /api/v2/jobs/{id}/events (Server-Sent Events), GET /api/v2/jobs/{id}/logs (LogsLink),
+//	  GET /api/v2/assets/{id}, GET /api/v2/assets/{id}/content (signed, no credential)
+//	v1 cloud interface (cloudv1.go, socket.go; Token checked as X-API-Key)
+//	  GET /api/object_info, POST /api/upload/image, POST /api/upload/mask, POST /api/prompt,
+//	  GET /api/job/{id}/status, GET /api/view (redirects to a separate storage host serving
+//	  GET /blob/{id}), GET /ws (the prompt socket)
+//	node registry: package registry, mounted here (registry_mount.go); its own bearer tokens
+//	  POST /publishers/{p}/nodes/{n}/claim-my-node, POST /nodes/{n}/translations,
+//	  DELETE /publishers/{p}/nodes/{n}
+//	model router: package router, mounted here (router_mount.go); /v2/models...
 //
-//	POST /api/v2/jobs                     submit (jobs.go)
-//	GET  /api/v2/jobs/{id}                read a job
-//	POST /api/v2/jobs/{id}/cancel         cancel, 200 with the Job
-//	GET  /api/v2/jobs/{id}/events         Server-Sent Events (events.go)
-//	GET  /api/v2/jobs/{id}/logs           text/plain, 204 when empty; only with LogsLink
-//	GET  /api/v2/assets/{id}              asset record with a fresh signed url (assets.go)
-//	GET  /api/v2/assets/{id}/content      signed content (?expires=&sig=), no credential
-//	POST /publishers/{p}/nodes/{n}/claim-my-node, POST /nodes/{n}/translations,
-//	DELETE /publishers/{p}/nodes/{n}      node registry, own bearer token table (registry.go)
+// Everything else answers 404 not_found in the v2 error envelope.
 //
-// Everything else answers 404 not_found in the error envelope.
-//
-// Routes are registered with Server.route, which wraps every handler with the
-// request id, request counting, fault injection and authentication. Other API
-// families (router, v1 cloud, registry) are meant to be added in their own files
-// with their own Op constants through the same helper (authWith and noAuth adapt
-// the credential check), and can reuse validateWorkflowLocked/createJobLocked to
-// run workflows on the same engine and registerNode to add node classes.
+// Every route, those of the subpackages included (they mount through apiHost, api_host.go), is
+// registered through Server.route, which wraps the handler with the request id, request
+// counting (Requests), fault injection (Inject, Chaos) and the family's credential check.
+// Options.Now is the server's clock: tests move it to get past expiries without sleeping. A new
+// API family goes in its own subpackage when it shares nothing with the engine (as router and
+// registry do, taking a Host), otherwise in its own files here, with its own Op constants.
 package emulator
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -40,6 +40,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/registry"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/router"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/wire"
 )
 
 // Options configure one server instance. Zero values give sensible defaults.
@@ -65,7 +69,7 @@ type Options struct {
 	RetryAfter   int           // seconds sent in Retry-After on 429 (default 1)
 	URLTTL       time.Duration // lifetime of signed output urls (default 1h)
 	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
-	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (the contract: "null until lazily computed")
+	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (as a service that computes hashes lazily)
 	MaxStreams   int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
 	// repeat a status event saying "succeeded" at this interval, while the job record goes on
@@ -74,7 +78,13 @@ type Options struct {
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
 
-	Router RouterOptions // the model router (router.go)
+	// Now is the server's clock (default time.Now): every timestamp it writes and every expiry
+	// it checks (expires_at and retention, signed URL lifetimes, Idempotency-Key claims) reads
+	// it. A test passes a clock it can move forward to get past an expiry without sleeping;
+	// execution times (NodeDuration, StepDuration, QueueDelay) still elapse in real time.
+	Now func() time.Time
+
+	Router RouterOptions // the model router (package router)
 	// v1 cloud interface (cloudv1.go, socket.go); Token is checked as X-API-Key there.
 	V1LegacyStatuses bool // GET /api/job/{id}/status answers the older set: pending, in_progress, completed, failed, cancelled
 	V1NoStatusRoute  bool // GET /api/job/{id}/status answers 404, as an engine without the route
@@ -108,6 +118,9 @@ func (o Options) withDefaults() Options {
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 24 * time.Hour
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	o.MountPrefix = "/" + strings.Trim(o.MountPrefix, "/")
 	if o.MountPrefix == "/" {
 		o.MountPrefix = ""
@@ -124,7 +137,7 @@ type Server struct {
 
 	faults   faultState
 	chaos    chaosState
-	registry registryState // node registry: its own lock, independent of the job state
+	registry *registry.Registry // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
 	mu             sync.Mutex
@@ -135,7 +148,7 @@ type Server struct {
 	assets         map[string]*asset
 	nodeFail       map[string]jobError
 	hashesComputed bool // with LazyHashes: ComputeHashes was called
-	router         *routerState
+	router         *router.Router
 	streams        int
 	workCond       *sync.Cond
 	closed         bool
@@ -169,13 +182,12 @@ func New(opts Options) *Server {
 	}
 	s.workCond = sync.NewCond(&s.mu)
 	s.faults.init()
-	s.registry.init()
 
 	s.registerJobRoutes()
 	s.registerAssetRoutes()
 	s.registerEventRoutes()
-	s.registerRouterRoutes()
-	s.registerRegistryRoutes()
+	s.router = router.New(apiHost{s}, s.opts.Router, s.opts.Token, s.opts.MountPrefix)
+	s.registry = registry.New(apiHost{s})
 	s.registerV1Routes()
 	s.v1.subs = map[*socketSub]bool{}
 	s.startStorage()
@@ -358,7 +370,7 @@ func (s *Server) link(r *http.Request, path string) string {
 	return scheme + "://" + host + p
 }
 
-const requestIDHeader = "X-Svc-Request-Id"
+const requestIDHeader = wire.RequestIDHeader
 
 func setRequestID(w http.ResponseWriter) {
 	w.Header().Set(requestIDHeader, uuid.NewString())
@@ -379,16 +391,7 @@ func writeError(w http.ResponseWriter, status int, code, message string, details
 	writeJSON(w, status, errorBody{Error: errorDetail{Code: code, Message: message, Details: details}})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"code":"upstream_error","message":"internal error"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { wire.WriteJSON(w, status, v) }
 
 // timeFormat is RFC 3339 in UTC with microseconds.
 const timeFormat = "2006-01-02T15:04:05.000000Z07:00"

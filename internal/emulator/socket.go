@@ -180,7 +180,7 @@ func executedFlood(promptID string, n int) []socketMessage {
 
 // v1StatusMessagesLocked is what the socket says when a prompt's status changes.
 func (s *Server) v1StatusMessagesLocked(j *job) []socketMessage {
-	now := time.Now().UnixMilli()
+	now := s.now().UnixMilli()
 	queueStatus := textMessage("status", map[string]any{"status": map[string]any{"exec_info": map[string]any{"queue_remaining": len(s.queue)}}})
 	switch j.status {
 	case statusQueued:

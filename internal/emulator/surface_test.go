@@ -293,14 +293,21 @@ func TestExpireAndPurge(t *testing.T) {
 }
 
 func TestRetentionExpiresLazily(t *testing.T) {
-	h := newHarness(t, Options{Retention: 30 * time.Millisecond})
+	clk := &testClock{}
+	h := newHarness(t, Options{Retention: time.Hour, Now: clk.Now})
 	j := h.waitStatus(h.mustSubmit(textWorkflow("x"))["id"].(string), "succeeded")
 	done, _ := time.Parse(time.RFC3339Nano, j["completed_at"].(string))
 	exp, _ := time.Parse(time.RFC3339Nano, j["expires_at"].(string))
-	if exp.Sub(done) != 30*time.Millisecond {
+	if exp.Sub(done) != time.Hour {
 		t.Errorf("expires_at - completed_at = %v", exp.Sub(done))
 	}
-	h.waitStatus(j["id"].(string), "expired")
+	if got := h.getJob(j["id"].(string))["status"]; got != "succeeded" {
+		t.Fatalf("before expires_at: status %v", got)
+	}
+	clk.Advance(time.Hour)
+	if got := h.getJob(j["id"].(string))["status"]; got != "expired" {
+		t.Errorf("after expires_at: status %v, want expired", got)
+	}
 }
 
 func TestAuth(t *testing.T) {

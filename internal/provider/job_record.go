@@ -256,7 +256,7 @@ const urlKeepMargin = 5 * time.Minute
 // URL on every read; without this, outputs[*].url would change at every refresh and every
 // resource fed from it would plan an update. Once the held URL nears its expiry, the new one is
 // taken.
-func keepSignedURLs(ctx context.Context, held types.List, job *client.Job) {
+func keepSignedURLs(ctx context.Context, held types.List, job *client.Job, now time.Time) {
 	var prev []outputModel
 	if held.IsNull() || held.IsUnknown() || held.ElementsAs(ctx, &prev, false).HasError() {
 		return
@@ -272,7 +272,7 @@ func keepSignedURLs(ctx context.Context, held types.List, job *client.Job) {
 			continue
 		}
 		exp, err := time.Parse(time.RFC3339Nano, p.URLExpiresAt.ValueString())
-		if err != nil || time.Until(exp) < urlKeepMargin {
+		if err != nil || exp.Sub(now) < urlKeepMargin {
 			continue
 		}
 		o.URL, o.URLExpiresAt = p.URL.ValueString(), p.URLExpiresAt.ValueString()

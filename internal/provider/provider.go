@@ -28,11 +28,18 @@ var (
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
 func New(version string) func() provider.Provider {
-	return func() provider.Provider { return &svcProvider{version: version} }
+	return newWithClock(version, time.Now)
+}
+
+// newWithClock is New with the clock the provider compares expiry times with (expires_at,
+// url_expires_at); tests move it forward together with the reference server's clock.
+func newWithClock(version string, now func() time.Time) func() provider.Provider {
+	return func() provider.Provider { return &svcProvider{version: version, now: now} }
 }
 
 type svcProvider struct {
 	version string
+	now     func() time.Time
 }
 
 type providerModel struct {
@@ -125,6 +132,8 @@ type providerData struct {
 	// durations learns how long the jobs of this provider instance run, by workflow shape, so
 	// that later jobs of a batch are read near their likely end.
 	durations *client.DurationEstimator
+	// now is the clock expiry times held in state are compared with.
+	now func() time.Time
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -187,7 +196,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
 		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
-		settingSources: bySetting, durations: client.NewDurationEstimator()}
+		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 }

@@ -248,7 +248,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
 		return
 	}
-	if !state.RerunOnExpiry.ValueBool() && state.settledAt(ctx, time.Now()) {
+	if !state.RerunOnExpiry.ValueBool() && state.settledAt(ctx, r.data.now()) {
 		return // nothing in a finished job's record can change before it expires: no request
 	}
 
@@ -257,7 +257,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	job, err := r.data.client.ReadJob(readCtx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
-		if !pastExpiry(state.ExpiresAt) {
+		if !pastExpiry(state.ExpiresAt, r.data.now()) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
 					state.ID.ValueString(), state.ExpiresAt.ValueString()))
@@ -273,7 +273,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		r.readExpired(ctx, state, resp)
 		return
 	}
-	keepSignedURLs(ctx, state.Outputs, job)
+	keepSignedURLs(ctx, state.Outputs, job, r.data.now())
 	resp.Diagnostics.Append(state.setRecord(ctx, job)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
@@ -377,9 +377,9 @@ func (m *jobResourceModel) setRecord(ctx context.Context, job *client.Job) diag.
 	return diags
 }
 
-func pastExpiry(expiresAt types.String) bool {
+func pastExpiry(expiresAt types.String, now time.Time) bool {
 	t, err := time.Parse(time.RFC3339Nano, expiresAt.ValueString())
-	return err == nil && time.Now().After(t)
+	return err == nil && now.After(t)
 }
 
 func logJobProgress(ctx context.Context, j *client.Job) {

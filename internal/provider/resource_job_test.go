@@ -308,24 +308,23 @@ func TestAccJob_expiry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			retention := time.Hour
-			if tt.purge {
-				// The record must be past the expires_at that state holds; keep that wait short.
-				retention = 300 * time.Millisecond
-			}
-			srv := newTestServer(t, emulator.Options{Retention: retention})
+			// The server and the provider share a clock that the test moves past expires_at.
+			clk := &testClock{}
+			srv := newTestServer(t, emulator.Options{Now: clk.Now})
 			var id string
 			var expiresAt time.Time
+			var readsBefore int
 			expire := func() {
+				readsBefore = srv.Requests(emulator.OpGetJob)
+				// Past expires_at the server expires the job on its next read, and the provider
+				// no longer takes the finished job as settled: the refresh reads it.
+				clk.AdvancePast(expiresAt)
 				if tt.purge {
-					time.Sleep(time.Until(expiresAt) + 10*time.Millisecond)
 					srv.PurgeJob(id)
 					if tt.gone { // reads through the self link and by id both answer 410
 						srv.Inject(emulator.Fault{Op: emulator.OpGetJob, Status: http.StatusGone, Body: `{"error":{"code":"gone","message":"job retention ended"}}`})
 					}
-					return
 				}
-				srv.ExpireJob(id)
 			}
 			second := resource.TestStep{PreConfig: expire, Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra)}
 			if tt.wantReplace {
@@ -339,13 +338,20 @@ func TestAccJob_expiry(t *testing.T) {
 			} else {
 				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
 				second.Check = resource.ComposeAggregateTestCheckFunc(
+					func(*terraform.State) error {
+						// The refresh asked the service (a settled job past its expires_at is read).
+						if srv.Requests(emulator.OpGetJob) == readsBefore {
+							return fmt.Errorf("the refresh after expiry did not read job %s", id)
+						}
+						return nil
+					},
 					resource.TestCheckResourceAttrPtr("svc_job.test", "id", &id),
 					resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
 					resource.TestCheckResourceAttr("svc_job.test", "outputs.#", "1"),
 				)
 			}
 			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				ProtoV6ProviderFactories: clk.factories(),
 				Steps: []resource.TestStep{
 					{Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra), Check: resource.ComposeAggregateTestCheckFunc(
 						captureID(&id),

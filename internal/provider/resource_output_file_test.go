@@ -230,11 +230,12 @@ resource "svc_output_file" "png" {
 // asset id still works, because it asks for a freshly signed URL.
 func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{URLTTL: time.Millisecond})
+	clk := &testClock{}
+	srv := newTestServer(t, emulator.Options{Now: clk.Now})
 	file := filepath.Join(t.TempDir(), "image.png")
 	var staleURL, expiresAt string
 	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		ProtoV6ProviderFactories: clk.factories(),
 		Steps: []resource.TestStep{
 			{
 				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
@@ -250,7 +251,7 @@ func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 					if err != nil {
 						t.Fatalf("url_expires_at %q: %v", expiresAt, err)
 					}
-					time.Sleep(time.Until(deadline) + 1100*time.Millisecond) // the signature counts whole seconds
+					clk.AdvancePast(deadline)
 					resp, err := http.Get(staleURL)
 					if err != nil {
 						t.Fatal(err)

@@ -1,4 +1,4 @@
-package emulator
+package router
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 //	demo/pixel     authored input schema; returns image/png bytes (size x size, one colour)
 //	demo/freeform  unauthored schema (any object accepted); output media type */*; returns JSON.
 //	               An input field "simulate_error_type" makes the run fail with that error type.
-//	demo/slow      runs for RouterOptions.SlowDuration unless cancelled; returns text/plain
+//	demo/slow      runs for Options.SlowDuration unless cancelled; returns text/plain
 const (
 	ModelEcho     = "demo/echo"
 	ModelPixel    = "demo/pixel"
@@ -41,7 +41,7 @@ type routerModel struct {
 	input    map[string]any // the requestBody schema
 	outputs  []string       // media types of the 200 response
 	credits  bool           // X-Svc-Credits-Used is sent (the provider is on the allowlist)
-	run      func(ctx context.Context, s *Server, input map[string]any) routerOutcome
+	run      func(ctx context.Context, s *Router, input map[string]any) routerOutcome
 }
 
 // routerOutcome is the end of a run: a result, or an error type.
@@ -69,7 +69,7 @@ func demoModels() []*routerModel {
 				},
 			},
 			outputs: []string{"application/json"},
-			run: func(_ context.Context, _ *Server, in map[string]any) routerOutcome {
+			run: func(_ context.Context, _ *Router, in map[string]any) routerOutcome {
 				b, _ := json.Marshal(map[string]any{"echo": in, "model": ModelEcho})
 				return routerOutcome{body: b, contentType: "application/json"}
 			},
@@ -86,7 +86,7 @@ func demoModels() []*routerModel {
 				},
 			},
 			outputs: []string{"image/png"},
-			run: func(_ context.Context, _ *Server, in map[string]any) routerOutcome {
+			run: func(_ context.Context, _ *Router, in map[string]any) routerOutcome {
 				return routerOutcome{body: pixelPNG(in), contentType: "image/png"}
 			},
 		},
@@ -95,7 +95,7 @@ func demoModels() []*routerModel {
 			detail:  map[string]any{"description": "Accepts any JSON object."},
 			input:   map[string]any{"type": "object"},
 			outputs: []string{"*/*"},
-			run: func(_ context.Context, _ *Server, in map[string]any) routerOutcome {
+			run: func(_ context.Context, _ *Router, in map[string]any) routerOutcome {
 				if t, ok := in["simulate_error_type"].(string); ok && t != "" {
 					return routerOutcome{errorType: t}
 				}
@@ -108,8 +108,8 @@ func demoModels() []*routerModel {
 			detail:  map[string]any{"description": "Takes a while; can be cancelled."},
 			input:   map[string]any{"type": "object"},
 			outputs: []string{"text/plain"},
-			run: func(ctx context.Context, s *Server, _ map[string]any) routerOutcome {
-				if s.sleep(ctx, s.routerOpts().SlowDuration) != nil {
+			run: func(ctx context.Context, s *Router, _ map[string]any) routerOutcome {
+				if s.host.Sleep(ctx, s.options().SlowDuration) != nil {
 					return routerOutcome{errorType: errTypeCancelled}
 				}
 				return routerOutcome{body: []byte("slow model done\n"), contentType: "text/plain; charset=utf-8"}
@@ -123,7 +123,7 @@ func fillerModel(i int) *routerModel {
 	return &routerModel{
 		id: fmt.Sprintf("filler/model-%03d", i), charges: []string{"yes", "no", "unknown"}[i%3],
 		detail: map[string]any{}, input: map[string]any{"type": "object"}, outputs: []string{"application/json"},
-		run: func(context.Context, *Server, map[string]any) routerOutcome {
+		run: func(context.Context, *Router, map[string]any) routerOutcome {
 			return routerOutcome{body: []byte(`{}`), contentType: "application/json"}
 		},
 	}

@@ -1,6 +1,7 @@
-package emulator
-
-// The model router, under the same mount prefix as the jobs routes:
+// Package router is the model router of the reference server: a catalog of demo models, their
+// schemas, synchronous runs and queued requests. It is mounted by the emulator's Server, under
+// the same mount prefix as the other APIs and through its shared middleware (request id,
+// request counting, fault injection):
 //
 //	GET  /v2/models                                          catalog page (opaque cursor, clamped limit)
 //	GET  /v2/models/{provider}/{model}                       one entry plus detail-only fields
@@ -12,10 +13,11 @@ package emulator
 //	PUT  /v2/models/{provider}/{model}/requests/{id}/cancel  202 CANCELLATION_REQUESTED, 409 ALREADY_COMPLETED
 //
 // Credentials: X-API-Key (it takes precedence) or Authorization: Bearer, both checked against
-// Options.Token. Idempotency keys record and replay: the same key and request return the stored
-// outcome with Idempotent-Replayed: true; a different request under a used key is 409
+// the server's token. Idempotency keys record and replay: the same key and request return the
+// stored outcome with Idempotent-Replayed: true; a different request under a used key is 409
 // invalid_input; a second caller while the first is still attached is 409
 // concurrency_limit_exceeded. A 422 is decided before any run and releases the key.
+package router
 
 import (
 	"context"
@@ -34,6 +36,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/wire"
 )
 
 // Router operation names for request counting and fault injection.
@@ -48,8 +52,8 @@ const (
 	OpCancelRequest  = "router.requests.cancel"
 )
 
-// RouterOptions configure the model router. Zero values give the defaults.
-type RouterOptions struct {
+// Options configure the model router. Zero values give the defaults.
+type Options struct {
 	FillerModels     int           // extra catalog-only entries filler/model-NNN, to make several pages
 	ShortPage        int           // the Nth catalog page (1-based) holds half its limit; has_more stays true
 	QueueDelay       time.Duration // time a queued run stays IN_QUEUE (default 0)
@@ -65,8 +69,38 @@ type RouterOptions struct {
 	PublicBaseURL string
 }
 
-func (s *Server) routerOpts() RouterOptions {
-	o := s.opts.Router
+// Host is what the mounting server lends the router.
+type Host interface {
+	// Route serves pattern (a ServeMux pattern without the mount prefix) as operation op through
+	// the server's shared middleware, with auth as the credential check.
+	Route(pattern, op string, h http.HandlerFunc, auth func(http.ResponseWriter, *http.Request) bool)
+	// Sleep waits d; it returns early, with ctx's error, when ctx ends, and early without one
+	// when the server closes or skips every duration.
+	Sleep(ctx context.Context, d time.Duration) error
+	// Done is closed when the server closes.
+	Done() <-chan struct{}
+	// Go runs f on a goroutine the server waits for when it closes.
+	Go(f func())
+}
+
+// Router is the model router's state: catalog, runs, and idempotency keys.
+type Router struct {
+	host        Host
+	opts        Options
+	token       string // checked as X-API-Key or bearer token; empty: no check
+	mountPrefix string // what queue links start with after the host
+	state       *routerState
+}
+
+// New builds the router and mounts its routes on host.
+func New(host Host, opts Options, token, mountPrefix string) *Router {
+	s := &Router{host: host, opts: opts, token: token, mountPrefix: mountPrefix}
+	s.register()
+	return s
+}
+
+func (s *Router) options() Options {
+	o := s.opts
 	if o.SlowDuration <= 0 {
 		o.SlowDuration = 10 * time.Second
 	}
@@ -111,54 +145,54 @@ type routerRun struct {
 	delivered bool
 }
 
-func (s *Server) registerRouterRoutes() {
+func (s *Router) register() {
 	rs := &routerState{
 		byID: map[string]*routerModel{}, requests: map[string]*routerRun{}, keys: map[string]*keyRecord{},
 		keysSeen: map[string][]string{}, runs: map[string]int{}, forgotten: map[string]bool{},
 	}
 	rs.models = demoModels()
-	for i := 1; i <= s.opts.Router.FillerModels; i++ {
+	for i := 1; i <= s.opts.FillerModels; i++ {
 		rs.models = append(rs.models, fillerModel(i))
 	}
 	sort.Slice(rs.models, func(i, j int) bool { return rs.models[i].id < rs.models[j].id })
 	for _, m := range rs.models {
 		rs.byID[m.id] = m
 	}
-	s.router = rs
+	s.state = rs
 
-	auth := authWith(s.routerAuth)
-	s.route("GET /v2/models", OpListModels, s.handleListModels, auth)
-	s.route("GET /v2/models/{provider}/{model}", OpGetModel, s.handleGetModel, auth)
-	s.route("GET /v2/models/{provider}/{model}/openapi.json", OpModelSchema, s.handleModelSchema, auth)
-	s.route("POST /v2/models/{provider}/{model}", OpInvokeModel, s.handleInvoke, auth)
-	s.route("POST /v2/models/{provider}/{model}/requests", OpSubmitRequest, s.handleRouterSubmit, auth)
-	s.route("GET /v2/models/{provider}/{model}/requests/{id}/status", OpRequestStatus, s.handleRequestStatus, auth)
-	s.route("GET /v2/models/{provider}/{model}/requests/{id}", OpCollectRequest, s.handleCollect, auth)
-	s.route("PUT /v2/models/{provider}/{model}/requests/{id}/cancel", OpCancelRequest, s.handleRouterCancel, auth)
+	s.host.Route("GET /v2/models", OpListModels, s.handleListModels, s.routerAuth)
+	s.host.Route("GET /v2/models/{provider}/{model}", OpGetModel, s.handleGetModel, s.routerAuth)
+	s.host.Route("GET /v2/models/{provider}/{model}/openapi.json", OpModelSchema, s.handleModelSchema, s.routerAuth)
+	s.host.Route("POST /v2/models/{provider}/{model}", OpInvokeModel, s.handleInvoke, s.routerAuth)
+	s.host.Route("POST /v2/models/{provider}/{model}/requests", OpSubmitRequest, s.handleRouterSubmit, s.routerAuth)
+	s.host.Route("GET /v2/models/{provider}/{model}/requests/{id}/status", OpRequestStatus, s.handleRequestStatus, s.routerAuth)
+	s.host.Route("GET /v2/models/{provider}/{model}/requests/{id}", OpCollectRequest, s.handleCollect, s.routerAuth)
+	s.host.Route("PUT /v2/models/{provider}/{model}/requests/{id}/cancel", OpCancelRequest, s.handleRouterCancel, s.routerAuth)
 }
 
 // routerAuth accepts X-API-Key (which takes precedence) or a bearer token equal to Token.
-func (s *Server) routerAuth(w http.ResponseWriter, r *http.Request) bool {
-	if s.opts.Token == "" {
+func (s *Router) routerAuth(w http.ResponseWriter, r *http.Request) bool {
+	if s.token == "" {
 		return true
 	}
 	got := r.Header.Get("X-API-Key")
 	if got == "" {
 		got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	}
-	if got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1 {
+	if got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
 		return true
 	}
-	writeRouterError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid credentials", nil)
+	WriteError(w, http.StatusUnauthorized, "unauthorized", "missing or invalid credentials", nil)
 	return false
 }
 
-func writeRouterError(w http.ResponseWriter, status int, errType, detail string, headers map[string]string) {
+// WriteError writes the router's error shape: {"detail": ...} with the type in X-Svc-Error-Type.
+func WriteError(w http.ResponseWriter, status int, errType, detail string, headers map[string]string) {
 	w.Header().Set("X-Svc-Error-Type", errType)
 	for k, v := range headers {
 		w.Header().Set(k, v)
 	}
-	writeJSON(w, status, map[string]any{"detail": detail})
+	wire.WriteJSON(w, status, map[string]any{"detail": detail})
 }
 
 // ---- catalog ----
@@ -199,12 +233,12 @@ func decodeCursor(c string, total int) (page, offset int, ok bool) {
 	return page, offset, true
 }
 
-func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
+func (s *Router) handleListModels(w http.ResponseWriter, r *http.Request) {
 	limit := 20
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			writeRouterError(w, http.StatusBadRequest, "invalid_input", "limit must be an integer", nil)
+			WriteError(w, http.StatusBadRequest, "invalid_input", "limit must be an integer", nil)
 			return
 		}
 		switch {
@@ -214,18 +248,18 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 			limit = n
 		}
 	}
-	rs := s.router
+	rs := s.state
 	total := len(rs.models)
 	page, offset := 1, 0
 	if c := r.URL.Query().Get("cursor"); c != "" {
 		var ok bool
 		if page, offset, ok = decodeCursor(c, total); !ok {
-			writeRouterError(w, http.StatusBadRequest, "invalid_input", "invalid cursor", nil)
+			WriteError(w, http.StatusBadRequest, "invalid_input", "invalid cursor", nil)
 			return
 		}
 	}
 	n := limit
-	if page == s.opts.Router.ShortPage {
+	if page == s.opts.ShortPage {
 		n = max(1, limit/2)
 	}
 	end := min(offset+n, total)
@@ -237,20 +271,20 @@ func (s *Server) handleListModels(w http.ResponseWriter, r *http.Request) {
 	if end < total {
 		body["next_cursor"] = encodeCursor(page+1, end)
 	}
-	writeJSON(w, http.StatusOK, body)
+	wire.WriteJSON(w, http.StatusOK, body)
 }
 
 // model finds the path's model or answers 404.
-func (s *Server) model(w http.ResponseWriter, r *http.Request) *routerModel {
+func (s *Router) model(w http.ResponseWriter, r *http.Request) *routerModel {
 	id := r.PathValue("provider") + "/" + r.PathValue("model")
-	if m := s.router.byID[id]; m != nil {
+	if m := s.state.byID[id]; m != nil {
 		return m
 	}
-	writeRouterError(w, http.StatusNotFound, "not_found", "model "+id+" not found", nil)
+	WriteError(w, http.StatusNotFound, "not_found", "model "+id+" not found", nil)
 	return nil
 }
 
-func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
+func (s *Router) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	m := s.model(w, r)
 	if m == nil {
 		return
@@ -261,10 +295,10 @@ func (s *Server) handleGetModel(w http.ResponseWriter, r *http.Request) {
 	}
 	e := m.entry()
 	body["id"], body["provider"], body["model"], body["billing"] = e.ID, e.Provider, e.Model, e.Billing
-	writeJSON(w, http.StatusOK, body)
+	wire.WriteJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) handleModelSchema(w http.ResponseWriter, r *http.Request) {
+func (s *Router) handleModelSchema(w http.ResponseWriter, r *http.Request) {
 	m := s.model(w, r)
 	if m == nil {
 		return
@@ -275,9 +309,9 @@ func (s *Server) handleModelSchema(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("ETag", etag)
 	w.Header().Set("Cache-Control", "private, must-revalidate")
 	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
-		s.router.mu.Lock()
-		s.router.notMod++
-		s.router.mu.Unlock()
+		s.state.mu.Lock()
+		s.state.notMod++
+		s.state.mu.Unlock()
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -288,25 +322,25 @@ func (s *Server) handleModelSchema(w http.ResponseWriter, r *http.Request) {
 // ---- invocation ----
 
 // readInput reads the native input (a JSON object) or answers 400 / 422.
-func (s *Server) readInput(w http.ResponseWriter, r *http.Request, m *routerModel) ([]byte, map[string]any, bool) {
+func (s *Router) readInput(w http.ResponseWriter, r *http.Request, m *routerModel) ([]byte, map[string]any, bool) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
 	if err != nil {
-		writeRouterError(w, http.StatusBadRequest, "invalid_input", "could not read body", nil)
+		WriteError(w, http.StatusBadRequest, "invalid_input", "could not read body", nil)
 		return nil, nil, false
 	}
 	if len(raw) > 1<<20 {
-		writeRouterError(w, http.StatusRequestEntityTooLarge, "invalid_input", "request body too large", nil)
+		WriteError(w, http.StatusRequestEntityTooLarge, "invalid_input", "request body too large", nil)
 		return nil, nil, false
 	}
 	var in map[string]any
 	if err := json.Unmarshal(raw, &in); err != nil || in == nil {
-		writeRouterError(w, http.StatusBadRequest, "invalid_input", "body must be a JSON object", nil)
+		WriteError(w, http.StatusBadRequest, "invalid_input", "body must be a JSON object", nil)
 		return nil, nil, false
 	}
 	if errs := m.validateInput(in); len(errs) > 0 {
 		w.Header().Set("X-Svc-Error-Type", "invalid_input")
 		w.Header().Set("Idempotent-Replayed", "false")
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": errs})
+		wire.WriteJSON(w, http.StatusUnprocessableEntity, map[string]any{"detail": errs})
 		return nil, nil, false
 	}
 	return raw, in, true
@@ -321,8 +355,8 @@ func fingerprint(r *http.Request, body []byte) string {
 
 // keyed looks up the request's Idempotency-Key. It answers 409 invalid_input for a different
 // request under a used key and returns (nil, false); a fresh key returns (nil, true).
-func (s *Server) keyed(w http.ResponseWriter, r *http.Request, op string, body []byte) (*keyRecord, bool) {
-	rs := s.router
+func (s *Router) keyed(w http.ResponseWriter, r *http.Request, op string, body []byte) (*keyRecord, bool) {
+	rs := s.state
 	key := r.Header.Get("Idempotency-Key")
 	rs.keysSeen[op] = append(rs.keysSeen[op], key)
 	if key == "" {
@@ -333,38 +367,36 @@ func (s *Server) keyed(w http.ResponseWriter, r *http.Request, op string, body [
 		return nil, true
 	}
 	if rec.fingerprint != fingerprint(r, body) {
-		writeRouterError(w, http.StatusConflict, "invalid_input", "the request differs from the original request of this Idempotency-Key", nil)
+		WriteError(w, http.StatusConflict, "invalid_input", "the request differs from the original request of this Idempotency-Key", nil)
 		return nil, false
 	}
 	return rec, true
 }
 
 // startRunLocked accepts a run (or answers 429 when at the concurrency limit).
-func (s *Server) startRunLocked(w http.ResponseWriter, m *routerModel, id string, in map[string]any) *routerRun {
-	rs := s.router
-	o := s.routerOpts()
+func (s *Router) startRunLocked(w http.ResponseWriter, m *routerModel, id string, in map[string]any) *routerRun {
+	rs := s.state
+	o := s.options()
 	if o.ConcurrencyLimit > 0 && rs.inFlight >= o.ConcurrencyLimit {
 		h := s.spendHeaders()
 		h["Retry-After"] = strconv.Itoa(o.RetryAfter)
-		writeRouterError(w, http.StatusTooManyRequests, "concurrency_limit_exceeded", "too many requests in flight", h)
+		WriteError(w, http.StatusTooManyRequests, "concurrency_limit_exceeded", "too many requests in flight", h)
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := &routerRun{id: id, model: m, status: "IN_QUEUE", done: make(chan struct{}), cancel: cancel}
 	rs.runs[m.id]++
 	rs.inFlight++
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.host.Go(func() {
 		defer cancel()
 		var out routerOutcome
-		if s.sleep(ctx, o.QueueDelay) != nil {
+		if s.host.Sleep(ctx, o.QueueDelay) != nil {
 			out = routerOutcome{errorType: errTypeCancelled}
 		} else {
 			rs.mu.Lock()
 			run.status = "IN_PROGRESS"
 			rs.mu.Unlock()
-			if m.id != ModelSlow && s.sleep(ctx, o.RunDuration) != nil {
+			if m.id != ModelSlow && s.host.Sleep(ctx, o.RunDuration) != nil {
 				out = routerOutcome{errorType: errTypeCancelled}
 			} else {
 				out = m.run(ctx, s, in)
@@ -375,25 +407,25 @@ func (s *Server) startRunLocked(w http.ResponseWriter, m *routerModel, id string
 		rs.inFlight--
 		rs.mu.Unlock()
 		close(run.done)
-	}()
+	})
 	return run
 }
 
 // responseRequestID is the X-Svc-Request-Id of the response being written: the id of a run
 // accepted by this request. A handler run under a fault's recorder has none yet; it gets one.
 func responseRequestID(w http.ResponseWriter) string {
-	id := w.Header().Get(requestIDHeader)
+	id := w.Header().Get(wire.RequestIDHeader)
 	if id == "" {
 		id = uuid.NewString()
-		w.Header().Set(requestIDHeader, id)
+		w.Header().Set(wire.RequestIDHeader, id)
 	}
 	return id
 }
 
-func (s *Server) spendHeaders() map[string]string {
-	o := s.routerOpts()
+func (s *Router) spendHeaders() map[string]string {
+	o := s.options()
 	total := 0
-	for _, n := range s.router.runs {
+	for _, n := range s.state.runs {
 		total += n
 	}
 	limit, _ := strconv.ParseFloat(o.SpendLimit, 64)
@@ -405,7 +437,7 @@ func (s *Server) spendHeaders() map[string]string {
 	}
 }
 
-func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
+func (s *Router) handleInvoke(w http.ResponseWriter, r *http.Request) {
 	m := s.model(w, r)
 	if m == nil {
 		return
@@ -414,8 +446,8 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rs := s.router
-	o := s.routerOpts()
+	rs := s.state
+	o := s.options()
 	rs.mu.Lock()
 	rec, ok := s.keyed(w, r, OpInvokeModel, body)
 	if !ok {
@@ -428,7 +460,7 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 		run = rec.run
 		if run.attached > 0 {
 			rs.mu.Unlock()
-			writeRouterError(w, http.StatusConflict, "concurrency_limit_exceeded", "the original call for this Idempotency-Key still runs",
+			WriteError(w, http.StatusConflict, "concurrency_limit_exceeded", "the original call for this Idempotency-Key still runs",
 				map[string]string{"Retry-After": strconv.Itoa(o.RetryAfter)})
 			return
 		}
@@ -450,7 +482,7 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 	case <-run.done:
 	case <-t.C:
 	case <-r.Context().Done():
-	case <-s.done:
+	case <-s.host.Done():
 	}
 	rs.mu.Lock()
 	run.attached--
@@ -461,7 +493,7 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 	}
 	rs.mu.Unlock()
 	if !completed {
-		writeRouterError(w, http.StatusGatewayTimeout, "deadline_exceeded", "the router stopped waiting; resend the same request and key to collect",
+		WriteError(w, http.StatusGatewayTimeout, "deadline_exceeded", "the router stopped waiting; resend the same request and key to collect",
 			map[string]string{"Retry-After": strconv.Itoa(o.RetryAfter)})
 		return
 	}
@@ -469,20 +501,20 @@ func (s *Server) handleInvoke(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeOutcome sends a completed run's result, or its failure.
-func (s *Server) writeOutcome(w http.ResponseWriter, run *routerRun, replay bool) {
+func (s *Router) writeOutcome(w http.ResponseWriter, run *routerRun, replay bool) {
 	if run.outcome.errorType != "" {
 		status := http.StatusBadGateway
 		if run.outcome.errorType == errTypeCancelled {
 			status = http.StatusGone
 		}
-		writeRouterError(w, status, run.outcome.errorType, "the run failed: "+run.outcome.errorType, nil)
+		WriteError(w, status, run.outcome.errorType, "the run failed: "+run.outcome.errorType, nil)
 		return
 	}
-	s.router.mu.Lock()
+	s.state.mu.Lock()
 	for k, v := range s.spendHeaders() {
 		w.Header().Set(k, v)
 	}
-	s.router.mu.Unlock()
+	s.state.mu.Unlock()
 	w.Header().Set("Idempotent-Replayed", strconv.FormatBool(replay))
 	if run.model.credits && !replay {
 		w.Header().Set("X-Svc-Credits-Used", "1")
@@ -496,7 +528,7 @@ func (s *Server) writeOutcome(w http.ResponseWriter, run *routerRun, replay bool
 
 // ---- queued delivery ----
 
-func (s *Server) queueStatusLocked(r *http.Request, run *routerRun) map[string]any {
+func (s *Router) queueStatusLocked(r *http.Request, run *routerRun) map[string]any {
 	base := s.routerLink(r, "/v2/models/"+run.model.id+"/requests/"+run.id)
 	body := map[string]any{
 		"request_id": run.id, "status": run.status,
@@ -513,18 +545,18 @@ func (s *Server) queueStatusLocked(r *http.Request, run *routerRun) map[string]a
 
 // routerLink is an absolute URL on the request's host (or on PublicBaseURL): the router's
 // queue URLs (status_url, response_url, cancel_url) are absolute.
-func (s *Server) routerLink(r *http.Request, path string) string {
-	if base := s.opts.Router.PublicBaseURL; base != "" {
-		return strings.TrimRight(base, "/") + s.opts.MountPrefix + path
+func (s *Router) routerLink(r *http.Request, path string) string {
+	if base := s.opts.PublicBaseURL; base != "" {
+		return strings.TrimRight(base, "/") + s.mountPrefix + path
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + r.Host + s.opts.MountPrefix + path
+	return scheme + "://" + r.Host + s.mountPrefix + path
 }
 
-func (s *Server) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
+func (s *Router) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
 	m := s.model(w, r)
 	if m == nil {
 		return
@@ -533,7 +565,7 @@ func (s *Server) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rs := s.router
+	rs := s.state
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rec, ok := s.keyed(w, r, OpSubmitRequest, body)
@@ -563,22 +595,22 @@ func (s *Server) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 // queued finds the path's request, or answers 404 (unknown) or 410 (aged out).
-func (s *Server) queuedLocked(w http.ResponseWriter, r *http.Request) *routerRun {
+func (s *Router) queuedLocked(w http.ResponseWriter, r *http.Request) *routerRun {
 	id := r.PathValue("id")
-	if s.router.forgotten[id] {
-		writeRouterError(w, http.StatusGone, "invalid_input", "request "+id+" has aged out", nil)
+	if s.state.forgotten[id] {
+		WriteError(w, http.StatusGone, "invalid_input", "request "+id+" has aged out", nil)
 		return nil
 	}
-	run := s.router.requests[id]
+	run := s.state.requests[id]
 	if run == nil || run.model.id != r.PathValue("provider")+"/"+r.PathValue("model") {
-		writeRouterError(w, http.StatusNotFound, "not_found", "request "+id+" not found", nil)
+		WriteError(w, http.StatusNotFound, "not_found", "request "+id+" not found", nil)
 		return nil
 	}
 	return run
 }
 
-func (s *Server) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
-	rs := s.router
+func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
+	rs := s.state
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	run := s.queuedLocked(w, r)
@@ -586,13 +618,13 @@ func (s *Server) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if run.status != "COMPLETED" {
-		w.Header().Set("Retry-After", strconv.Itoa(s.routerOpts().RetryAfter))
+		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
 	}
-	writeJSON(w, http.StatusOK, s.queueStatusLocked(r, run))
+	wire.WriteJSON(w, http.StatusOK, s.queueStatusLocked(r, run))
 }
 
-func (s *Server) handleCollect(w http.ResponseWriter, r *http.Request) {
-	rs := s.router
+func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
+	rs := s.state
 	rs.mu.Lock()
 	run := s.queuedLocked(w, r)
 	if run == nil {
@@ -602,8 +634,8 @@ func (s *Server) handleCollect(w http.ResponseWriter, r *http.Request) {
 	if run.status != "COMPLETED" {
 		body := s.queueStatusLocked(r, run)
 		rs.mu.Unlock()
-		w.Header().Set("Retry-After", strconv.Itoa(s.routerOpts().RetryAfter))
-		writeJSON(w, http.StatusAccepted, body)
+		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
+		wire.WriteJSON(w, http.StatusAccepted, body)
 		return
 	}
 	replay := run.delivered
@@ -612,8 +644,8 @@ func (s *Server) handleCollect(w http.ResponseWriter, r *http.Request) {
 	s.writeOutcome(w, run, replay)
 }
 
-func (s *Server) handleRouterCancel(w http.ResponseWriter, r *http.Request) {
-	rs := s.router
+func (s *Router) handleRouterCancel(w http.ResponseWriter, r *http.Request) {
+	rs := s.state
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	run := s.queuedLocked(w, r)
@@ -621,53 +653,53 @@ func (s *Server) handleRouterCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if run.status == "COMPLETED" {
-		writeJSON(w, http.StatusConflict, map[string]string{"request_id": run.id, "status": "ALREADY_COMPLETED"})
+		wire.WriteJSON(w, http.StatusConflict, map[string]string{"request_id": run.id, "status": "ALREADY_COMPLETED"})
 		return
 	}
 	run.cancel()
-	writeJSON(w, http.StatusAccepted, map[string]string{"request_id": run.id, "status": "CANCELLATION_REQUESTED"})
+	wire.WriteJSON(w, http.StatusAccepted, map[string]string{"request_id": run.id, "status": "CANCELLATION_REQUESTED"})
 }
 
 // ---- inspection for tests ----
 
-// RouterRuns reports how many runs of model the router started (replays start none).
-func (s *Server) RouterRuns(model string) int {
-	s.router.mu.Lock()
-	defer s.router.mu.Unlock()
-	return s.router.runs[model]
+// Runs reports how many runs of model the router started (replays start none).
+func (s *Router) Runs(model string) int {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	return s.state.runs[model]
 }
 
-// RouterKeysSeen returns the Idempotency-Key of every request of op (OpInvokeModel or
+// KeysSeen returns the Idempotency-Key of every request of op (OpInvokeModel or
 // OpSubmitRequest) that reached the handler, in order ("" for none).
-func (s *Server) RouterKeysSeen(op string) []string {
-	s.router.mu.Lock()
-	defer s.router.mu.Unlock()
-	return append([]string(nil), s.router.keysSeen[op]...)
+func (s *Router) KeysSeen(op string) []string {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	return append([]string(nil), s.state.keysSeen[op]...)
 }
 
-// RouterSchemaNotModified reports how many schema reads were answered 304.
-func (s *Server) RouterSchemaNotModified() int {
-	s.router.mu.Lock()
-	defer s.router.mu.Unlock()
-	return s.router.notMod
+// SchemaNotModified reports how many schema reads were answered 304.
+func (s *Router) SchemaNotModified() int {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	return s.state.notMod
 }
 
-// RouterRequest reports a queued request's status and error type.
-func (s *Server) RouterRequest(id string) (status, errorType string, ok bool) {
-	s.router.mu.Lock()
-	defer s.router.mu.Unlock()
-	run := s.router.requests[id]
+// Request reports a queued request's status and error type.
+func (s *Router) Request(id string) (status, errorType string, ok bool) {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	run := s.state.requests[id]
 	if run == nil {
 		return "", "", false
 	}
 	return run.status, run.outcome.errorType, true
 }
 
-// WaitRouterRequest blocks until the queued request completes (or d passes) and reports whether it did.
-func (s *Server) WaitRouterRequest(id string, d time.Duration) bool {
-	s.router.mu.Lock()
-	run := s.router.requests[id]
-	s.router.mu.Unlock()
+// WaitRequest blocks until the queued request completes (or d passes) and reports whether it did.
+func (s *Router) WaitRequest(id string, d time.Duration) bool {
+	s.state.mu.Lock()
+	run := s.state.requests[id]
+	s.state.mu.Unlock()
 	if run == nil {
 		return false
 	}
@@ -679,12 +711,12 @@ func (s *Server) WaitRouterRequest(id string, d time.Duration) bool {
 	}
 }
 
-// ForgetRouterRequests ages out every queued request: their routes answer 410 from now on, as
+// ForgetRequests ages out every queued request: their routes answer 410 from now on, as
 // after the 24-hour retention.
-func (s *Server) ForgetRouterRequests() {
-	s.router.mu.Lock()
-	defer s.router.mu.Unlock()
-	for id := range s.router.requests {
-		s.router.forgotten[id] = true
+func (s *Router) ForgetRequests() {
+	s.state.mu.Lock()
+	defer s.state.mu.Unlock()
+	for id := range s.state.requests {
+		s.state.forgotten[id] = true
 	}
 }
