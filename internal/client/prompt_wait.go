@@ -61,9 +61,9 @@ func (r *PromptResult) Succeeded() bool { return PromptSucceeded(r.Status) }
 
 // PromptWaitOptions tune WaitPrompt. Zero values take the defaults.
 type PromptWaitOptions struct {
-	// PollInterval is the status poll interval without a socket (default 2 s, the pace the
-	// v1 interface's own clients keep). PollIntervalSocket applies while the socket is connected (default 10 s): its
-	// messages wake the loop, so polling only guards against a silent socket.
+	// PollInterval is the status poll interval without a socket (default 2 s).
+	// PollIntervalSocket applies while the socket is connected (default 10 s): its messages
+	// wake the loop, so polling only guards against a silent socket.
 	PollInterval, PollIntervalSocket time.Duration
 	// SocketGrace is how long to wait, once the status is terminal, for the socket's terminal
 	// message, which comes after the outputs (default 5 s).
