@@ -2,16 +2,16 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/svc-org/terraform-provider-svc/internal/provider"
 )
@@ -27,11 +27,13 @@ func main() {
 		silenceUnreadLogs()
 	}
 	stopProfile := startCPUProfile()
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/svc-org/svc",
-		Debug:   debug,
-	})
+	var serveOpts []tf6server.ServeOpt
+	if debug {
+		serveOpts = append(serveOpts, tf6server.WithManagedDebug())
+	}
+	err := tf6server.Serve("registry.terraform.io/svc-org/svc", provider.NewProtocol6Server(version), serveOpts...)
 	stopProfile()
+	writeHeapProfile()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,6 +61,26 @@ func startCPUProfile() func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
 	}
+}
+
+// writeHeapProfile writes a heap profile of this plugin process to heap-<pid>.pprof in the
+// directory named by SVC_PROVIDER_MEMPROFILE, when set, once the server has stopped: what is
+// still reachable then is what the provider kept across requests.
+func writeHeapProfile() {
+	dir := os.Getenv("SVC_PROVIDER_MEMPROFILE")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", os.Getpid())))
+	if err != nil {
+		log.Printf("[WARN] heap profile not written: %v", err)
+		return
+	}
+	runtime.GC() // the profile reports the heap as of the last collection
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		log.Printf("[WARN] heap profile not written: %v", err)
+	}
+	_ = f.Close()
 }
 
 // silenceUnreadLogs turns the plugin's loggers off when no TF_LOG* variable is set. Terraform
