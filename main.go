@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -26,6 +27,7 @@ func main() {
 	if !debug {
 		silenceUnreadLogs()
 	}
+	tuneGC()
 	stopProfile := startCPUProfile()
 	var serveOpts []tf6server.ServeOpt
 	if debug {
@@ -60,6 +62,22 @@ func startCPUProfile() func() {
 	return func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
+	}
+}
+
+// tuneGC lets the heap grow to five times what is live between collections, under a soft
+// limit of 96 MiB, unless GOGC or GOMEMLIMIT says otherwise. The plugin's live heap is small and
+// does not grow with the number of resources (a few MiB: schemas, the HTTP client, the calls in
+// flight), while a plan or an apply of a batch allocates hundreds of MiB of short-lived values
+// call after call; at the default GOGC=100 the collector ran every 4 MiB allocated and took a
+// tenth of the plugin's CPU. Should the live heap ever approach the limit, the collector runs
+// more often rather than let the process grow past it.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(96 << 20)
 	}
 }
 
