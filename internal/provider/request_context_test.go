@@ -12,7 +12,7 @@ import (
 type requestContextKey struct{}
 
 // payload stands for what a call's context chain holds (loggers, the gRPC stream).
-type payload struct{ data [4096]byte }
+type payload struct{ name string }
 
 func TestRequestContextAnswersAsItsParentWhileTheCallRuns(t *testing.T) {
 	t.Parallel()
@@ -58,7 +58,7 @@ func TestRequestContextReleasesItsParent(t *testing.T) {
 // the call's context, and returns it with a weak pointer to a value of the call's context chain.
 // The chain's own cancel function is called before returning, as gRPC does when a call ends.
 func callKeepingACancel(t *testing.T) (context.CancelFunc, weak.Pointer[payload]) {
-	held := &payload{}
+	held := &payload{name: "held by the call's context"}
 	parent, cancelParent := context.WithCancel(context.WithValue(context.Background(), requestContextKey{}, held))
 	defer cancelParent()
 	var kept context.CancelFunc
