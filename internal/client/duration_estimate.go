@@ -88,22 +88,31 @@ func (e *DurationEstimator) Observe(shape string, job *Job) {
 // Expected returns the likely run time of a job of the given shape: the median of the recent
 // run times, when there are enough of them and they agree.
 func (e *DurationEstimator) Expected(shape string) (time.Duration, bool) {
+	median, _, ok := e.runTimes(shape)
+	return median, ok
+}
+
+// runTimes returns the median and a late run time (the ninth decile, at most the longest) of
+// the recent run times of the shape, when there are enough of them and they agree. Reading a
+// job once after the late run time finds nearly every job finished at the first read, where
+// reading after the median finds half of them still running and costs those a second read.
+func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, ok bool) {
 	if e == nil || shape == "" {
-		return 0, false
+		return 0, 0, false
 	}
 	e.mu.Lock()
 	samples := slices.Clone(e.byShape[shape])
 	e.mu.Unlock()
 	if len(samples) < estimateMinSamples {
-		return 0, false
+		return 0, 0, false
 	}
 	slices.Sort(samples)
-	median := samples[len(samples)/2]
+	median = samples[len(samples)/2]
 	limit := time.Duration(float64(median) * estimateSpread)
 	if samples[len(samples)-1]-median > limit || median-samples[0] > limit {
-		return 0, false
+		return 0, 0, false
 	}
-	return median, true
+	return median, samples[len(samples)*9/10], true
 }
 
 // executionTime is how long a finished job ran, from its metrics or its timestamps.

@@ -147,6 +147,26 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 	}
 }
 
+// Run times of one shape that vary: a running job is read once after the late end of them
+// (the ninth decile), so that it is finished at that read; a queued one waits the median.
+func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	for _, ms := range []int64{2800, 2900, 3000, 3000, 3100, 3200, 3300, 2950, 3050, 3400} {
+		e.Observe("s", finishedJob(JobSucceeded, ms, "", ""))
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	start := now.Add(-time.Second).Format(time.RFC3339Nano)
+	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
+	if got, _ := p.untilLikelyEnd(&Job{Status: JobQueued}, now); got != 3050*time.Millisecond {
+		t.Errorf("queued: %v, want the median 3.05s", got)
+	}
+	want := 3400*time.Millisecond + 3050*time.Millisecond/32 + likelyEndMargin - time.Second
+	if got, _ := p.untilLikelyEnd(&Job{Status: JobRunning, StartedAt: &start}, now); got != want {
+		t.Errorf("running: %v, want %v (after the ninth decile, 3.4s)", got, want)
+	}
+}
+
 func TestDurationEstimatorFollowers(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()

@@ -155,11 +155,12 @@ func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 }
 
 // untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
-// shown how long they run: a queued job cannot end sooner than one run from now, a running one
-// is read once just after its start plus that run time, and, if it is still running then, at a
-// tenth of that run time plus half the time it is overdue (at most max).
+// shown how long they run: a queued job cannot end sooner than one run from now (the median run
+// time), a running one is read once just after its start plus a late run time of the shape, and,
+// if it is still running then, at a tenth of the median plus half the time it is overdue (at
+// most max).
 func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
-	expected, ok := p.durations.Expected(p.shape)
+	expected, late, ok := p.durations.runTimes(p.shape)
 	if !ok {
 		return 0, false
 	}
@@ -171,8 +172,9 @@ func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, b
 		if !ok || start.After(now) { // no start time, or a clock ahead of ours
 			return 0, false
 		}
-		// Reading just before the end costs a read and a retry: aim a little after it.
-		left := start.Add(expected + expected/32 + likelyEndMargin).Sub(now)
+		// Reading just before the end costs a read and a retry: aim a little after the late
+		// end of the shape's run times.
+		left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
 		if left <= 0 {
 			// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the
 			// run time, and less often the later it gets.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 )
 
@@ -65,7 +64,7 @@ func serveProviderForCLI(t *testing.T) string {
 	reattach := make(chan *plugin.ReattachConfig, 1)
 	closed := make(chan struct{})
 	go func() {
-		_ = tf6server.Serve(providerAddress(), providerserver.NewProtocol6(New("test")()),
+		_ = tf6server.Serve(providerAddress(), NewProtocol6Server("test"),
 			tf6server.WithDebug(ctx, reattach, closed),
 			tf6server.WithGoPluginLogger(hclog.New(&hclog.LoggerOptions{Output: io.Discard})),
 			tf6server.WithoutLogStderrOverride(),

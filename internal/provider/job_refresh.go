@@ -4,8 +4,28 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
+
+// jobSettledInState reports whether a refresh at now can keep state without asking the service
+// (rerun_on_expiry off and the record settled). It reads only the attributes that decide, so a
+// batch of finished jobs is not converted whole into models at every refresh.
+func jobSettledInState(ctx context.Context, state tfsdk.State, now time.Time) bool {
+	var m jobRecordModel
+	var rerunOnExpiry types.Bool
+	for name, target := range map[string]any{
+		"rerun_on_expiry": &rerunOnExpiry, "status": &m.Status, "expires_at": &m.ExpiresAt, "outputs": &m.Outputs,
+	} {
+		if state.GetAttribute(ctx, path.Root(name), target).HasError() {
+			return false
+		}
+	}
+	return !rerunOnExpiry.ValueBool() && m.settledAt(ctx, now)
+}
 
 // settledAt reports whether a refresh at now can keep state without asking the service. A job
 // that ended is fixed until its expires_at, except for what the service fills in or renews later:

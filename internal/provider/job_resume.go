@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -17,8 +19,17 @@ import (
 // wait_for_completion on. Nothing is submitted; the record is planned unknown so that resources
 // using the outputs wait for the update.
 func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	state, plan, ok := readResumeWaitPlan[jobResourceModel](ctx, req, resp)
-	if !ok || !plan.WaitForCompletion.ValueBool() || !jobStillRunning(state) {
+	if !resumeWaitPlan(req, resp) {
+		return
+	}
+	// Only three attributes decide: reading them alone spares converting the whole record of
+	// every resource of a batch into a model at each plan.
+	var state jobResourceModel
+	var waitForCompletion types.Bool
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("wait_for_completion"), &waitForCompletion)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &state.ID)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &state.Status)...)
+	if resp.Diagnostics.HasError() || !waitForCompletion.ValueBool() || !jobStillRunning(state) {
 		return
 	}
 	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobFields, "created_at", "urls")...)

@@ -15,10 +15,14 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// testAccProtoV6ProviderFactories runs the provider in-process for acceptance tests.
+// testAccProtoV6ProviderFactories runs the provider in-process for acceptance tests, behind the
+// same request-context wrapper as the plugin binary (one provider instance for every server, as
+// providerserver.NewProtocol6WithError would share it).
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"svc": providerserver.NewProtocol6WithError(New("test")()),
+	"svc": func() (tfprotov6.ProviderServer, error) { return releasingServer{testAccFrameworkServer()}, nil },
 }
+
+var testAccFrameworkServer = providerserver.NewProtocol6(New("test")())
 
 func TestMain(m *testing.M) {
 	// terraform-plugin-testing downloads Terraform unless told where it is; use the one on PATH.

@@ -236,6 +236,9 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if !r.data.configUnknown && jobSettledInState(ctx, req.State, r.data.now()) {
+		return // nothing in a finished job's record can change before it expires: no request
+	}
 	var state jobResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -248,10 +251,6 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
 		return
 	}
-	if !state.RerunOnExpiry.ValueBool() && state.settledAt(ctx, r.data.now()) {
-		return // nothing in a finished job's record can change before it expires: no request
-	}
-
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
 	job, err := r.data.client.ReadJob(readCtx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
