@@ -106,12 +106,7 @@ func pluginProcesses(exe string) map[string]pluginUsage {
 			}
 		}
 		if status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status")); err == nil {
-			for _, line := range strings.Split(string(status), "\n") {
-				if f := strings.Fields(line); len(f) > 1 && f[0] == "VmHWM:" {
-					kb, _ := strconv.ParseUint(f[1], 10, 64)
-					u.peakRSS = kb << 10
-				}
-			}
+			u.peakRSS = vmHWM(status)
 		}
 		out[e.Name()] = u
 	}

@@ -218,7 +218,7 @@ func benchApply(t *testing.T, bin string) string {
 	tf := newBinaryTerraform(t, bin)
 	writeJobsConfig(t, tf.dir, 10) // 10 steps of 50 ms: 0.5 s per job
 	vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "jobs=100"}
-	peak := watchPeakRSS("terraform-provider-svc")
+	peak := watchPeakRSSOf(filepath.Join(bin, "terraform-provider-svc"))
 	start := time.Now()
 	tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=16"}, vars...)...)
 	wall := time.Since(start)
@@ -233,7 +233,7 @@ func benchApply(t *testing.T, bin string) string {
 	vars2 := []string{"-var", "endpoint=" + srv2.URL(), "-var", "jobs=500"}
 	tf2.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=20"}, vars2...)...)
 	before := requestsTotal(srv2)
-	peak2 := watchPeakRSS("terraform-provider-svc")
+	peak2 := watchPeakRSSOf(filepath.Join(bin, "terraform-provider-svc"))
 	start = time.Now()
 	tf2.run(append([]string{"plan", "-input=false", "-no-color", "-detailed-exitcode"}, vars2...)...)
 	wall2 := time.Since(start)
@@ -344,56 +344,6 @@ func newBinaryTerraform(t *testing.T, pluginDir string) *terraformCLI {
 	}
 	env = append(env, "TF_CLI_CONFIG_FILE="+rc, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1", "TF_DATA_DIR="+filepath.Join(dir, ".terraform"))
 	return &terraformCLI{t: t, dir: dir, env: env}
-}
-
-// watchPeakRSS samples the resident memory of every process named name until the returned
-// function is called, and returns the highest value seen (bytes).
-func watchPeakRSS(name string) func() uint64 {
-	stop := make(chan struct{})
-	done := make(chan uint64)
-	go func() {
-		var peak uint64
-		for {
-			for _, rss := range processRSS(name) {
-				peak = max(peak, rss)
-			}
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	return func() uint64 { close(stop); return <-done }
-}
-
-// processRSS reads VmHWM (peak resident set) of processes whose comm starts with name.
-func processRSS(name string) []uint64 {
-	entries, _ := os.ReadDir("/proc")
-	var out []uint64
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || !strings.HasPrefix(name, strings.TrimSpace(string(comm))) {
-			continue
-		}
-		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(line, "VmHWM:") {
-				f := strings.Fields(line)
-				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-					out = append(out, kb<<10)
-				}
-			}
-		}
-	}
-	return out
 }
 
 func percentile(ds []time.Duration, p int) time.Duration {

@@ -79,17 +79,8 @@ func TestAccHostile_recordValuesThatDoNotFitKeepTheJob(t *testing.T) {
 // peakRSS is this process's peak resident set (VmHWM) in MiB, or 0 where /proc is not there. The
 // provider runs inside the test process, so this bounds the provider's own.
 func peakRSS() int {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return kb >> 10
-		}
-	}
-	return 0
+	status, _ := os.ReadFile("/proc/self/status")
+	return int(vmHWM(status) >> 20)
 }
 
 // A 307 in answer to the submission, to a host the configuration does not name: the apply

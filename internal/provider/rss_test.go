@@ -39,17 +39,20 @@ func peakRSSOf(bin string) uint64 {
 		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err != nil || exe != bin {
 			continue
 		}
-		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
-					peak = max(peak, kb<<10)
-				}
-			}
+		if status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status")); err == nil {
+			peak = max(peak, vmHWM(status))
 		}
 	}
 	return peak
+}
+
+// vmHWM is the peak resident set (VmHWM) in bytes that a /proc/<pid>/status file reports, or 0.
+func vmHWM(status []byte) uint64 {
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
