@@ -4,7 +4,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
@@ -29,6 +28,6 @@ func (c *testClock) AdvancePast(t time.Time) {
 // factories runs the provider in-process with this clock.
 func (c *testClock) factories() map[string]func() (tfprotov6.ProviderServer, error) {
 	return map[string]func() (tfprotov6.ProviderServer, error){
-		"svc": providerserver.NewProtocol6WithError(newWithClock("test", c.Now)()),
+		"svc": func() (tfprotov6.ProviderServer, error) { return protocol6Server("test", c.Now)(), nil },
 	}
 }

@@ -11,20 +11,20 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// jobSettledInState reports whether a refresh at now can keep state without asking the service
-// (rerun_on_expiry off and the record settled). It reads only the attributes that decide, so a
-// batch of finished jobs is not converted whole into models at every refresh.
-func jobSettledInState(ctx context.Context, state tfsdk.State, now time.Time) bool {
-	var m jobRecordModel
-	var rerunOnExpiry types.Bool
-	for name, target := range map[string]any{
-		"rerun_on_expiry": &rerunOnExpiry, "status": &m.Status, "expires_at": &m.ExpiresAt, "outputs": &m.Outputs,
-	} {
-		if state.GetAttribute(ctx, path.Root(name), target).HasError() {
-			return false
-		}
-	}
-	return !rerunOnExpiry.ValueBool() && m.settledAt(ctx, now)
+// settledRecord is what decides whether a refresh of svc_job can keep state without asking the
+// service: read from state by jobSettledInState (through the framework) and by
+// settledJobServer (from the bytes Terraform sent), so both apply one rule.
+type settledRecord struct {
+	rerunOnExpiry bool
+	status        string
+	expiresAt     string
+	outputsKnown  bool // the outputs list is neither null nor unknown
+	outputs       []settledOutput
+}
+
+type settledOutput struct {
+	hash         string // "" when null
+	urlExpiresAt string
 }
 
 // settledAt reports whether a refresh at now can keep state without asking the service. A job
@@ -33,30 +33,52 @@ func jobSettledInState(ctx context.Context, state tfsdk.State, now time.Time) bo
 // ended (succeeded, failed or canceled), expires_at is still ahead, every output has its hash, and
 // every signed URL in state stays valid for urlKeepMargin. A batch of finished jobs then costs no
 // request to plan or destroy; a job still running, near its expiry or missing a hash is read as
-// before.
-func (m jobRecordModel) settledAt(ctx context.Context, now time.Time) bool {
-	switch m.Status.ValueString() {
+// before. With rerun_on_expiry set, every refresh reads, to see the service expire the job.
+func (r settledRecord) settledAt(now time.Time) bool {
+	switch r.status {
 	case client.JobSucceeded, client.JobFailed, client.JobCanceled:
 	default:
 		return false
 	}
-	expires, err := time.Parse(time.RFC3339Nano, m.ExpiresAt.ValueString())
-	if err != nil || !now.Before(expires) {
+	if r.rerunOnExpiry || !r.outputsKnown || !validUntil(r.expiresAt, now) {
 		return false
 	}
-	if m.Outputs.IsNull() || m.Outputs.IsUnknown() {
-		return false
-	}
-	var outputs []outputModel
-	if m.Outputs.ElementsAs(ctx, &outputs, false).HasError() {
-		return false
-	}
-	for _, o := range outputs {
-		if o.Hash.IsNull() || o.Hash.ValueString() == "" || !validUntil(o.URLExpiresAt.ValueString(), now.Add(urlKeepMargin)) {
+	for _, o := range r.outputs {
+		if o.hash == "" || !validUntil(o.urlExpiresAt, now.Add(urlKeepMargin)) {
 			return false
 		}
 	}
 	return true
+}
+
+// jobSettledInState reports whether a refresh at now can keep state without asking the service.
+// It reads only the attributes that decide, so a batch of finished jobs is not converted whole
+// into models at every refresh.
+func jobSettledInState(ctx context.Context, state tfsdk.State, now time.Time) bool {
+	var status, expiresAt types.String
+	var rerunOnExpiry types.Bool
+	var outputs types.List
+	for name, target := range map[string]any{
+		"rerun_on_expiry": &rerunOnExpiry, "status": &status, "expires_at": &expiresAt, "outputs": &outputs,
+	} {
+		if state.GetAttribute(ctx, path.Root(name), target).HasError() {
+			return false
+		}
+	}
+	r := settledRecord{
+		rerunOnExpiry: rerunOnExpiry.ValueBool(), status: status.ValueString(), expiresAt: expiresAt.ValueString(),
+		outputsKnown: !outputs.IsNull() && !outputs.IsUnknown(),
+	}
+	if r.outputsKnown {
+		var held []outputModel
+		if outputs.ElementsAs(ctx, &held, false).HasError() {
+			return false
+		}
+		for _, o := range held {
+			r.outputs = append(r.outputs, settledOutput{hash: o.Hash.ValueString(), urlExpiresAt: o.URLExpiresAt.ValueString()})
+		}
+	}
+	return r.settledAt(now)
 }
 
 // validUntil reports whether an RFC 3339 expiry is after t.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -97,7 +98,11 @@ func (v jsonSemantic) ValidateAttribute(_ context.Context, req xattr.ValidateAtt
 	if v.IsNull() || v.IsUnknown() {
 		return
 	}
-	if _, err := canonicaljson.Canonical([]byte(v.ValueString())); err != nil {
+	doc := []byte(v.ValueString())
+	if json.Valid(doc) {
+		return // every document json.Valid accepts has a canonical form; only a bad one is located
+	}
+	if _, err := canonicaljson.Canonical(doc); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid JSON", err.Error())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -16,10 +17,10 @@ import (
 )
 
 // testAccProtoV6ProviderFactories runs the provider in-process for acceptance tests, behind the
-// same request-context wrapper as the plugin binary (one provider instance for every server, as
+// same layers as the plugin binary (one provider instance for every server, as
 // providerserver.NewProtocol6WithError would share it).
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"svc": func() (tfprotov6.ProviderServer, error) { return releasingServer{testAccFrameworkServer()}, nil },
+	"svc": func() (tfprotov6.ProviderServer, error) { return serverStack(testAccFrameworkServer(), time.Now), nil },
 }
 
 var testAccFrameworkServer = providerserver.NewProtocol6(New("test")())

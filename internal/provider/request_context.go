@@ -12,7 +12,8 @@ import (
 
 // NewProtocol6Server returns the provider's plugin server: the framework's, with every
 // per-resource call given a request context that lets go of the call's own context when the
-// call returns.
+// call returns, behind settledJobServer, which answers the calls about finished jobs that
+// change nothing.
 //
 // The framework derives a cancellable context from each call's context and keeps its cancel
 // function until Terraform stops the provider, so that stopping cancels every call. Each kept
@@ -22,9 +23,19 @@ import (
 // 1,000 resources planned, and the collector re-marked all of it each cycle). What the framework
 // keeps now is a released requestContext: a few hundred bytes.
 func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
+	return protocol6Server(version, time.Now)
+}
+
+// protocol6Server is NewProtocol6Server with the clock the provider compares expiry times with.
+func protocol6Server(version string, now func() time.Time) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
-		return releasingServer{providerserver.NewProtocol6(New(version)())()}
+		return serverStack(providerserver.NewProtocol6(newWithClock(version, now)())(), now)
 	}
+}
+
+// serverStack puts the plugin's own layers over a framework server.
+func serverStack(framework tfprotov6.ProviderServer, now func() time.Time) tfprotov6.ProviderServer {
+	return newSettledJobServer(releasingServer{framework}, now)
 }
 
 // releasingServer passes every per-resource and per-data-source call to the framework with a

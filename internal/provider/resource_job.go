@@ -306,13 +306,19 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	// Two attributes decide whether anything is sent: a batch of finished jobs is forgotten
+	// without converting each whole record into a model.
+	var cancelOnDestroy types.Bool
+	var status types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("cancel_on_destroy"), &cancelOnDestroy)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
+	if resp.Diagnostics.HasError() || !cancelOnDestroy.ValueBool() || client.JobTerminal(status.ValueString()) {
+		return // nothing runs; the job is forgotten, the service keeps it until it expires
+	}
 	var state jobResourceModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
-	}
-	if !state.CancelOnDestroy.ValueBool() || client.JobTerminal(state.Status.ValueString()) {
-		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
 	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultJobDeleteTimeout)
 	resp.Diagnostics.Append(diags...)

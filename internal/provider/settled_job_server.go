@@ -1,0 +1,220 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+const jobTypeName = "svc_job"
+
+// settledJobServer answers three calls about a finished svc_job itself, without the
+// framework, when their answer is "state as it is": the refresh of a settled record, the plan of
+// a job whose configuration changes nothing, and the plan of its destruction. A plan or a destroy
+// of a batch of finished jobs is made of these calls; the framework spent most of the
+// provider's time on them (decoding each call's three values and visiting every attribute of the
+// record, its outputs' included) only to conclude that nothing changes.
+//
+// It answers only where the framework path is known to answer the same, by the rules that path
+// applies:
+//   - refresh (ReadResource): the record is settled (settledRecord) and the provider's settings
+//     were known when it was configured; jobResource.Read then keeps state and sends nothing.
+//   - plan (PlanResourceChange): the proposed new state is the prior state, byte for byte (no
+//     configured value differs, none is unknown), the job has ended (nothing to wait for), and
+//     each attribute with a default that the configuration leaves null already holds that
+//     default (otherwise the framework plans the default). No plan modifier of svc_job changes a
+//     planned value that equals the prior state, and ModifyPlan acts only on a changed workflow
+//     or a job still running.
+//   - destroy plan: ModifyPlan does nothing when the plan is null.
+//
+// Every other call, and every call about another type, goes to the framework.
+// TestSettledJobServerAnswersAsTheFramework holds the two paths to the same answers.
+type settledJobServer struct {
+	tfprotov6.ProviderServer
+	now          func() time.Time
+	jobType      tftypes.Type
+	boolDefaults map[string]bool // svc_job's attributes with a default, and the default
+	// settingsKnown is whether every provider setting was known when the provider was
+	// configured: otherwise Read keeps state for another reason, and says so in a log line.
+	settingsKnown atomic.Bool
+	providerType  tftypes.Type
+}
+
+// newSettledJobServer wraps next. Should svc_job ever have a default this server does not
+// read, it answers nothing itself.
+func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time) tfprotov6.ProviderServer {
+	ctx := context.Background()
+	var resp resource.SchemaResponse
+	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
+	defaults, ok := boolDefaultsOf(ctx, resp.Schema)
+	if !ok {
+		return next
+	}
+	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx), boolDefaults: defaults}
+}
+
+// boolDefaultsOf returns the default of every attribute of s that has one; ok is false when an
+// attribute other than a bool has a default.
+func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[string]bool, ok bool) {
+	boolDefaults = map[string]bool{}
+	for name, a := range s.Attributes {
+		switch a := a.(type) {
+		case schema.BoolAttribute:
+			if a.Default != nil {
+				var resp defaults.BoolResponse
+				a.Default.DefaultBool(ctx, defaults.BoolRequest{}, &resp)
+				boolDefaults[name] = resp.PlanValue.ValueBool()
+			}
+		case schema.StringAttribute:
+			if a.Default != nil {
+				return nil, false
+			}
+		case schema.Int64Attribute:
+			if a.Default != nil {
+				return nil, false
+			}
+		case schema.Float64Attribute:
+			if a.Default != nil {
+				return nil, false
+			}
+		}
+	}
+	return boolDefaults, true
+}
+
+func (s *settledJobServer) ConfigureProvider(ctx context.Context, req *tfprotov6.ConfigureProviderRequest) (*tfprotov6.ConfigureProviderResponse, error) {
+	s.settingsKnown.Store(s.fullyKnown(ctx, req.Config))
+	return s.ProviderServer.ConfigureProvider(ctx, req)
+}
+
+func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	if req.TypeName != jobTypeName || !s.settingsKnown.Load() {
+		return s.ProviderServer.ReadResource(ctx, req)
+	}
+	state, ok := s.decode(req.CurrentState)
+	if !ok || !settledRecordOf(state).settledAt(s.now()) {
+		return s.ProviderServer.ReadResource(ctx, req)
+	}
+	return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
+}
+
+func (s *settledJobServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	if req.TypeName == jobTypeName && s.plansNoChange(req) {
+		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}, nil
+	}
+	return s.ProviderServer.PlanResourceChange(ctx, req)
+}
+
+// plansNoChange reports whether the framework would plan req's prior state unchanged (or the
+// destruction Terraform proposes), by the rules in settledJobServer's comment.
+func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest) bool {
+	prior, ok := s.decode(req.PriorState)
+	if !ok || prior == nil {
+		return false
+	}
+	if proposed, ok := s.decode(req.ProposedNewState); ok && proposed == nil {
+		return true // destroy
+	}
+	if req.PriorState.MsgPack == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+		return false
+	}
+	if !client.JobTerminal(stringAttr(prior, "status")) {
+		return false
+	}
+	config, ok := s.decode(req.Config)
+	if !ok || config == nil {
+		return false
+	}
+	for name, def := range s.boolDefaults {
+		if config[name].IsNull() && !prior[name].Equal(tftypes.NewValue(tftypes.Bool, def)) {
+			return false
+		}
+	}
+	return true
+}
+
+// decode returns v's attributes, nil for a null object; ok is false when v is missing, not
+// msgpack, unknown or does not decode as svc_job.
+func (s *settledJobServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]tftypes.Value, ok bool) {
+	if v == nil || v.MsgPack == nil {
+		return nil, false
+	}
+	val, err := v.Unmarshal(s.jobType)
+	if err != nil || !val.IsKnown() {
+		return nil, false
+	}
+	if val.IsNull() {
+		return nil, true
+	}
+	if err := val.As(&attrs); err != nil {
+		return nil, false
+	}
+	return attrs, true
+}
+
+// fullyKnown reports whether the provider configuration config holds no unknown value.
+func (s *settledJobServer) fullyKnown(ctx context.Context, config *tfprotov6.DynamicValue) bool {
+	if s.providerType == nil {
+		schemaResp, err := s.ProviderServer.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+		if err != nil || schemaResp.Provider == nil {
+			return false
+		}
+		s.providerType = schemaResp.Provider.ValueType()
+	}
+	if config == nil {
+		return false
+	}
+	val, err := config.Unmarshal(s.providerType)
+	return err == nil && val.IsFullyKnown()
+}
+
+// settledRecordOf reads from svc_job's state attributes what settledAt decides by; a null state
+// (no attributes) is not settled.
+func settledRecordOf(state map[string]tftypes.Value) settledRecord {
+	r := settledRecord{
+		rerunOnExpiry: boolAttr(state, "rerun_on_expiry"),
+		status:        stringAttr(state, "status"),
+		expiresAt:     stringAttr(state, "expires_at"),
+	}
+	var outputs []tftypes.Value
+	if v, ok := state["outputs"]; !ok || !v.IsKnown() || v.IsNull() || v.As(&outputs) != nil {
+		return r
+	}
+	r.outputsKnown = true
+	for _, o := range outputs {
+		var attrs map[string]tftypes.Value
+		if o.As(&attrs) != nil {
+			r.outputsKnown = false
+			return r
+		}
+		r.outputs = append(r.outputs, settledOutput{hash: stringAttr(attrs, "hash"), urlExpiresAt: stringAttr(attrs, "url_expires_at")})
+	}
+	return r
+}
+
+// stringAttr is attrs[name] as a string; "" when missing, null, unknown or not a string.
+func stringAttr(attrs map[string]tftypes.Value, name string) string {
+	var s string
+	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&s) == nil {
+		return s
+	}
+	return ""
+}
+
+// boolAttr is attrs[name] as a bool; false when missing, null, unknown or not a bool.
+func boolAttr(attrs map[string]tftypes.Value, name string) bool {
+	var b bool
+	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&b) == nil {
+		return b
+	}
+	return false
+}

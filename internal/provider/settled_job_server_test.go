@@ -1,0 +1,271 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// countingServer counts the refreshes and plans that reach the server it wraps.
+type countingServer struct {
+	tfprotov6.ProviderServer
+	reads, plans int
+}
+
+func (c *countingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	c.reads++
+	return c.ProviderServer.ReadResource(ctx, req)
+}
+
+func (c *countingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	c.plans++
+	return c.ProviderServer.PlanResourceChange(ctx, req)
+}
+
+// TestSettledJobServerAnswersAsTheFramework holds settledJobServer to the framework's answers:
+// for each state and configuration, the refresh and the plan it returns are the ones the
+// framework path returns, and it answers itself exactly where it should (a settled record, a
+// plan that changes nothing, a destroy).
+func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	tests := []struct {
+		name       string
+		state      func(map[string]any)      // changes to a settled record
+		config     func(map[string]any)      // changes to the configuration (workflow only)
+		proposed   func(map[string]any) bool // changes to the proposed new state; false: destroy
+		answerRead bool                      // the refresh is answered without the framework
+		answerPlan bool                      // the plan is answered without the framework
+	}{
+		{name: "settled and unchanged", answerRead: true, answerPlan: true},
+		{name: "destroy", proposed: func(map[string]any) bool { return false }, answerRead: true, answerPlan: true},
+		{name: "failed job", state: func(s map[string]any) {
+			s["status"], s["outputs"] = "failed", []any{}
+			s["error"] = map[string]any{"code": "node_execution_error", "message": "boom", "node_id": "1", "class_type": "SaveImage", "traceback": nil}
+		}, answerRead: true, answerPlan: true},
+		{name: "still running", state: func(s map[string]any) {
+			s["status"], s["completed_at"], s["outputs"] = "running", nil, []any{}
+		}},
+		{name: "running, not waited for", state: func(s map[string]any) {
+			s["status"], s["completed_at"], s["wait_for_completion"] = "running", nil, false
+		}, config: func(c map[string]any) { c["wait_for_completion"] = false }},
+		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerPlan: true},
+		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerPlan: true},
+		{name: "signed URL about to expire", state: func(s map[string]any) { output(s)["url_expires_at"] = "2026-11-23T12:04:00Z" }, answerPlan: true},
+		{name: "rerun_on_expiry", state: func(s map[string]any) { s["rerun_on_expiry"] = true },
+			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerPlan: true},
+		{name: "a default no longer held", state: func(s map[string]any) { s["validate"] = false }, answerRead: true},
+		{name: "a non-default value configured", state: func(s map[string]any) { s["cancel_on_destroy"] = false },
+			config: func(c map[string]any) { c["cancel_on_destroy"] = false }, answerRead: true, answerPlan: true},
+		{name: "workflow reformatted", proposed: func(p map[string]any) bool {
+			p["workflow"] = "{ \"1\": {\"inputs\": {}, \"class_type\": \"SaveImage\"} }"
+			return true
+		}, config: func(c map[string]any) {
+			c["workflow"] = "{ \"1\": {\"inputs\": {}, \"class_type\": \"SaveImage\"} }"
+		}, answerRead: true},
+		{name: "workflow changed", proposed: func(p map[string]any) bool {
+			p["workflow"] = `{"1":{"class_type":"PreviewImage","inputs":{}}}`
+			return true
+		}, config: func(c map[string]any) { c["workflow"] = `{"1":{"class_type":"PreviewImage","inputs":{}}}` }, answerRead: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			counted := &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(newWithClock("test", clock)())()}}
+			shortcut := newSettledJobServer(counted, clock)
+			framework := releasingServer{providerserver.NewProtocol6(newWithClock("test", clock)())()}
+			jobType := shortcut.(*settledJobServer).jobType
+			state := settledJobAttributes()
+			if tt.state != nil {
+				tt.state(state)
+			}
+			config := jobConfigOf(state)
+			if tt.config != nil {
+				tt.config(config)
+			}
+			proposed, destroy := maps.Clone(state), false
+			if tt.proposed != nil {
+				destroy = !tt.proposed(proposed)
+			}
+			read := &tfprotov6.ReadResourceRequest{TypeName: "svc_job", CurrentState: jobValue(t, jobType, state)}
+			plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "svc_job", PriorState: read.CurrentState,
+				Config: jobValue(t, jobType, config), ProposedNewState: jobValue(t, jobType, proposed)}
+			if destroy {
+				plan.ProposedNewState = nullJobValue(t, jobType)
+			}
+			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
+				configureForTest(t, s)
+			}
+			gotRead, wantRead := callRead(t, shortcut, read), callRead(t, framework, read)
+			compareAnswers(t, jobType, "refresh", gotRead, wantRead)
+			gotPlan, wantPlan := callPlan(t, shortcut, plan), callPlan(t, framework, plan)
+			compareAnswers(t, jobType, "plan", gotPlan, wantPlan)
+			if answered := counted.reads == 0; answered != tt.answerRead {
+				t.Errorf("refresh answered without the framework: %v, want %v", answered, tt.answerRead)
+			}
+			if answered := counted.plans == 0; answered != tt.answerPlan {
+				t.Errorf("plan answered without the framework: %v, want %v", answered, tt.answerPlan)
+			}
+		})
+	}
+}
+
+// answer is what a refresh or a plan returns that Terraform acts on.
+type answer struct {
+	state       *tfprotov6.DynamicValue
+	private     []byte
+	replace     int
+	diagnostics []string
+}
+
+func callRead(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.ReadResourceRequest) answer {
+	t.Helper()
+	resp, err := s.ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{state: resp.NewState, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
+}
+
+func callPlan(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.PlanResourceChangeRequest) answer {
+	t.Helper()
+	resp, err := s.PlanResourceChange(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{state: resp.PlannedState, private: resp.PlannedPrivate, replace: len(resp.RequiresReplace), diagnostics: summaries(resp.Diagnostics)}
+}
+
+func summaries(diags []*tfprotov6.Diagnostic) []string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, d.Severity.String()+": "+d.Summary)
+	}
+	return out
+}
+
+func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answer) {
+	t.Helper()
+	if len(got.private) != len(want.private) || got.replace != want.replace || len(got.diagnostics) != len(want.diagnostics) {
+		t.Errorf("%s: got private %q, %d replacements, diagnostics %q; the framework: %q, %d, %q", call,
+			got.private, got.replace, got.diagnostics, want.private, want.replace, want.diagnostics)
+	}
+	for i := range min(len(got.diagnostics), len(want.diagnostics)) {
+		if got.diagnostics[i] != want.diagnostics[i] {
+			t.Errorf("%s: diagnostic %q, the framework %q", call, got.diagnostics[i], want.diagnostics[i])
+		}
+	}
+	if (got.state == nil) != (want.state == nil) {
+		t.Fatalf("%s: state %v, the framework %v", call, got.state, want.state)
+	}
+	if got.state == nil {
+		return
+	}
+	g, err := got.state.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := want.state.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Equal(w) {
+		diffs, _ := g.Diff(w)
+		t.Errorf("%s: state differs from the framework's: %v", call, diffs)
+	}
+}
+
+// configureForTest configures s as Terraform does, against an endpoint where nothing listens:
+// a read that reaches the network fails the same way on both paths.
+func configureForTest(t *testing.T, s tfprotov6.ProviderServer) {
+	t.Helper()
+	ctx := context.Background()
+	schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemaResp.Provider.ValueType().(tftypes.Object)
+	settings := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		settings[name] = tftypes.NewValue(at, nil)
+	}
+	settings["endpoint"] = tftypes.NewValue(tftypes.String, "http://127.0.0.1:1")
+	settings["max_retries"] = tftypes.NewValue(tftypes.Number, 0)
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
+	}
+}
+
+// settledJobAttributes is the state of a job that succeeded with one output, settled at
+// 2026-11-23T12:00:00Z.
+func settledJobAttributes() map[string]any {
+	return map[string]any{
+		"id": "cfd3475c-521f-4ce3-8430-549ea8a6dac0", "workflow": `{"1":{"class_type":"SaveImage","inputs":{}}}`,
+		"idempotency_key": "f57199cf-800c-403f-9e91-6ae8341fb67b", "partner_api_key_wo": nil, "partner_auth_token_wo": nil,
+		"wait_for_completion": true, "cancel_on_destroy": true, "rerun_on_expiry": false, "validate": true, "timeouts": nil,
+		"status": "succeeded", "created_at": "2026-11-23T10:00:00Z", "started_at": "2026-11-23T10:00:01Z",
+		"completed_at": "2026-11-23T10:00:02Z", "expires_at": "2026-11-24T10:00:02Z", "queue_position": nil,
+		"progress": map[string]any{"value": 1, "nodes_done": 1, "nodes_total": 1, "current_node": nil,
+			"current_node_class": nil, "step": nil, "steps": nil, "message": "done"},
+		"outputs": []any{map[string]any{"node_id": "1", "name": "job_00001_.png", "type": "image", "content_type": "image/png",
+			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil,
+			"url":            "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1",
+			"url_expires_at": "2026-11-23T13:00:00Z"}},
+		"outputs_omitted": 0, "error": nil, "metrics": map[string]any{"queue_ms": 0},
+		"urls": map[string]any{"self": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0",
+			"events": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/events",
+			"cancel": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/cancel", "logs": nil},
+	}
+}
+
+// output is the first output of a state made by settledJobAttributes.
+func output(state map[string]any) map[string]any {
+	return state["outputs"].([]any)[0].(map[string]any)
+}
+
+// jobConfigOf is the configuration that leaves everything but the workflow unset.
+func jobConfigOf(state map[string]any) map[string]any {
+	config := map[string]any{}
+	for name := range state {
+		config[name] = nil
+	}
+	config["workflow"] = state["workflow"]
+	return config
+}
+
+func jobValue(t *testing.T, typ tftypes.Type, attrs map[string]any) *tfprotov6.DynamicValue {
+	t.Helper()
+	doc, err := json.Marshal(attrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := (&tfprotov6.RawState{JSON: doc}).UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dv, err := tfprotov6.NewDynamicValue(typ, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}
+
+func nullJobValue(t *testing.T, typ tftypes.Type) *tfprotov6.DynamicValue {
+	t.Helper()
+	dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}
