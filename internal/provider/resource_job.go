@@ -217,18 +217,22 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	}
 	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
 
-	// The id reaches state now: whatever happens while waiting, the job is not lost.
 	plan.ID = types.StringValue(job.ID)
-	resp.Diagnostics.Append(plan.setRecord(ctx, job)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+	if !plan.WaitForCompletion.ValueBool() {
+		resp.Diagnostics.Append(plan.setRecord(ctx, job)...)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-
 	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{
 		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
 		Durations: data.durations, Shape: client.WorkflowShape([]byte(plan.Workflow.ValueString())),
 	})
+	if final == nil {
+		final = job
+	}
+	// Terraform receives the state when Create returns: setting it once, here, on every path
+	// out of the wait (its failure, timeout and interruption included) puts the id in state
+	// whatever happened while waiting, so the job is not lost.
 	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)
