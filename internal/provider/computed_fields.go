@@ -2,14 +2,13 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// A computedField describes one read-only attribute once, so that a resource and a data source
-// exposing the same service record (a job, say) share one definition of its schema and of the
-// attribute types used to build its values.
+// A computedField describes one read-only attribute of svc_prompt's schema and the attribute type
+// of its values. Only svc_prompt still builds its record's schema from these; the other resources
+// and data sources write theirs as literals beside their models.
 type computedField struct {
 	name   string
 	desc   string
@@ -75,30 +74,6 @@ func resourceAttributes(fields []computedField) map[string]rschema.Attribute {
 				NestedObject: rschema.NestedAttributeObject{Attributes: resourceAttributes(f.nested)}}
 		default:
 			out[f.name] = rschema.StringAttribute{Computed: true, MarkdownDescription: f.desc}
-		}
-	}
-	return out
-}
-
-func dataSourceAttributes(fields []computedField) map[string]dschema.Attribute {
-	out := make(map[string]dschema.Attribute, len(fields))
-	for _, f := range fields {
-		switch f.kind {
-		case kindInt64:
-			out[f.name] = dschema.Int64Attribute{Computed: true, MarkdownDescription: f.desc}
-		case kindFloat64:
-			out[f.name] = dschema.Float64Attribute{Computed: true, MarkdownDescription: f.desc}
-		case kindBool:
-			out[f.name] = dschema.BoolAttribute{Computed: true, MarkdownDescription: f.desc}
-		case kindInt64Map:
-			out[f.name] = dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: f.desc}
-		case kindObject:
-			out[f.name] = dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: f.desc, Attributes: dataSourceAttributes(f.nested)}
-		case kindObjectList:
-			out[f.name] = dschema.ListNestedAttribute{Computed: true, MarkdownDescription: f.desc,
-				NestedObject: dschema.NestedAttributeObject{Attributes: dataSourceAttributes(f.nested)}}
-		default:
-			out[f.name] = dschema.StringAttribute{Computed: true, MarkdownDescription: f.desc}
 		}
 	}
 	return out

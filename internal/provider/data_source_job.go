@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -32,8 +33,10 @@ func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataReque
 }
 
 func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := dataSourceAttributes(jobFields)
-	attrs["id"] = schema.StringAttribute{Required: true, MarkdownDescription: "Job id (a UUID)."}
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Required: true, MarkdownDescription: "Job id (a UUID)."},
+	}
+	maps.Copy(attrs, jobRecordDataSourceAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere.",
 		Attributes:          attrs,

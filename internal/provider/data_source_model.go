@@ -32,24 +32,25 @@ func (d *modelDataSource) Metadata(_ context.Context, req datasource.MetadataReq
 }
 
 func (d *modelDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := dataSourceAttributes(modelEntryFields)
-	attrs["id"] = schema.StringAttribute{
-		Required:            true,
-		Validators:          []validator.String{modelIDValidator{}},
-		MarkdownDescription: "Model id, `provider/model`.",
-	}
-	// "provider" is a reserved root attribute name in Terraform.
-	attrs["model_provider"] = attrs["provider"]
-	delete(attrs, "provider")
-	attrs["detail_json"] = schema.StringAttribute{
-		Computed:   true,
-		CustomType: jsontypes.NormalizedType{},
-		MarkdownDescription: "The whole detail record as JSON. The detail-only fields are open (they vary by model), " +
-			"so read them with `jsondecode(data.svc_model.x.detail_json)`.",
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Reads one entry of the model router's catalog, with its detail record.",
-		Attributes:          attrs,
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Required:            true,
+				Validators:          []validator.String{modelIDValidator{}},
+				MarkdownDescription: "Model id, `provider/model`.",
+			},
+			// "provider" is a reserved root attribute name in Terraform.
+			"model_provider": schema.StringAttribute{Computed: true, MarkdownDescription: "Provider slug."},
+			"model":          schema.StringAttribute{Computed: true, MarkdownDescription: "Model slug."},
+			"billing":        billingAttribute(),
+			"detail_json": schema.StringAttribute{
+				Computed:   true,
+				CustomType: jsontypes.NormalizedType{},
+				MarkdownDescription: "The whole detail record as JSON. The detail-only fields are open (they vary by model), " +
+					"so read them with `jsondecode(data.svc_model.x.detail_json)`.",
+			},
+		},
 	}
 }
 
@@ -73,15 +74,15 @@ func (d *modelDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 		resp.Diagnostics.AddError("Reading model failed", d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
-	obj, diags := modelEntryObject(detail.Model)
+	entry := detail.Model
+	billing, diags := billingObject(entry.Billing)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	attrs := obj.Attributes()
-	m.Provider = attrs["provider"].(types.String)
-	m.Model = attrs["model"].(types.String)
-	m.Billing = attrs["billing"].(types.Object)
+	m.Provider = types.StringValue(entry.Provider)
+	m.Model = types.StringValue(entry.Model)
+	m.Billing = billing
 	m.DetailJSON = jsontypes.NewNormalizedValue(string(detail.Raw))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -50,7 +50,7 @@ func (d *modelsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 			"models": schema.ListNestedAttribute{
 				Computed:            true,
 				MarkdownDescription: "Catalog entries, in the order the service lists them.",
-				NestedObject:        schema.NestedAttributeObject{Attributes: dataSourceAttributes(modelEntryFields)},
+				NestedObject:        schema.NestedAttributeObject{Attributes: modelEntryAttributes()},
 			},
 		},
 	}

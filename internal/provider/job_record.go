@@ -7,72 +7,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
-)
-
-// jobFields are the job record's attributes, shared by the svc_job resource and data source.
-var jobFields = []computedField{
-	{name: "status", kind: kindString, desc: "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."},
-	{name: "created_at", kind: kindString, desc: "When the job was recorded (RFC 3339, as the service wrote it)."},
-	{name: "started_at", kind: kindString, desc: "When the job started running; null until then."},
-	{name: "completed_at", kind: kindString, desc: "When the job reached a terminal status; null until then."},
-	{name: "expires_at", kind: kindString, desc: "Retention deadline: the job and its outputs are retrievable until then."},
-	{name: "queue_position", kind: kindInt64, desc: "Position in the queue while queued; null otherwise."},
-	{name: "progress", kind: kindObject, desc: "Latest progress snapshot; null until the job runs.", nested: []computedField{
-		{name: "value", kind: kindFloat64, desc: "Overall fraction done, 0 to 1, weighted by nodes and sampler steps."},
-		{name: "nodes_done", kind: kindInt64, desc: "Nodes finished."},
-		{name: "nodes_total", kind: kindInt64, desc: "Nodes to run."},
-		{name: "current_node", kind: kindString, desc: "Id of the node running now."},
-		{name: "current_node_class", kind: kindString, desc: "Class of the node running now."},
-		{name: "step", kind: kindInt64, desc: "Sampler step of the current node."},
-		{name: "steps", kind: kindInt64, desc: "Sampler steps of the current node."},
-		{name: "message", kind: kindString, desc: "Progress message."},
-	}},
-	{name: "outputs", kind: kindObjectList, desc: "Committed outputs, in the order the service lists them. Each is an asset. " +
-		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
-		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
-		"counts those left out; the service still holds them.", nested: []computedField{
-		{name: "node_id", kind: kindString, desc: "Workflow node that produced the file; empty when the worker named none."},
-		{name: "name", kind: kindString, desc: "File name."},
-		{name: "type", kind: kindString, desc: "`image`, `video`, `audio`, `text`, `file` or `latent`."},
-		{name: "content_type", kind: kindString, desc: "Media type."},
-		{name: "size_bytes", kind: kindInt64, desc: "Size in bytes."},
-		{name: "id", kind: kindString, desc: "Asset id: use it with `svc_output_file.asset_id` or `provider::svc::asset_ref` to chain jobs."},
-		{name: "hash", kind: kindString, desc: "`blake3:<hex>` of the content; null until the service has computed it."},
-		{name: "url", kind: kindString, desc: "Signed download URL (absolute). It expires: prefer `id` for later downloads. " +
-			"On the resource, a refresh keeps the URL state holds while it stays valid for 5 more minutes, so a service " +
-			"that signs a new URL on every read does not change it (and what is fed from it) at every plan."},
-		{name: "url_expires_at", kind: kindString, desc: "When `url` stops working."},
-		{name: "job_id", kind: kindString, desc: "Id of the producing job, when the service names it."},
-	}},
-	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct outputs the service listed beyond the 1000 kept in " +
-		"`outputs` (0 when all are there). Creating an `svc_job` warns when it is not 0."},
-	{name: "error", kind: kindObject, desc: "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
-		"message to its first 8 KiB, a traceback to its last 64 KiB.", nested: []computedField{
-		{name: "code", kind: kindString, desc: "Error code, e.g. `node_execution_error`."},
-		{name: "message", kind: kindString, desc: "Error message."},
-		{name: "node_id", kind: kindString, desc: "Failing node id."},
-		{name: "class_type", kind: kindString, desc: "Failing node class."},
-		{name: "traceback", kind: kindString, desc: "Traceback, when the service returns one."},
-	}},
-	{name: "metrics", kind: kindInt64Map, desc: "Timings in milliseconds (`queue_ms`, `execution_ms`, ...). A metric the service has not measured yet is left out."},
-	{name: "urls", kind: kindObject, desc: "The job's links, resolved to absolute URLs.", nested: []computedField{
-		{name: "self", kind: kindString, desc: "The job record."},
-		{name: "events", kind: kindString, desc: "The live event stream."},
-		{name: "cancel", kind: kindString, desc: "Cancellation."},
-		{name: "logs", kind: kindString, desc: "Where the run's logs are read; null when the surface captures no logs."},
-	}},
-}
-
-var (
-	progressAttrTypes = nestedAttrTypes(jobFields, "progress")
-	outputAttrTypes   = nestedAttrTypes(jobFields, "outputs")
-	jobErrorAttrTypes = nestedAttrTypes(jobFields, "error")
-	jobURLsAttrTypes  = nestedAttrTypes(jobFields, "urls")
 )
 
 // jobRecordModel holds the job record's attributes; it is embedded in the resource's and the data
@@ -92,6 +34,149 @@ type jobRecordModel struct {
 	URLs           types.Object `tfsdk:"urls"`
 }
 
+// jobRecordAttrTypes are the types of jobRecordModel's attributes.
+var jobRecordAttrTypes = map[string]attr.Type{
+	"status":          types.StringType,
+	"created_at":      types.StringType,
+	"started_at":      types.StringType,
+	"completed_at":    types.StringType,
+	"expires_at":      types.StringType,
+	"queue_position":  types.Int64Type,
+	"progress":        types.ObjectType{AttrTypes: progressAttrTypes},
+	"outputs":         types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}},
+	"outputs_omitted": types.Int64Type,
+	"error":           types.ObjectType{AttrTypes: jobErrorAttrTypes},
+	"metrics":         types.MapType{ElemType: types.Int64Type},
+	"urls":            types.ObjectType{AttrTypes: jobURLsAttrTypes},
+}
+
+// jobRecordResourceAttributes is the job record in the svc_job resource's schema: read-only, and
+// kept from state on an in-place update (keepStateForUnknown).
+func jobRecordResourceAttributes() map[string]rschema.Attribute {
+	return keepStateForUnknown(map[string]rschema.Attribute{
+		"status":         rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		"created_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		"started_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		"completed_at":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		"expires_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		"queue_position": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		"progress": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
+			"value":              rschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
+			"nodes_done":         rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
+			"nodes_total":        rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
+			"current_node":       rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeDoc},
+			"current_node_class": rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeClassDoc},
+			"step":               rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepDoc},
+			"steps":              rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
+			"message":            rschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
+		}},
+		"outputs": rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
+			Attributes: map[string]rschema.Attribute{
+				"node_id":        rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
+				"name":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
+				"type":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
+				"content_type":   rschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
+				"size_bytes":     rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
+				"id":             rschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
+				"hash":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
+				"url":            rschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc},
+				"url_expires_at": rschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc},
+				"job_id":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
+			},
+		}},
+		"outputs_omitted": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		"error": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
+			"code":       rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
+			"message":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
+			"node_id":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
+			"class_type": rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
+			"traceback":  rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
+		}},
+		"metrics": rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		"urls": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
+			"self":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
+			"events": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
+			"cancel": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
+			"logs":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
+		}},
+	})
+}
+
+// jobRecordDataSourceAttributes is the job record in the svc_job data source's schema: the same
+// attributes as jobRecordResourceAttributes, in the data source schema's types.
+func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
+	return map[string]dschema.Attribute{
+		"status":         dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		"created_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		"started_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		"completed_at":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		"expires_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		"queue_position": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		"progress": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
+			"value":              dschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
+			"nodes_done":         dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
+			"nodes_total":        dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
+			"current_node":       dschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeDoc},
+			"current_node_class": dschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeClassDoc},
+			"step":               dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepDoc},
+			"steps":              dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
+			"message":            dschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
+		}},
+		"outputs": dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
+			Attributes: map[string]dschema.Attribute{
+				"node_id":        dschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
+				"name":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
+				"type":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
+				"content_type":   dschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
+				"size_bytes":     dschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
+				"id":             dschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
+				"hash":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
+				"url":            dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc},
+				"url_expires_at": dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc},
+				"job_id":         dschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
+			},
+		}},
+		"outputs_omitted": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		"error": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
+			"code":       dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
+			"message":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
+			"node_id":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
+			"class_type": dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
+			"traceback":  dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
+		}},
+		"metrics": dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		"urls": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
+			"self":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
+			"events": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
+			"cancel": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
+			"logs":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
+		}},
+	}
+}
+
+// What the job record's attributes hold, the same words in the resource's and the data source's
+// schemas.
+const (
+	jobStatusDoc        = "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."
+	jobCreatedAtDoc     = "When the job was recorded (RFC 3339, as the service wrote it)."
+	jobStartedAtDoc     = "When the job started running; null until then."
+	jobCompletedAtDoc   = "When the job reached a terminal status; null until then."
+	jobExpiresAtDoc     = "Retention deadline: the job and its outputs are retrievable until then."
+	jobQueuePositionDoc = "Position in the queue while queued; null otherwise."
+	jobProgressDoc      = "Latest progress snapshot; null until the job runs."
+	jobOutputsDoc       = "Committed outputs, in the order the service lists them. Each is an asset. " +
+		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
+		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
+		"counts those left out; the service still holds them."
+	jobOutputsOmittedDoc = "How many distinct outputs the service listed beyond the 1000 kept in " +
+		"`outputs` (0 when all are there). Creating an `svc_job` warns when it is not 0."
+	jobErrorDoc = "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
+		"message to its first 8 KiB, a traceback to its last 64 KiB."
+	jobMetricsDoc = "Timings in milliseconds (`queue_ms`, `execution_ms`, ...). A metric the service has not measured yet is left out."
+	jobURLsDoc    = "The job's links, resolved to absolute URLs."
+)
+
+// progressModel is the job's latest progress snapshot.
 type progressModel struct {
 	Value            types.Float64 `tfsdk:"value"`
 	NodesDone        types.Int64   `tfsdk:"nodes_done"`
@@ -103,6 +188,29 @@ type progressModel struct {
 	Message          types.String  `tfsdk:"message"`
 }
 
+var progressAttrTypes = map[string]attr.Type{
+	"value":              types.Float64Type,
+	"nodes_done":         types.Int64Type,
+	"nodes_total":        types.Int64Type,
+	"current_node":       types.StringType,
+	"current_node_class": types.StringType,
+	"step":               types.Int64Type,
+	"steps":              types.Int64Type,
+	"message":            types.StringType,
+}
+
+const (
+	progressValueDoc            = "Overall fraction done, 0 to 1, weighted by nodes and sampler steps."
+	progressNodesDoneDoc        = "Nodes finished."
+	progressNodesTotalDoc       = "Nodes to run."
+	progressCurrentNodeDoc      = "Id of the node running now."
+	progressCurrentNodeClassDoc = "Class of the node running now."
+	progressStepDoc             = "Sampler step of the current node."
+	progressStepsDoc            = "Sampler steps of the current node."
+	progressMessageDoc          = "Progress message."
+)
+
+// outputModel is one committed output of the job: an asset.
 type outputModel struct {
 	NodeID       types.String `tfsdk:"node_id"`
 	Name         types.String `tfsdk:"name"`
@@ -116,6 +224,35 @@ type outputModel struct {
 	JobID        types.String `tfsdk:"job_id"`
 }
 
+var outputAttrTypes = map[string]attr.Type{
+	"node_id":        types.StringType,
+	"name":           types.StringType,
+	"type":           types.StringType,
+	"content_type":   types.StringType,
+	"size_bytes":     types.Int64Type,
+	"id":             types.StringType,
+	"hash":           types.StringType,
+	"url":            types.StringType,
+	"url_expires_at": types.StringType,
+	"job_id":         types.StringType,
+}
+
+const (
+	outputNodeIDDoc      = "Workflow node that produced the file; empty when the worker named none."
+	outputNameDoc        = "File name."
+	outputTypeDoc        = "`image`, `video`, `audio`, `text`, `file` or `latent`."
+	outputContentTypeDoc = "Media type."
+	outputSizeBytesDoc   = "Size in bytes."
+	outputIDDoc          = "Asset id: use it with `svc_output_file.asset_id` or `provider::svc::asset_ref` to chain jobs."
+	outputHashDoc        = "`blake3:<hex>` of the content; null until the service has computed it."
+	outputURLDoc         = "Signed download URL (absolute). It expires: prefer `id` for later downloads. " +
+		"On the resource, a refresh keeps the URL state holds while it stays valid for 5 more minutes, so a service " +
+		"that signs a new URL on every read does not change it (and what is fed from it) at every plan."
+	outputURLExpiresAtDoc = "When `url` stops working."
+	outputJobIDDoc        = "Id of the producing job, when the service names it."
+)
+
+// jobErrorModel is the job's execution failure detail.
 type jobErrorModel struct {
 	Code      types.String `tfsdk:"code"`
 	Message   types.String `tfsdk:"message"`
@@ -124,12 +261,43 @@ type jobErrorModel struct {
 	Traceback types.String `tfsdk:"traceback"`
 }
 
+var jobErrorAttrTypes = map[string]attr.Type{
+	"code":       types.StringType,
+	"message":    types.StringType,
+	"node_id":    types.StringType,
+	"class_type": types.StringType,
+	"traceback":  types.StringType,
+}
+
+const (
+	jobErrorCodeDoc      = "Error code, e.g. `node_execution_error`."
+	jobErrorMessageDoc   = "Error message."
+	jobErrorNodeIDDoc    = "Failing node id."
+	jobErrorClassTypeDoc = "Failing node class."
+	jobErrorTracebackDoc = "Traceback, when the service returns one."
+)
+
+// jobURLsModel holds the job's links.
 type jobURLsModel struct {
 	Self   types.String `tfsdk:"self"`
 	Events types.String `tfsdk:"events"`
 	Cancel types.String `tfsdk:"cancel"`
 	Logs   types.String `tfsdk:"logs"`
 }
+
+var jobURLsAttrTypes = map[string]attr.Type{
+	"self":   types.StringType,
+	"events": types.StringType,
+	"cancel": types.StringType,
+	"logs":   types.StringType,
+}
+
+const (
+	jobURLsSelfDoc   = "The job record."
+	jobURLsEventsDoc = "The live event stream."
+	jobURLsCancelDoc = "Cancellation."
+	jobURLsLogsDoc   = "Where the run's logs are read; null when the surface captures no logs."
+)
 
 // newJobRecordModel converts a service record into attribute values.
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {

@@ -2,10 +2,12 @@ package provider
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -58,5 +60,48 @@ func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	_, diags := newJobRecordModel(context.Background(), job)
 	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
 		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
+	}
+}
+
+// The job record's model, its attribute types and the svc_job resource's and data source's
+// schemas name the same attributes with the same types, and both schemas show Terraform the same
+// record: one that drifted from the others fails here rather than at the first read.
+func TestJobRecordSchemasAgree(t *testing.T) {
+	t.Parallel()
+	schemas := protocolSchemas(t)
+	res := protocolAttributes(t, schemas.ResourceSchemas["svc_job"])
+	ds := protocolAttributes(t, schemas.DataSourceSchemas["svc_job"])
+	names := sortedKeys(jobRecordAttrTypes)
+	assertSameNames(t, "jobRecordModel", tfsdkNames(jobRecordModel{}), names)
+	assertSameNames(t, "resource svc_job's read-only attributes but id", readOnlyNames(res, "id"), names)
+	assertSameNames(t, "data source svc_job's read-only attributes", readOnlyNames(ds), names)
+	resAttrs, dsAttrs := jobRecordResourceAttributes(), jobRecordDataSourceAttributes()
+	for _, name := range names {
+		want := jobRecordAttrTypes[name]
+		if got := typeOf(resAttrs[name]); got == nil || !got.Equal(want) {
+			t.Errorf("resource attribute %s: type %v, want %v", name, got, want)
+		}
+		if got := typeOf(dsAttrs[name]); got == nil || !got.Equal(want) {
+			t.Errorf("data source attribute %s: type %v, want %v", name, got, want)
+		}
+		if !reflect.DeepEqual(res[name], ds[name]) {
+			t.Errorf("%s differs:\n resource    %s\n data source %s", name, attributeJSON(res[name]), attributeJSON(ds[name]))
+		}
+	}
+}
+
+// Each nested object's model struct names the attributes of its attribute types.
+func TestJobRecordNestedModelsMatchTheirTypes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		model any
+		types map[string]attr.Type
+	}{
+		{progressModel{}, progressAttrTypes},
+		{outputModel{}, outputAttrTypes},
+		{jobErrorModel{}, jobErrorAttrTypes},
+		{jobURLsModel{}, jobURLsAttrTypes},
+	} {
+		assertSameNames(t, reflect.TypeOf(tt.model).Name(), tfsdkNames(tt.model), sortedKeys(tt.types))
 	}
 }

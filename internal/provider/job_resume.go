@@ -32,7 +32,7 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 	if resp.Diagnostics.HasError() || !waitForCompletion.ValueBool() || !jobStillRunning(state) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobFields, "created_at", "urls")...)
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, "created_at", "urls")...)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+

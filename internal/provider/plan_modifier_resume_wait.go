@@ -30,22 +30,22 @@ func readResumeWaitPlan[M any](ctx context.Context, req resource.ModifyPlanReque
 	return state, plan, !resp.Diagnostics.HasError()
 }
 
-// planRecordUnknown marks every service-record attribute in fields unknown, except those named
-// in keep. An in-place update that waits for a running job or request plans this way so that
-// Terraform shows "known after apply" and every resource that uses those values waits for the
-// update instead of going on with what the service said while it ran.
-func planRecordUnknown(ctx context.Context, plan *tfsdk.Plan, fields []computedField, keep ...string) diag.Diagnostics {
+// planRecordUnknown marks every service-record attribute in record (name to type) unknown,
+// except those named in keep. An in-place update that waits for a running job or request plans
+// this way so that Terraform shows "known after apply" and every resource that uses those values
+// waits for the update instead of going on with what the service said while it ran.
+func planRecordUnknown(ctx context.Context, plan *tfsdk.Plan, record map[string]attr.Type, keep ...string) diag.Diagnostics {
 	var diags diag.Diagnostics
-	for _, f := range fields {
-		if slices.Contains(keep, f.name) {
+	for name, t := range record {
+		if slices.Contains(keep, name) {
 			continue
 		}
-		v, err := unknownOf(ctx, f.attrType())
+		v, err := unknownOf(ctx, t)
 		if err != nil {
 			diags.AddError("Planning the wait failed", err.Error())
 			continue
 		}
-		diags.Append(plan.SetAttribute(ctx, path.Root(f.name), v)...)
+		diags.Append(plan.SetAttribute(ctx, path.Root(name), v)...)
 	}
 	return diags
 }

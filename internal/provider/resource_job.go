@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,69 +62,8 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 }
 
 func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := keepStateForUnknown(resourceAttributes(jobFields))
-	attrs["id"] = schema.StringAttribute{
-		Computed:            true,
-		MarkdownDescription: "Job id (a UUID), in state as soon as the service accepted the job.",
-		PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-	}
-	attrs["workflow"] = schema.StringAttribute{
-		Required:   true,
-		CustomType: jsonSemanticType{},
-		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
-			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
-			"plan time. Changing it replaces the job.",
-		Validators:    []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow replaces the job.")},
-	}
-	attrs["idempotency_key"] = schema.StringAttribute{
-		Optional: true,
-		Computed: true,
-		MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
-			"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-			"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
-			"Changing it replaces the job.",
-		Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
-		PlanModifiers: []planmodifier.String{
-			stringplanmodifier.UseStateForUnknown(),
-			stringplanmodifier.RequiresReplaceIfConfigured(),
-		},
-	}
-	attrs["partner_api_key_wo"] = schema.StringAttribute{
-		Optional:  true,
-		Sensitive: true,
-		WriteOnly: true,
-		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. " +
-			"Defaults to the provider's `partner_api_key`. Conflicts with `partner_auth_token_wo`.",
-		Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("partner_auth_token_wo"))},
-	}
-	attrs["partner_auth_token_wo"] = schema.StringAttribute{
-		Optional:            true,
-		Sensitive:           true,
-		WriteOnly:           true,
-		MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
-	}
-	attrs["wait_for_completion"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
-	}
-	attrs["cancel_on_destroy"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
-	}
-	attrs["rerun_on_expiry"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-		MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held. When `true`, refresh reads even a finished job, to see the service expire it.",
-	}
-	attrs["validate"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
-		MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-			"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
-			"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
-			"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
-	}
-	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
-
+	attrs := jobArgumentAttributes(ctx)
+	maps.Copy(attrs, jobRecordResourceAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
@@ -156,6 +96,73 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"carry the workflow, the first plan after an import records the configured workflow in place " +
 			"(nothing is sent, the job is not run again).",
 		Attributes: attrs,
+	}
+}
+
+// jobArgumentAttributes are what svc_job's configuration sets, and its id.
+func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Job id (a UUID), in state as soon as the service accepted the job.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"workflow": schema.StringAttribute{
+			Required:   true,
+			CustomType: jsonSemanticType{},
+			MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
+				"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
+				"plan time. Changing it replaces the job.",
+			Validators:    []validator.String{apiWorkflowValidator{}},
+			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow replaces the job.")},
+		},
+		"idempotency_key": schema.StringAttribute{
+			Optional: true,
+			Computed: true,
+			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
+				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
+				"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
+				"Changing it replaces the job.",
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
+			PlanModifiers: []planmodifier.String{
+				stringplanmodifier.UseStateForUnknown(),
+				stringplanmodifier.RequiresReplaceIfConfigured(),
+			},
+		},
+		"partner_api_key_wo": schema.StringAttribute{
+			Optional:  true,
+			Sensitive: true,
+			WriteOnly: true,
+			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. " +
+				"Defaults to the provider's `partner_api_key`. Conflicts with `partner_auth_token_wo`.",
+			Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("partner_auth_token_wo"))},
+		},
+		"partner_auth_token_wo": schema.StringAttribute{
+			Optional:            true,
+			Sensitive:           true,
+			WriteOnly:           true,
+			MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
+		},
+		"wait_for_completion": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
+		},
+		"cancel_on_destroy": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
+		},
+		"rerun_on_expiry": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held. When `true`, refresh reads even a finished job, to see the service expire it.",
+		},
+		"validate": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
+				"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
+				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
+		},
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
 	}
 }
 

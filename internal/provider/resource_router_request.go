@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -65,67 +66,8 @@ func (r *routerRequestResource) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := keepStateForUnknown(resourceAttributes(routerRequestFields))
-	attrs["id"] = schema.StringAttribute{
-		Computed: true,
-		MarkdownDescription: "Request id: the queued request's handle (in state as soon as the router accepted it), or the " +
-			"`X-Svc-Request-Id` of a synchronous call.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-	}
-	attrs["model"] = schema.StringAttribute{
-		Required:            true,
-		Validators:          []validator.String{modelIDValidator{}},
-		MarkdownDescription: "Model id, `provider/model` (see `svc_models`). Checked at plan time against the router's identifier rules. Changing it runs the model again.",
-		PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-	}
-	attrs["input"] = schema.StringAttribute{
-		Required:   true,
-		CustomType: jsonSemanticType{},
-		Validators: []validator.String{jsonObjectValidator{}},
-		MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
-			"Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the input runs the model again.")},
-	}
-	attrs["mode"] = schema.StringAttribute{
-		Optional: true, Computed: true, Default: stringdefault.StaticString(modeQueued),
-		Validators: []validator.String{stringvalidator.OneOf(modeQueued, modeSync)},
-		MarkdownDescription: "`queued` (default): submit, keep the request id in state at once, poll its status and collect " +
-			"the result. `sync`: one held call that returns the result (the router holds it up to 10 minutes; a longer run " +
-			"answers `504 deadline_exceeded` and is collected by resending the same key). Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-	}
-	attrs["idempotency_key"] = schema.StringAttribute{
-		Optional: true, Computed: true,
-		Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
-		MarkdownDescription: "`Idempotency-Key` of the call. Left unset, a random UUID is chosen before the first attempt and " +
-			"reused on every retry. The router records the key's outcome for 24 hours and replays it: a resend with the same " +
-			"key and input returns the original run instead of starting a second billable one. After an unknown outcome the " +
-			"error names the key; set it here and apply again to collect that run. Changing it runs the model again.",
-		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
-	}
-	attrs["validate_input"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
-		MarkdownDescription: "Check `input` at plan time against the model's input schema when the schema is authored " +
-			"(`x-svc-input-schema-authored`), reporting every violation with its path; nothing billable is sent. Skipped when " +
-			"the provider configuration is not known at plan time. " + validateDefaultDoc,
-	}
-	attrs["wait_for_completion"] = schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Queued mode: wait for `COMPLETED` and collect the result during apply (default `true`). When " +
-			"`false`, apply returns once the request is accepted; a later refresh that finds it `COMPLETED` collects the result. " +
-			"A synchronous call always waits. Turned on while the request in state still runs, the next apply waits for that same request, in place.",
-	}
-	attrs["result_path"] = schema.StringAttribute{
-		Optional: true,
-		MarkdownDescription: "Write the result to this file (through a temporary file renamed into place, mode `0644`) instead " +
-			"of `result`. Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued " +
-			"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. As with " +
-			"`svc_output_file`, a file that goes missing or changes is drift: the next apply collects a queued result again " +
-			"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
-			"(24 hours); after that the apply says so. Destroy deletes the file.",
-	}
-	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true})
-
+	attrs := routerRequestArgumentAttributes(ctx)
+	maps.Copy(attrs, routerRecordAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Calls a partner model through the model router, queued (default) or synchronously, and keeps " +
 			"its result.\n\n" +
@@ -150,6 +92,71 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
 			"sent: nothing ran.",
 		Attributes: attrs,
+	}
+}
+
+// routerRequestArgumentAttributes are what svc_router_request's configuration sets, and its id.
+func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "Request id: the queued request's handle (in state as soon as the router accepted it), or the " +
+				"`X-Svc-Request-Id` of a synchronous call.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"model": schema.StringAttribute{
+			Required:            true,
+			Validators:          []validator.String{modelIDValidator{}},
+			MarkdownDescription: "Model id, `provider/model` (see `svc_models`). Checked at plan time against the router's identifier rules. Changing it runs the model again.",
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"input": schema.StringAttribute{
+			Required:   true,
+			CustomType: jsonSemanticType{},
+			Validators: []validator.String{jsonObjectValidator{}},
+			MarkdownDescription: "The model's native input, a JSON object sent unchanged. Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. " +
+				"Changing it runs the model again.",
+			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the input runs the model again.")},
+		},
+		"mode": schema.StringAttribute{
+			Optional: true, Computed: true, Default: stringdefault.StaticString(modeQueued),
+			Validators: []validator.String{stringvalidator.OneOf(modeQueued, modeSync)},
+			MarkdownDescription: "`queued` (default): submit, keep the request id in state at once, poll its status and collect " +
+				"the result. `sync`: one held call that returns the result (the router holds it up to 10 minutes; a longer run " +
+				"answers `504 deadline_exceeded` and is collected by resending the same key). Changing it runs the model again.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"idempotency_key": schema.StringAttribute{
+			Optional: true, Computed: true,
+			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
+			MarkdownDescription: "`Idempotency-Key` of the call. Left unset, a random UUID is chosen before the first attempt and " +
+				"reused on every retry. The router records the key's outcome for 24 hours and replays it: a resend with the same " +
+				"key and input returns the original run instead of starting a second billable one. After an unknown outcome the " +
+				"error names the key; set it here and apply again to collect that run. Changing it runs the model again.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), stringplanmodifier.RequiresReplaceIfConfigured()},
+		},
+		"validate_input": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			MarkdownDescription: "Check `input` at plan time against the model's input schema when the schema is authored " +
+				"(`x-svc-input-schema-authored`), reporting every violation with its path; nothing billable is sent. Skipped when " +
+				"the provider configuration is not known at plan time. " + validateDefaultDoc,
+		},
+		"wait_for_completion": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Queued mode: wait for `COMPLETED` and collect the result during apply (default `true`). When " +
+				"`false`, apply returns once the request is accepted; a later refresh that finds it `COMPLETED` collects the result. " +
+				"A synchronous call always waits. Turned on while the request in state still runs, the next apply waits for that same request, in place.",
+		},
+		"result_path": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Write the result to this file (through a temporary file renamed into place, mode `0644`) instead " +
+				"of `result`. Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued " +
+				"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. As with " +
+				"`svc_output_file`, a file that goes missing or changes is drift: the next apply collects a queued result again " +
+				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
+				"(24 hours); after that the apply says so. Destroy deletes the file.",
+		},
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
 	}
 }
 

@@ -2,35 +2,14 @@ package provider
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// routerRequestFields are svc_router_request's read-only attributes.
-var routerRequestFields = []computedField{
-	{name: "status", kind: kindString, desc: "Queue status: `IN_QUEUE`, `IN_PROGRESS` or `COMPLETED`. A synchronous call that returned is `COMPLETED`."},
-	{name: "error_type", kind: kindString, desc: "Why a `COMPLETED` run did not succeed (the service's `error_type`, verbatim, even when this provider does not know it); null on success."},
-	{name: "queue_position", kind: kindInt64, desc: "Requests ahead of this one when last read (0 means first); null when not queued."},
-	{name: "status_url", kind: kindString, desc: "Status link of a queued request."},
-	{name: "response_url", kind: kindString, desc: "Link that collects the result of a queued request."},
-	{name: "cancel_url", kind: kindString, desc: "Cancellation link of a queued request."},
-	{name: "result", kind: kindString, desc: "The result body, when it is JSON or text, at most 1 MiB, and `result_path` is unset; null otherwise."},
-	{name: "result_content_type", kind: kindString, desc: "Media type of the result, as the model's provider sent it."},
-	{name: "result_size_bytes", kind: kindInt64, desc: "Size of the result in bytes."},
-	{name: "result_sha256", kind: kindString, desc: "SHA-256 of the result bytes (hex), whether they were kept in state, written to `result_path`, or neither."},
-	{name: "replayed", kind: kindBool, desc: "The service answered from the idempotency key's record (`Idempotent-Replayed: true`): no second charge."},
-	{name: "credits_used", kind: kindString, desc: "`X-Svc-Credits-Used`, verbatim, for providers on the service's allowlist; null otherwise. Not sent on replays."},
-	{name: "committed_spend", kind: kindObject, desc: "Committed-spend state from the `X-Committed-Spend-*` headers, verbatim; null when absent.", nested: []computedField{
-		{name: "limit", kind: kindString, desc: "`X-Committed-Spend-Limit`."},
-		{name: "current", kind: kindString, desc: "`X-Committed-Spend-Current`."},
-		{name: "remaining", kind: kindString, desc: "`X-Committed-Spend-Remaining`."},
-	}},
-}
-
-var spendAttrTypes = nestedAttrTypes(routerRequestFields, "committed_spend")
-
-// routerRecordModel holds routerRequestFields.
+// routerRecordModel holds svc_router_request's read-only attributes: what the router said of the
+// request and of its result.
 type routerRecordModel struct {
 	Status            types.String `tfsdk:"status"`
 	ErrorType         types.String `tfsdk:"error_type"`
@@ -45,6 +24,94 @@ type routerRecordModel struct {
 	Replayed          types.Bool   `tfsdk:"replayed"`
 	CreditsUsed       types.String `tfsdk:"credits_used"`
 	CommittedSpend    types.Object `tfsdk:"committed_spend"`
+}
+
+// routerRecordAttrTypes are the types of routerRecordModel's attributes.
+var routerRecordAttrTypes = map[string]attr.Type{
+	"status":              types.StringType,
+	"error_type":          types.StringType,
+	"queue_position":      types.Int64Type,
+	"status_url":          types.StringType,
+	"response_url":        types.StringType,
+	"cancel_url":          types.StringType,
+	"result":              types.StringType,
+	"result_content_type": types.StringType,
+	"result_size_bytes":   types.Int64Type,
+	"result_sha256":       types.StringType,
+	"replayed":            types.BoolType,
+	"credits_used":        types.StringType,
+	"committed_spend":     types.ObjectType{AttrTypes: spendAttrTypes},
+}
+
+// spendAttrTypes are the types of committed_spend's attributes, one per X-Committed-Spend-* header.
+var spendAttrTypes = map[string]attr.Type{
+	"limit":     types.StringType,
+	"current":   types.StringType,
+	"remaining": types.StringType,
+}
+
+// routerRecordAttributes is the record in svc_router_request's schema: read-only, and kept from
+// state on an in-place update (keepStateForUnknown).
+func routerRecordAttributes() map[string]schema.Attribute {
+	return keepStateForUnknown(map[string]schema.Attribute{
+		"status": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Queue status: `IN_QUEUE`, `IN_PROGRESS` or `COMPLETED`. A synchronous call that returned is `COMPLETED`.",
+		},
+		"error_type": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Why a `COMPLETED` run did not succeed (the service's `error_type`, verbatim, even when this provider does not know it); null on success.",
+		},
+		"queue_position": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: "Requests ahead of this one when last read (0 means first); null when not queued.",
+		},
+		"status_url": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Status link of a queued request.",
+		},
+		"response_url": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Link that collects the result of a queued request.",
+		},
+		"cancel_url": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Cancellation link of a queued request.",
+		},
+		"result": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "The result body, when it is JSON or text, at most 1 MiB, and `result_path` is unset; null otherwise.",
+		},
+		"result_content_type": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "Media type of the result, as the model's provider sent it.",
+		},
+		"result_size_bytes": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: "Size of the result in bytes.",
+		},
+		"result_sha256": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "SHA-256 of the result bytes (hex), whether they were kept in state, written to `result_path`, or neither.",
+		},
+		"replayed": schema.BoolAttribute{
+			Computed:            true,
+			MarkdownDescription: "The service answered from the idempotency key's record (`Idempotent-Replayed: true`): no second charge.",
+		},
+		"credits_used": schema.StringAttribute{
+			Computed:            true,
+			MarkdownDescription: "`X-Svc-Credits-Used`, verbatim, for providers on the service's allowlist; null otherwise. Not sent on replays.",
+		},
+		"committed_spend": schema.SingleNestedAttribute{
+			Computed:            true,
+			MarkdownDescription: "Committed-spend state from the `X-Committed-Spend-*` headers, verbatim; null when absent.",
+			Attributes: map[string]schema.Attribute{
+				"limit":     schema.StringAttribute{Computed: true, MarkdownDescription: "`X-Committed-Spend-Limit`."},
+				"current":   schema.StringAttribute{Computed: true, MarkdownDescription: "`X-Committed-Spend-Current`."},
+				"remaining": schema.StringAttribute{Computed: true, MarkdownDescription: "`X-Committed-Spend-Remaining`."},
+			},
+		},
+	})
 }
 
 // nullRecord is a record before anything is known: null, not unknown, so a partial state

@@ -22,7 +22,7 @@ func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 	if !ok || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRequestFields, "status_url", "response_url", "cancel_url")...)
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRecordAttrTypes, "status_url", "response_url", "cancel_url")...)
 	resp.Diagnostics.AddWarning("Model request still running: this apply waits for it",
 		fmt.Sprintf("Request %s of %s was %s when last read. Applying does not start a new run: svc_router_request is "+
 			"updated in place, waiting for this same request (Idempotency-Key %s, up to timeouts.create) and collecting "+
