@@ -164,7 +164,7 @@ func (s *settledJobServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]t
 // fullyKnown reports whether the provider configuration config holds no unknown value.
 func (s *settledJobServer) fullyKnown(ctx context.Context, config *tfprotov6.DynamicValue) bool {
 	if s.providerType == nil {
-		schemaResp, err := s.ProviderServer.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+		schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 		if err != nil || schemaResp.Provider == nil {
 			return false
 		}
