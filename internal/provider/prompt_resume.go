@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -61,14 +60,9 @@ func (r *promptResource) resumePromptWait(ctx context.Context, plan *promptModel
 	defer cancel()
 	id := state.ID.ValueString()
 	logInfo(ctx, "resuming the wait for a prompt already submitted", map[string]any{"prompt_id": id, "status": state.Status.ValueString()})
-	sock, err := r.data.client.DialSocket(waitCtx, uuid.NewString())
-	if err != nil {
-		logWarn(ctx, "socket unavailable; following the prompt by status polling only", map[string]any{"error": err.Error()})
-	}
+	sock := r.data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only")
 	defer sock.Close()
-	opts := promptWait
-	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
-	res, waitErr := r.data.client.WaitPrompt(waitCtx, id, sock, opts)
+	res, waitErr := r.data.followPrompt(ctx, waitCtx, id, sock)
 	res.OutputsComplete = false // what the socket sent before this wait connected is not seen again
 	r.setResult(ctx, plan, res, diags)
 	switch {
