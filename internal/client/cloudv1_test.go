@@ -177,17 +177,27 @@ const v1Workflow = `{
 // runPrompt connects the socket, submits and waits, as svc_prompt does.
 func runPrompt(t *testing.T, c *Client, workflow string) (*PromptResult, error) {
 	t.Helper()
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b11")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b11",
+		SubmitPromptInput{Workflow: json.RawMessage(workflow), ExtraData: map[string]string{"api_key_svc_org": "partner"}})
 	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow), ExtraData: map[string]string{"api_key_svc_org": "partner"}})
+	return c.WaitPrompt(context.Background(), promptID, sock, fastWait)
+}
+
+// dialAndSubmit connects a socket under clientID, then submits the prompt, in svc_prompt's
+// order (the socket does not replay). The socket is closed when the test ends.
+func dialAndSubmit(t *testing.T, c *Client, clientID string, in SubmitPromptInput) (sock *Socket, promptID string) {
+	t.Helper()
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, clientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.WaitPrompt(ctx, sub.PromptID, sock, fastWait)
+	t.Cleanup(sock.Close)
+	sub, err := c.SubmitPrompt(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sock, sub.PromptID
 }
 
 func TestPromptSuccessOutputsFromSocketAndViewWithoutCredentials(t *testing.T) {
@@ -293,21 +303,13 @@ func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult,
 	t.Helper()
 	c := v1Client(t, srv, nil)
 	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sock.Close)
 	// Ten sampler steps: the socket drops at the first, and the reconnection has the other nine
 	// (with the tests' StepDuration) to be made before the outputs are reported.
 	workflow := strings.Replace(v1Workflow, `"steps": 2`, `"steps": 10`, 1)
 	if workflow == v1Workflow {
 		t.Fatal("v1Workflow no longer has a two-step sampler to lengthen")
 	}
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, promptID := dialAndSubmit(t, c, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41", SubmitPromptInput{Workflow: json.RawMessage(workflow)})
 	opts := fastWait
 	opts.RedialWait = time.Millisecond
 	var dropped sync.Once
@@ -316,7 +318,7 @@ func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult,
 			dropped.Do(srv.DropSockets)
 		}
 	}
-	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	res, err := c.WaitPrompt(ctx, promptID, sock, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,25 +56,16 @@ func TestPromptExecutedFloodIsBoundedAndDeduplicated(t *testing.T) {
 	const flood = 20000
 	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood})
 	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
 	// The grace for the socket's last word is long: the flood comes before it, and under the
 	// race detector reading 20,000 messages takes seconds. The wait ends at that last word.
 	opts := fastWait
 	opts.SocketGrace = time.Minute
-	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	res, err := c.WaitPrompt(context.Background(), promptID, sock, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != sub.PromptID {
+	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != promptID {
 		t.Fatalf("result: status %q, prompt id %q", res.Status, res.PromptID)
 	}
 	if len(res.Outputs) != MaxPromptOutputs {
@@ -107,17 +98,8 @@ func TestPromptWaitDeadlineHonouredDuringAFlood(t *testing.T) {
 	const flood, endAt = 10000, 3000
 	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood, NodeDuration: time.Hour})
 	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitCtx, cancel := context.WithCancel(ctx)
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b12", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	executed, handledAfterEnd := 0, 0
 	opts := fastWait
@@ -131,15 +113,15 @@ func TestPromptWaitDeadlineHonouredDuringAFlood(t *testing.T) {
 			}
 		}
 	}
-	res, err := c.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
+	res, err := c.WaitPrompt(waitCtx, promptID, sock, opts)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("WaitPrompt error = %v after %d executed messages, want the context's end", err, executed)
 	}
 	if handledAfterEnd != 0 || executed != endAt {
 		t.Errorf("%d message(s) handled after the context ended (%d executed in all); want none after the %dth", handledAfterEnd, executed, endAt)
 	}
-	if res == nil || res.PromptID != sub.PromptID {
-		t.Fatalf("result %+v; want one naming prompt %s", res, sub.PromptID)
+	if res == nil || res.PromptID != promptID {
+		t.Fatalf("result %+v; want one naming prompt %s", res, promptID)
 	}
 	// endAt/2 distinct flooded files and the repeated one: the bound kept, the rest counted.
 	if len(res.Outputs) != MaxPromptOutputs || res.OutputsDropped != endAt/2+1-MaxPromptOutputs {
