@@ -225,6 +225,18 @@ func (s *Server) queuePositionLocked(j *job) int {
 	return 0
 }
 
+// lockJobOr404 locks the server and returns the job the path names, with the lock held; when
+// there is no such job it answers 404, unlocks, and returns nil.
+func (s *Server) lockJobOr404(w http.ResponseWriter, r *http.Request, now time.Time) *job {
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), now)
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+	}
+	return j
+}
+
 // getJobLocked returns a job, applying lazy expiry, or nil.
 func (s *Server) getJobLocked(id string, now time.Time) *job {
 	j := s.jobs[id]
@@ -379,11 +391,8 @@ func (s *Server) enqueueJobLocked(wf, extra map[string]any, now time.Time, v1 bo
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), now)
+	j := s.lockJobOr404(w, r, now)
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	rec := s.renderLocked(r, j, now)
@@ -393,11 +402,8 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), now)
+	j := s.lockJobOr404(w, r, now)
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	switch j.status {
@@ -416,11 +422,8 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), s.now())
+	j := s.lockJobOr404(w, r, s.now())
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	text := j.logs.String()

@@ -321,6 +321,16 @@ func (s *Router) handleModelSchema(w http.ResponseWriter, r *http.Request) {
 
 // ---- invocation ----
 
+// modelInput finds the model the path names and reads its native input; when either fails it
+// has answered (404, 400 or 422) and ok is false.
+func (s *Router) modelInput(w http.ResponseWriter, r *http.Request) (m *routerModel, body []byte, in map[string]any, ok bool) {
+	if m = s.model(w, r); m == nil {
+		return nil, nil, nil, false
+	}
+	body, in, ok = s.readInput(w, r, m)
+	return m, body, in, ok
+}
+
 // readInput reads the native input (a JSON object) or answers 400 / 422.
 func (s *Router) readInput(w http.ResponseWriter, r *http.Request, m *routerModel) ([]byte, map[string]any, bool) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
@@ -438,11 +448,7 @@ func (s *Router) spendHeaders() map[string]string {
 }
 
 func (s *Router) handleInvoke(w http.ResponseWriter, r *http.Request) {
-	m := s.model(w, r)
-	if m == nil {
-		return
-	}
-	body, in, ok := s.readInput(w, r, m)
+	m, body, in, ok := s.modelInput(w, r)
 	if !ok {
 		return
 	}
@@ -557,11 +563,7 @@ func (s *Router) routerLink(r *http.Request, path string) string {
 }
 
 func (s *Router) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
-	m := s.model(w, r)
-	if m == nil {
-		return
-	}
-	body, in, ok := s.readInput(w, r, m)
+	m, body, in, ok := s.modelInput(w, r)
 	if !ok {
 		return
 	}
