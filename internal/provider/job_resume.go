@@ -41,8 +41,7 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 
 // jobStillRunning reports whether state holds a job id whose last known status is not terminal.
 func jobStillRunning(state jobResourceModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && !client.JobTerminal(status)
+	return stillInFlight(state.ID, state.Status, client.JobTerminal)
 }
 
 // resumeJobWait waits, in an update, for the job in state: re-read it, then wait as Create

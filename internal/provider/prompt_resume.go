@@ -42,8 +42,7 @@ func planPromptResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 // not terminal. A null status (an engine without the status route) cannot be followed to its
 // end, so it is not resumed.
 func promptStillRunning(state promptModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && !client.PromptTerminal(status)
+	return stillInFlight(state.ID, state.Status, client.PromptTerminal)
 }
 
 // resumePromptWait waits, in an update, for the prompt in state, as Create does after submitting.

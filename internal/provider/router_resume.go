@@ -33,8 +33,7 @@ func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 // routerStillRunning reports whether state holds a request the router accepted and that was not
 // yet seen COMPLETED.
 func routerStillRunning(state routerRequestModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && status != client.RouterCompleted
+	return stillInFlight(state.ID, state.Status, func(s string) bool { return s == client.RouterCompleted })
 }
 
 // resumeRouterWait waits, in an update, for the request in state and collects its result.
