@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -147,15 +148,38 @@ func (f *foreignHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// startForeignHost starts a host the configuration does not name, closed when the test ends,
+// and returns it with its URL.
+func startForeignHost(t *testing.T) (*foreignHost, string) {
+	t.Helper()
+	f := &foreignHost{}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL
+}
+
+// received returns what reached the host so far, one line per request.
+func (f *foreignHost) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.seen)
+}
+
+// assertUntouched fails the test when anything reached the host.
+func (f *foreignHost) assertUntouched(t *testing.T) {
+	t.Helper()
+	if seen := f.received(); len(seen) != 0 {
+		t.Fatalf("the foreign host received requests:\n%s", strings.Join(seen, "\n"))
+	}
+}
+
 func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"self", "events"} {
 		t.Run(bad, func(t *testing.T) {
 			t.Parallel()
-			foreign := &foreignHost{}
-			fs := httptest.NewServer(foreign)
-			defer fs.Close()
-			svc := &linkService{badLink: bad, foreign: fs.URL}
+			foreign, foreignURL := startForeignHost(t)
+			svc := &linkService{badLink: bad, foreign: foreignURL}
 			ss := httptest.NewServer(svc)
 			defer ss.Close()
 
@@ -181,11 +205,7 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 			if seen := svc.seen(); !strings.Contains(seen, "GET /steal/"+bad) {
 				t.Errorf("the service did not see the rebased %s link; it saw:\n%s", bad, seen)
 			}
-			foreign.mu.Lock()
-			defer foreign.mu.Unlock()
-			if len(foreign.seen) != 0 {
-				t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-			}
+			foreign.assertUntouched(t)
 		})
 	}
 }
@@ -194,10 +214,8 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 // origin; plans stay empty and the other host hears nothing.
 func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	t.Parallel()
-	foreign := &foreignHost{}
-	fs := httptest.NewServer(foreign)
-	defer fs.Close()
-	svc := &linkService{badLink: "self", foreign: fs.URL, badOnRead: true}
+	foreign, foreignURL := startForeignHost(t)
+	svc := &linkService{badLink: "self", foreign: foreignURL, badOnRead: true}
 	ss := httptest.NewServer(svc)
 	defer ss.Close()
 	// validate = false: this stand-in serves job records only, not the node classes.
@@ -212,22 +230,16 @@ func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 			{Config: config, PlanOnly: true},
 		},
 	})
-	foreign.mu.Lock()
-	defer foreign.mu.Unlock()
-	if len(foreign.seen) != 0 {
-		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-	}
+	foreign.assertUntouched(t)
 }
 
 // A job read by id (data source) whose record links elsewhere is read, and nothing is sent to
 // the other host.
 func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 	t.Parallel()
-	foreign := &foreignHost{}
-	fs := httptest.NewServer(foreign)
-	defer fs.Close()
+	foreign, foreignURL := startForeignHost(t)
 	ss := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, fs.URL+"/steal")
+		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, foreignURL+"/steal")
 	}))
 	defer ss.Close()
 	resource.Test(t, resource.TestCase{
@@ -240,11 +252,7 @@ func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 			),
 		}},
 	})
-	foreign.mu.Lock()
-	defer foreign.mu.Unlock()
-	if len(foreign.seen) != 0 {
-		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-	}
+	foreign.assertUntouched(t)
 }
 
 // The provider offers no switch that disables TLS verification.

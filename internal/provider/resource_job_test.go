@@ -33,6 +33,15 @@ resource "svc_job" "test" {
 `, workflow, extra)
 }
 
+// captureStateJSON stores the whole state, as JSON, into *dst: a secret must appear nowhere in it.
+func captureStateJSON(dst *string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		b, err := json.Marshal(s)
+		*dst = string(b)
+		return err
+	}
+}
+
 // captureID stores the job id from state into *id.
 func captureID(id *string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
@@ -534,11 +543,7 @@ resource "svc_job" "test" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				captureID(&id),
 				resource.TestCheckNoResourceAttr("svc_job.test", "partner_api_key_wo"),
-				func(s *terraform.State) error {
-					b, err := json.Marshal(s)
-					stateJSON = string(b)
-					return err
-				},
+				captureStateJSON(&stateJSON),
 			),
 		}},
 	})

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -359,11 +358,7 @@ resource "svc_registry_node_claim" "test" {
 `,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckNoResourceAttr("svc_registry_node_claim.test", "repo_token_wo"),
-				func(s *terraform.State) error {
-					b, err := json.Marshal(s)
-					stateJSON = string(b)
-					return err
-				},
+				captureStateJSON(&stateJSON),
 			),
 		}},
 	})
