@@ -67,14 +67,7 @@ func TestRouterStillRunningResentBeyondMaxRetries(t *testing.T) {
 				if (err != nil) != tt.wantErr {
 					t.Fatalf("error %v, want error: %v", err, tt.wantErr)
 				}
-				if s.count() != tt.requests {
-					t.Fatalf("%d requests, want %d", s.count(), tt.requests)
-				}
-				for _, k := range s.keys {
-					if k != "k1" {
-						t.Fatalf("an attempt carried key %q", k)
-					}
-				}
+				s.assertAttempts(t, tt.requests, "k1")
 			})
 		}
 	}

@@ -129,14 +129,7 @@ func TestRouterInvokeRetryTable(t *testing.T) {
 			if res != nil {
 				res.Body.Close()
 			}
-			if s.count() != tt.requests {
-				t.Fatalf("%d requests, want %d", s.count(), tt.requests)
-			}
-			for _, k := range s.keys {
-				if k != "k1" {
-					t.Fatalf("an attempt carried key %q", k)
-				}
-			}
+			s.assertAttempts(t, tt.requests, "k1")
 		})
 	}
 }

@@ -53,6 +53,22 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *scripted) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
 
+// assertAttempts fails the test unless the server saw want attempts, each carrying the
+// Idempotency-Key key (a resend under another key could start a second run).
+func (s *scripted) assertAttempts(t *testing.T, want int, key string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n != want {
+		t.Fatalf("requests = %d, want %d", s.n, want)
+	}
+	for _, k := range s.keys {
+		if k != key {
+			t.Fatalf("an attempt carried Idempotency-Key %q, want %s on every attempt", k, key)
+		}
+	}
+}
+
 func status(code int, headers map[string]string, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		for k, v := range headers {
@@ -97,14 +113,7 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 			defer srv.Close()
 			c := testClient(t, srv.URL)
 			job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-1"})
-			if got := s.count(); got != tt.wantRequests {
-				t.Fatalf("requests = %d, want %d", got, tt.wantRequests)
-			}
-			for _, k := range s.keys {
-				if k != "key-1" {
-					t.Fatalf("an attempt carried Idempotency-Key %q, want key-1 on every attempt", k)
-				}
-			}
+			s.assertAttempts(t, tt.wantRequests, "key-1")
 			var unknown *UnknownOutcomeError
 			if errors.As(err, &unknown) != tt.wantUnknown {
 				t.Fatalf("unknown outcome = %v, want %v (err %v)", !tt.wantUnknown, tt.wantUnknown, err)
