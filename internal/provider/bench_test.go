@@ -262,9 +262,7 @@ resource "svc_output_file" "big" {
   path          = %q
 }
 `, id, hash, filepath.Join(tf.dir, "big.bin"))
-	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tf.writeConfig(cfg)
 	run := runMeasured(tf, srv, filepath.Join(bin, "terraform-provider-svc"), []string{"apply", "-auto-approve", "-input=false", "-no-color"})
 	verdict := "under"
 	if run.usage.peakRSS >= 64<<20 {

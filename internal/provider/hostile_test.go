@@ -135,6 +135,15 @@ func (s *linkService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`"outputs":[],"urls":{"self":%q,"events":%q,"cancel":%q}}`, hostileJobID, status, links["self"], links["events"], links["cancel"])
 }
 
+// linkServiceJobConfig is one svc_job against a linkService at url. validate is false: the
+// stand-in serves job records only, not the node classes.
+func linkServiceJobConfig(url string) string {
+	return providerBlock(url) + `resource "svc_job" "x" {
+  validate = false
+  workflow = ` + imageWorkflowHCL(1) + `
+}`
+}
+
 // foreignHost records whatever reaches it.
 type foreignHost struct {
 	mu   sync.Mutex
@@ -183,11 +192,7 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 			ss := httptest.NewServer(svc)
 			defer ss.Close()
 
-			// validate = false: this stand-in serves job records only, not the node classes.
-			config := providerBlock(ss.URL) + `resource "svc_job" "x" {
-  validate = false
-  workflow = ` + imageWorkflowHCL(1) + `
-}`
+			config := linkServiceJobConfig(ss.URL)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -218,11 +223,7 @@ func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	svc := &linkService{badLink: "self", foreign: foreignURL, badOnRead: true}
 	ss := httptest.NewServer(svc)
 	defer ss.Close()
-	// validate = false: this stand-in serves job records only, not the node classes.
-	config := providerBlock(ss.URL) + `resource "svc_job" "x" {
-  validate = false
-  workflow = ` + imageWorkflowHCL(1) + `
-}`
+	config := linkServiceJobConfig(ss.URL)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,9 +140,7 @@ resource "svc_router_request" "soak" {
   input = jsonencode({ prompt = "request ${count.index}" })
 }
 `
-			if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			tf.writeConfig(cfg)
 			vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "requests=" + strconv.Itoa(requests)}
 			tf.run("init", "-input=false", "-no-color")
 			applies := 1
