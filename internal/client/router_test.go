@@ -115,10 +115,7 @@ func TestRouterInvokeRetryTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: []http.HandlerFunc{tt.first, ok}}
-			hs := httptest.NewServer(s)
-			defer hs.Close()
-			c := testClient(t, hs.URL)
+			s, c := scriptedClient(t, []http.HandlerFunc{tt.first, ok})
 			res, err := c.InvokeModel(context.Background(), InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{"prompt":"x"}`), IdempotencyKey: "k1"})
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("unexpected error: %v", err)
@@ -135,10 +132,7 @@ func TestRouterInvokeRetryTable(t *testing.T) {
 }
 
 func TestRouterInvokeExhaustedIsUnknownOutcome(t *testing.T) {
-	s := &scripted{steps: []http.HandlerFunc{status(502, map[string]string{"X-Svc-Request-Id": "r-html"}, "<html><body><h1>502 Bad Gateway</h1></body></html>")}}
-	hs := httptest.NewServer(s)
-	defer hs.Close()
-	c := testClient(t, hs.URL)
+	s, c := scriptedClient(t, []http.HandlerFunc{status(502, map[string]string{"X-Svc-Request-Id": "r-html"}, "<html><body><h1>502 Bad Gateway</h1></body></html>")})
 	_, err := c.InvokeModel(context.Background(), InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
 	var unknown *UnknownOutcomeError
 	if !errors.As(err, &unknown) || unknown.IdempotencyKey != "k1" {

@@ -40,6 +40,7 @@ type scripted struct {
 	steps []http.HandlerFunc
 	n     int
 	keys  []string
+	url   string // set by scriptedClient
 }
 
 func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +50,17 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.keys = append(s.keys, r.Header.Get("Idempotency-Key"))
 	s.mu.Unlock()
 	s.steps[i](w, r)
+}
+
+// scriptedClient serves steps (the last one answers every later request) at s.url until the
+// test ends, and returns the server with a client for it.
+func scriptedClient(t *testing.T, steps []http.HandlerFunc) (*scripted, *Client) {
+	t.Helper()
+	s := &scripted{steps: steps}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s, testClient(t, srv.URL)
 }
 
 func (s *scripted) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
@@ -108,10 +120,7 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			c := testClient(t, srv.URL)
+			s, c := scriptedClient(t, tt.steps)
 			job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-1"})
 			s.assertAttempts(t, tt.wantRequests, "key-1")
 			var unknown *UnknownOutcomeError
@@ -124,8 +133,8 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 			if tt.wantCode != "" && !HasCode(err, tt.wantCode) {
 				t.Fatalf("err = %v, want code %s", err, tt.wantCode)
 			}
-			if err == nil && (job.ID == "" || job.URLs.Self != srv.URL+"/api/v2/jobs/"+job.ID) {
-				t.Fatalf("job = %+v; want id and self resolved against %s", job, srv.URL)
+			if err == nil && (job.ID == "" || job.URLs.Self != s.url+"/api/v2/jobs/"+job.ID) {
+				t.Fatalf("job = %+v; want id and self resolved against %s", job, s.url)
 			}
 		})
 	}
@@ -163,10 +172,8 @@ func TestReadRetriesTransientFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			_, err := testClient(t, srv.URL).GetJob(context.Background(), id)
+			s, c := scriptedClient(t, tt.steps)
+			_, err := c.GetJob(context.Background(), id)
 			if s.count() != tt.wantRequests || (err != nil) != tt.wantErr {
 				t.Fatalf("requests = %d, err = %v; want %d requests, error %v", s.count(), err, tt.wantRequests, tt.wantErr)
 			}
