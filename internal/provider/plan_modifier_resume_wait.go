@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -18,14 +17,6 @@ import (
 // a create, a destroy or a replacement): the only kind of plan that can resume a wait.
 func resumeWaitPlan(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) bool {
 	return !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && len(resp.RequiresReplace) == 0
-}
-
-// stillInFlight reports whether state holds an id whose last known status is set and not final:
-// the only kind of record a resumed wait can follow to its end (with no status read, there is
-// nothing to say it has not ended).
-func stillInFlight(id, status types.String, final func(string) bool) bool {
-	s := status.ValueString()
-	return id.ValueString() != "" && s != "" && !final(s)
 }
 
 // readResumeWaitPlan reads the prior state and the plan of M when this plan is one that can

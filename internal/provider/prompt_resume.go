@@ -47,16 +47,14 @@ func promptStillRunning(state promptModel) bool {
 
 // resumePromptWait waits, in an update, for the prompt in state, as Create does after submitting.
 func (r *promptResource) resumePromptWait(ctx context.Context, plan *promptModel, state promptModel, diags *diag.Diagnostics) {
-	limit, d := plan.Timeouts.Create(ctx, defaultPromptCreateTimeout)
-	diags.Append(d...)
 	plan.Status, plan.Outputs, plan.OutputsComplete, plan.Error, plan.Interrupted =
 		state.Status, state.Outputs, state.OutputsComplete, state.Error, state.Interrupted
-	if diags.HasError() {
+	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultPromptCreateTimeout, diags)
+	if !ok {
 		return
 	}
-	ctx = r.data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	defer w.cancel()
+	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	id := state.ID.ValueString()
 	logInfo(ctx, "resuming the wait for a prompt already submitted", map[string]any{"prompt_id": id, "status": state.Status.ValueString()})
 	sock := r.data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only")
