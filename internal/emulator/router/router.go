@@ -611,14 +611,23 @@ func (s *Router) queuedLocked(w http.ResponseWriter, r *http.Request) *routerRun
 	return run
 }
 
-func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
-	rs := s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+// lockQueued locks the router and returns the path's request with the lock held; when there is
+// none it answers (404 or 410), unlocks, and returns nil.
+func (s *Router) lockQueued(w http.ResponseWriter, r *http.Request) *routerRun {
+	s.state.mu.Lock()
 	run := s.queuedLocked(w, r)
+	if run == nil {
+		s.state.mu.Unlock()
+	}
+	return run
+}
+
+func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
+	run := s.lockQueued(w, r)
 	if run == nil {
 		return
 	}
+	defer s.state.mu.Unlock()
 	if run.status != "COMPLETED" {
 		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
 	}
@@ -627,10 +636,8 @@ func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
 	rs := s.state
-	rs.mu.Lock()
-	run := s.queuedLocked(w, r)
+	run := s.lockQueued(w, r)
 	if run == nil {
-		rs.mu.Unlock()
 		return
 	}
 	if run.status != "COMPLETED" {
@@ -647,13 +654,11 @@ func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Router) handleRouterCancel(w http.ResponseWriter, r *http.Request) {
-	rs := s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	run := s.queuedLocked(w, r)
+	run := s.lockQueued(w, r)
 	if run == nil {
 		return
 	}
+	defer s.state.mu.Unlock()
 	if run.status == "COMPLETED" {
 		wire.WriteJSON(w, http.StatusConflict, map[string]string{"request_id": run.id, "status": "ALREADY_COMPLETED"})
 		return
