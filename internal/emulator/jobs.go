@@ -102,17 +102,11 @@ type progressJSON struct {
 	Message          *string `json:"message"`
 }
 
+// outputJSON is one job output: the asset record, with the node that made it and its type.
 type outputJSON struct {
-	NodeID       string  `json:"node_id"`
-	Name         string  `json:"name"`
-	Type         string  `json:"type"`
-	ContentType  string  `json:"content_type"`
-	SizeBytes    int64   `json:"size_bytes"`
-	ID           string  `json:"id"`
-	Hash         *string `json:"hash"`
-	URL          string  `json:"url"`
-	URLExpiresAt string  `json:"url_expires_at"`
-	JobID        *string `json:"job_id"`
+	NodeID string `json:"node_id"`
+	Type   string `json:"type"`
+	assetJSON
 }
 
 type jobError struct {
@@ -198,18 +192,16 @@ func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now t
 	if s.opts.LazyHashes && !s.hashesComputed {
 		hash = nil
 	}
-	return outputJSON{
-		NodeID:       o.nodeID,
+	return outputJSON{NodeID: o.nodeID, Type: o.typ, assetJSON: assetJSON{
+		ID:           o.assetID,
 		Name:         o.name,
-		Type:         o.typ,
 		ContentType:  o.contentType,
 		SizeBytes:    o.size,
-		ID:           o.assetID,
 		Hash:         hash,
 		URL:          s.contentLink(r, o.assetID, o.urlExpires),
 		URLExpiresAt: formatTime(o.urlExpires),
 		JobID:        &jobID,
-	}
+	}}
 }
 
 // queuePositionLocked is the 1-based place of a queued job (0 when not queued).
