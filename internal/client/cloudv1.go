@@ -254,19 +254,9 @@ type PromptRejectedError struct {
 
 func (e *PromptRejectedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "submit prompt: HTTP %d", e.StatusCode)
+	b.WriteString("submit prompt: ")
 	// All but the status came from the response: printable, and each part capped.
-	if e.Type != "" {
-		fmt.Fprintf(&b, " %s", echoHeader(e.Type))
-	}
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
-	}
-	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", e.RequestID)
-	} else {
-		b.WriteString(" (no request id returned)")
-	}
+	writeStatusLine(&b, e.StatusCode, echoHeader(e.Type), e.Message, e.RequestID)
 	n := 0
 	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
 		for _, line := range e.NodeErrors[id] {

@@ -177,17 +177,27 @@ const v1Workflow = `{
 // runPrompt connects the socket, submits and waits, as svc_prompt does.
 func runPrompt(t *testing.T, c *Client, workflow string) (*PromptResult, error) {
 	t.Helper()
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b11")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b11",
+		SubmitPromptInput{Workflow: json.RawMessage(workflow), ExtraData: map[string]string{"api_key_svc_org": "partner"}})
 	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow), ExtraData: map[string]string{"api_key_svc_org": "partner"}})
+	return c.WaitPrompt(context.Background(), promptID, sock, fastWait)
+}
+
+// dialAndSubmit connects a socket under clientID, then submits the prompt, in svc_prompt's
+// order (the socket does not replay). The socket is closed when the test ends.
+func dialAndSubmit(t *testing.T, c *Client, clientID string, in SubmitPromptInput) (sock *Socket, promptID string) {
+	t.Helper()
+	ctx := context.Background()
+	sock, err := c.DialSocket(ctx, clientID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c.WaitPrompt(ctx, sub.PromptID, sock, fastWait)
+	t.Cleanup(sock.Close)
+	sub, err := c.SubmitPrompt(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sock, sub.PromptID
 }
 
 func TestPromptSuccessOutputsFromSocketAndViewWithoutCredentials(t *testing.T) {
@@ -286,42 +296,45 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 	}
 }
 
-// runPromptDroppingSocket runs v1Workflow (with more steps) as runPrompt does, but drops every socket connection
-// once the sampler reports progress (its outputs, and the outcome, are still to come). It returns
-// the result and the socket it dialled first (closed by then).
+// runPromptDroppingSocket runs v1Workflow as runPrompt does, but drops every socket connection
+// as the first node starts executing, while the sampler's steps last an hour: the run goes on
+// only once the wait has reconnected the socket, or given up on it after its last attempt (then
+// the emulator finishes the job at once). Nothing depends on how fast the machine is. It
+// returns the result and the socket it dialled first (closed by then).
 func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult, *Socket) {
 	t.Helper()
-	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sock.Close)
-	// Ten sampler steps: the socket drops at the first, and the reconnection has the other nine
-	// (with the tests' StepDuration) to be made before the outputs are reported.
-	workflow := strings.Replace(v1Workflow, `"steps": 2`, `"steps": 10`, 1)
-	if workflow == v1Workflow {
-		t.Fatal("v1Workflow no longer has a two-step sampler to lengthen")
-	}
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var finish sync.Once
+	finishRun := func() { finish.Do(func() { go srv.CompleteJobs() }) }
+	c := v1Client(t, srv, logHook(func(msg string, fields map[string]any) {
+		switch {
+		case strings.HasPrefix(msg, "socket reconnected"):
+			finishRun()
+		case strings.HasPrefix(msg, "reconnecting the socket failed") && fields["attempt"] == maxSocketRedials:
+			finishRun()
+		}
+	}))
+	sock, promptID := dialAndSubmit(t, c, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
 	opts := fastWait
 	opts.RedialWait = time.Millisecond
 	var dropped sync.Once
 	opts.OnMessage = func(m *SocketMessage) {
-		if m.Type == "progress" {
+		if m.Type == "executing" {
 			dropped.Do(srv.DropSockets)
 		}
 	}
-	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	res, err := c.WaitPrompt(context.Background(), promptID, sock, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, sock
 }
+
+// logHook is a client Logger that hands every line to a test.
+type logHook func(msg string, fields map[string]any)
+
+func (h logHook) Debug(_ context.Context, m string, f map[string]any) { h(m, f) }
+func (h logHook) Trace(_ context.Context, m string, f map[string]any) { h(m, f) }
+func (h logHook) Warn(_ context.Context, m string, f map[string]any)  { h(m, f) }
 
 // A socket that closes mid-run is reconnected: the outputs reported after that still arrive (and,
 // with no status route, so does the outcome), but the outputs are marked incomplete, since the
@@ -332,8 +345,8 @@ func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
 		name string
 		opts emulator.Options
 	}{
-		{name: "status route", opts: emulator.Options{StepDuration: 50 * time.Millisecond}},
-		{name: "no status route: the socket decides", opts: emulator.Options{StepDuration: 50 * time.Millisecond, V1NoStatusRoute: true}},
+		{name: "status route", opts: emulator.Options{StepDuration: time.Hour}},
+		{name: "no status route: the socket decides", opts: emulator.Options{StepDuration: time.Hour, V1NoStatusRoute: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -359,7 +372,7 @@ func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
 // status route alone decides.
 func TestPromptSocketRedialGivesUp(t *testing.T) {
 	t.Parallel()
-	srv := v1Server(t, emulator.Options{StepDuration: 50 * time.Millisecond})
+	srv := v1Server(t, emulator.Options{StepDuration: time.Hour})
 	srv.Inject(emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 10, Status: http.StatusServiceUnavailable})
 	res, _ := runPromptDroppingSocket(t, srv)
 	if res.Status != PromptSuccess || res.SocketOutcome != "" || res.OutputsComplete || len(res.Outputs) != 0 {

@@ -94,6 +94,24 @@ func (f FieldError) Path() string {
 	return b.String()
 }
 
+// writeStatusLine writes "HTTP <status> <code>: <message> (request id <id>)", leaving out an
+// empty code or message and saying when no request id came back. code and requestID come
+// rendered by the caller; the message, which may span lines, is made printable and capped here.
+func writeStatusLine(b *strings.Builder, status int, code, message, requestID string) {
+	fmt.Fprintf(b, "HTTP %d", status)
+	if code != "" {
+		fmt.Fprintf(b, " %s", code)
+	}
+	if message != "" {
+		fmt.Fprintf(b, ": %s", capEcho(printable(message, true), maxEchoedMessage))
+	}
+	if requestID != "" {
+		fmt.Fprintf(b, " (request id %s)", requestID)
+	} else {
+		b.WriteString(" (no request id returned)")
+	}
+}
+
 func (e *APIError) Error() string {
 	// Everything but the operation and the status came from the response: render it printable.
 	line := func(s string) string { return capEcho(printable(s, false), maxEchoedHeader) }
@@ -103,18 +121,7 @@ func (e *APIError) Error() string {
 		b.WriteString(e.Operation)
 		b.WriteString(": ")
 	}
-	fmt.Fprintf(&b, "HTTP %d", e.StatusCode)
-	if e.Code != "" {
-		fmt.Fprintf(&b, " %s", header(e.Code))
-	}
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", capEcho(printable(e.Message, true), maxEchoedMessage))
-	}
-	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request id %s)", header(e.RequestID))
-	} else {
-		b.WriteString(" (no request id returned)")
-	}
+	writeStatusLine(&b, e.StatusCode, header(e.Code), e.Message, header(e.RequestID))
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, "; Retry-After %s", e.RetryAfter)
 		if e.RetryAfterCap > 0 {

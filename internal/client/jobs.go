@@ -64,18 +64,12 @@ type Progress struct {
 	Message          *string `json:"message,omitempty"`
 }
 
-// Output is one committed job output (an asset).
+// Output is one committed job output: the asset it committed (the record GET
+// /api/v2/assets/{id} serves), with the node that made it and its type.
 type Output struct {
-	NodeID       string  `json:"node_id"`
-	Name         string  `json:"name"`
-	Type         string  `json:"type"`
-	ContentType  string  `json:"content_type"`
-	SizeBytes    int64   `json:"size_bytes"`
-	ID           string  `json:"id"`
-	Hash         *string `json:"hash"`
-	URL          string  `json:"url"`
-	URLExpiresAt string  `json:"url_expires_at"`
-	JobID        *string `json:"job_id,omitempty"`
+	NodeID string `json:"node_id"`
+	Type   string `json:"type"`
+	Asset
 }
 
 // JobError is the execution failure inside job.error (not an HTTP error).

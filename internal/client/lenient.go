@@ -105,10 +105,18 @@ func (l *lenientDecoder) decode(raw json.RawMessage, v reflect.Value, path strin
 	return nil
 }
 
+// decodeStruct decodes each field from the member its json tag names. An embedded struct
+// without a tag has its fields promoted, as encoding/json reads them: they come from the same
+// members.
 func (l *lenientDecoder) decodeStruct(fields map[string]json.RawMessage, v reflect.Value, path string) {
 	t := v.Type()
 	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			l.decodeStruct(fields, v.Field(i), path)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}

@@ -56,25 +56,16 @@ func TestPromptExecutedFloodIsBoundedAndDeduplicated(t *testing.T) {
 	const flood = 20000
 	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood})
 	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b13", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
 	// The grace for the socket's last word is long: the flood comes before it, and under the
 	// race detector reading 20,000 messages takes seconds. The wait ends at that last word.
 	opts := fastWait
 	opts.SocketGrace = time.Minute
-	res, err := c.WaitPrompt(ctx, sub.PromptID, sock, opts)
+	res, err := c.WaitPrompt(context.Background(), promptID, sock, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != sub.PromptID {
+	if !res.Succeeded() || !res.OutputsComplete || res.PromptID != promptID {
 		t.Fatalf("result: status %q, prompt id %q", res.Status, res.PromptID)
 	}
 	if len(res.Outputs) != MaxPromptOutputs {
@@ -95,34 +86,46 @@ func TestPromptExecutedFloodIsBoundedAndDeduplicated(t *testing.T) {
 	}
 }
 
-// While a socket floods messages, the deadline still ends the wait, and the result still names
-// the prompt, so the caller can keep its id.
+// While a socket floods executed messages, the end of the context ends the wait before the
+// next message is handled: the engine checks the context before every message rather than
+// leaving it to select's random choice between a closed Done channel and a flood that is always
+// ready. A deadline and an interrupt end the context alike; here it is cancelled from OnMessage
+// (on the wait's goroutine) at the 3,000th executed message of 10,000, so it ends mid-flood
+// whatever the machine's speed. The result still names the prompt, so the caller keeps its id,
+// and holds what the flood brought so far, bounded.
 func TestPromptWaitDeadlineHonouredDuringAFlood(t *testing.T) {
 	t.Parallel()
-	srv := v1Server(t, emulator.Options{V1ExecutedFlood: 50000, NodeDuration: time.Hour})
+	const flood, endAt = 10000, 3000
+	srv := v1Server(t, emulator.Options{V1ExecutedFlood: flood, NodeDuration: time.Hour})
 	c := v1Client(t, srv, nil)
-	ctx := context.Background()
-	sock, err := c.DialSocket(ctx, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b12")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sock.Close()
-	sub, err := c.SubmitPrompt(ctx, SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	sock, promptID := dialAndSubmit(t, c, "7d3f8a52-0c0e-4b9a-9d7e-3a1f7a8c2b12", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	waitCtx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := time.Now()
-	res, err := c.WaitPrompt(waitCtx, sub.PromptID, sock, fastWait)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("WaitPrompt error = %v, want the deadline", err)
+	executed, handledAfterEnd := 0, 0
+	opts := fastWait
+	opts.OnMessage = func(m *SocketMessage) {
+		if waitCtx.Err() != nil {
+			handledAfterEnd++
+		}
+		if m.Type == "executed" {
+			if executed++; executed == endAt {
+				cancel()
+			}
+		}
 	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("the wait ended %v after it began; the 300 ms deadline was not honoured", took)
+	res, err := c.WaitPrompt(waitCtx, promptID, sock, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitPrompt error = %v after %d executed messages, want the context's end", err, executed)
 	}
-	if res == nil || res.PromptID != sub.PromptID || len(res.Outputs) > MaxPromptOutputs {
-		t.Fatalf("result %+v; want the prompt id and at most %d outputs", res, MaxPromptOutputs)
+	if handledAfterEnd != 0 || executed != endAt {
+		t.Errorf("%d message(s) handled after the context ended (%d executed in all); want none after the %dth", handledAfterEnd, executed, endAt)
+	}
+	if res == nil || res.PromptID != promptID {
+		t.Fatalf("result %+v; want one naming prompt %s", res, promptID)
+	}
+	// endAt/2 distinct flooded files and the repeated one: the bound kept, the rest counted.
+	if len(res.Outputs) != MaxPromptOutputs || res.OutputsDropped != endAt/2+1-MaxPromptOutputs {
+		t.Errorf("%d outputs kept, %d dropped; want %d and %d", len(res.Outputs), res.OutputsDropped, MaxPromptOutputs, endAt/2+1-MaxPromptOutputs)
 	}
 }
 

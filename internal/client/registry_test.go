@@ -142,10 +142,8 @@ func TestRegistryRetryPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			err := tt.call(testClient(t, srv.URL))
+			s, c := scriptedClient(t, tt.steps)
+			err := tt.call(c)
 			if got := s.count(); got != tt.wantRequests {
 				t.Fatalf("requests = %d, want %d (err %v)", got, tt.wantRequests, err)
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -48,10 +47,7 @@ func TestRouterStillRunningResentBeyondMaxRetries(t *testing.T) {
 					last = status(201, map[string]string{"Content-Type": "application/json", "X-Svc-Request-Id": "r-ok"},
 						`{"request_id":"0b0c8f2e-0000-4000-8000-0000000000a1","status":"IN_QUEUE","status_url":"/s","response_url":"/r","cancel_url":"/c"}`)
 				}
-				s := &scripted{steps: append(repeat(tt.answer, 8), last)}
-				hs := httptest.NewServer(s)
-				defer hs.Close()
-				c := testClient(t, hs.URL)
+				s, c := scriptedClient(t, append(repeat(tt.answer, 8), last))
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				in := InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{"prompt":"x"}`), IdempotencyKey: "k1"}
@@ -67,14 +63,7 @@ func TestRouterStillRunningResentBeyondMaxRetries(t *testing.T) {
 				if (err != nil) != tt.wantErr {
 					t.Fatalf("error %v, want error: %v", err, tt.wantErr)
 				}
-				if s.count() != tt.requests {
-					t.Fatalf("%d requests, want %d", s.count(), tt.requests)
-				}
-				for _, k := range s.keys {
-					if k != "k1" {
-						t.Fatalf("an attempt carried key %q", k)
-					}
-				}
+				s.assertAttempts(t, tt.requests, "k1")
 			})
 		}
 	}
@@ -92,10 +81,8 @@ func TestRouterComeBackAnswerForgottenAfterAnotherAnswer(t *testing.T) {
 		cancel()
 		<-r.Context().Done()
 	}
-	s := &scripted{steps: []http.HandlerFunc{routerAnswer(409, "concurrency_limit_exceeded", "0"), routerAnswer(500, "internal_error", ""), hold}}
-	hs := httptest.NewServer(s)
-	defer hs.Close()
-	_, err := testClient(t, hs.URL).InvokeModel(ctx, InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
+	s, c := scriptedClient(t, []http.HandlerFunc{routerAnswer(409, "concurrency_limit_exceeded", "0"), routerAnswer(500, "internal_error", ""), hold})
+	_, err := c.InvokeModel(ctx, InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
 	var unknown *UnknownOutcomeError
 	if !errors.As(err, &unknown) || RouterStillRunning(err) || strings.Contains(err.Error(), "the last answer, HTTP 409") {
 		t.Fatalf("err = %v; want an unknown outcome that does not name the earlier 409 as the last answer", err)
@@ -132,10 +119,7 @@ func TestRouterStillRunningUntilTheDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			hs := httptest.NewServer(s)
-			defer hs.Close()
-			c := testClient(t, hs.URL)
+			s, c := scriptedClient(t, tt.steps)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			_, err := c.InvokeModel(ctx, InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})

@@ -115,10 +115,7 @@ func TestRouterInvokeRetryTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: []http.HandlerFunc{tt.first, ok}}
-			hs := httptest.NewServer(s)
-			defer hs.Close()
-			c := testClient(t, hs.URL)
+			s, c := scriptedClient(t, []http.HandlerFunc{tt.first, ok})
 			res, err := c.InvokeModel(context.Background(), InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{"prompt":"x"}`), IdempotencyKey: "k1"})
 			if tt.wantErr == "" && err != nil {
 				t.Fatalf("unexpected error: %v", err)
@@ -129,23 +126,13 @@ func TestRouterInvokeRetryTable(t *testing.T) {
 			if res != nil {
 				res.Body.Close()
 			}
-			if s.count() != tt.requests {
-				t.Fatalf("%d requests, want %d", s.count(), tt.requests)
-			}
-			for _, k := range s.keys {
-				if k != "k1" {
-					t.Fatalf("an attempt carried key %q", k)
-				}
-			}
+			s.assertAttempts(t, tt.requests, "k1")
 		})
 	}
 }
 
 func TestRouterInvokeExhaustedIsUnknownOutcome(t *testing.T) {
-	s := &scripted{steps: []http.HandlerFunc{status(502, map[string]string{"X-Svc-Request-Id": "r-html"}, "<html><body><h1>502 Bad Gateway</h1></body></html>")}}
-	hs := httptest.NewServer(s)
-	defer hs.Close()
-	c := testClient(t, hs.URL)
+	s, c := scriptedClient(t, []http.HandlerFunc{status(502, map[string]string{"X-Svc-Request-Id": "r-html"}, "<html><body><h1>502 Bad Gateway</h1></body></html>")})
 	_, err := c.InvokeModel(context.Background(), InvokeInput{Model: "demo/echo", Input: json.RawMessage(`{}`), IdempotencyKey: "k1"})
 	var unknown *UnknownOutcomeError
 	if !errors.As(err, &unknown) || unknown.IdempotencyKey != "k1" {

@@ -40,6 +40,7 @@ type scripted struct {
 	steps []http.HandlerFunc
 	n     int
 	keys  []string
+	url   string // set by scriptedClient
 }
 
 func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -51,7 +52,34 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.steps[i](w, r)
 }
 
+// scriptedClient serves steps (the last one answers every later request) at s.url until the
+// test ends, and returns the server with a client for it.
+func scriptedClient(t *testing.T, steps []http.HandlerFunc) (*scripted, *Client) {
+	t.Helper()
+	s := &scripted{steps: steps}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s, testClient(t, srv.URL)
+}
+
 func (s *scripted) count() int { s.mu.Lock(); defer s.mu.Unlock(); return s.n }
+
+// assertAttempts fails the test unless the server saw want attempts, each carrying the
+// Idempotency-Key key (a resend under another key could start a second run).
+func (s *scripted) assertAttempts(t *testing.T, want int, key string) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n != want {
+		t.Fatalf("requests = %d, want %d", s.n, want)
+	}
+	for _, k := range s.keys {
+		if k != key {
+			t.Fatalf("an attempt carried Idempotency-Key %q, want %s on every attempt", k, key)
+		}
+	}
+}
 
 func status(code int, headers map[string]string, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
@@ -92,19 +120,9 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			c := testClient(t, srv.URL)
+			s, c := scriptedClient(t, tt.steps)
 			job, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "key-1"})
-			if got := s.count(); got != tt.wantRequests {
-				t.Fatalf("requests = %d, want %d", got, tt.wantRequests)
-			}
-			for _, k := range s.keys {
-				if k != "key-1" {
-					t.Fatalf("an attempt carried Idempotency-Key %q, want key-1 on every attempt", k)
-				}
-			}
+			s.assertAttempts(t, tt.wantRequests, "key-1")
 			var unknown *UnknownOutcomeError
 			if errors.As(err, &unknown) != tt.wantUnknown {
 				t.Fatalf("unknown outcome = %v, want %v (err %v)", !tt.wantUnknown, tt.wantUnknown, err)
@@ -115,8 +133,8 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 			if tt.wantCode != "" && !HasCode(err, tt.wantCode) {
 				t.Fatalf("err = %v, want code %s", err, tt.wantCode)
 			}
-			if err == nil && (job.ID == "" || job.URLs.Self != srv.URL+"/api/v2/jobs/"+job.ID) {
-				t.Fatalf("job = %+v; want id and self resolved against %s", job, srv.URL)
+			if err == nil && (job.ID == "" || job.URLs.Self != s.url+"/api/v2/jobs/"+job.ID) {
+				t.Fatalf("job = %+v; want id and self resolved against %s", job, s.url)
 			}
 		})
 	}
@@ -154,10 +172,8 @@ func TestReadRetriesTransientFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			_, err := testClient(t, srv.URL).GetJob(context.Background(), id)
+			s, c := scriptedClient(t, tt.steps)
+			_, err := c.GetJob(context.Background(), id)
 			if s.count() != tt.wantRequests || (err != nil) != tt.wantErr {
 				t.Fatalf("requests = %d, err = %v; want %d requests, error %v", s.count(), err, tt.wantRequests, tt.wantErr)
 			}

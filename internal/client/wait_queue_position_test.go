@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,9 @@ func TestWaitJobReportsQueuePositionChanges(t *testing.T) {
 	queuedAt := func(pos string) http.HandlerFunc {
 		return status(200, nil, strings.Replace(jobJSON(id, JobQueued), `"queue_position":0`, `"queue_position":`+pos, 1))
 	}
-	s := &scripted{steps: []http.HandlerFunc{queuedAt("3"), queuedAt("2"), queuedAt("1"), status(200, nil, jobJSON(id, JobSucceeded))}}
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	c := testClient(t, srv.URL)
+	s, c := scriptedClient(t, []http.HandlerFunc{queuedAt("3"), queuedAt("2"), queuedAt("1"), status(200, nil, jobJSON(id, JobSucceeded))})
 	three := int64(3)
-	start := &Job{ID: id, Status: JobQueued, QueuePosition: &three, URLs: JobURLs{Self: srv.URL + "/api/v2/jobs/" + id}}
+	start := &Job{ID: id, Status: JobQueued, QueuePosition: &three, URLs: JobURLs{Self: s.url + "/api/v2/jobs/" + id}}
 	var seen []int64
 	_, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond,
 		OnUpdate: func(j *Job) {

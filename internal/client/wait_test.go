@@ -80,11 +80,8 @@ func TestWaitJobOutlastsAShortOutage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			c := testClient(t, srv.URL)
-			start := &Job{ID: id, Status: JobRunning, URLs: JobURLs{Self: srv.URL + "/api/v2/jobs/" + id}}
+			s, c := scriptedClient(t, tt.steps)
+			start := &Job{ID: id, Status: JobRunning, URLs: JobURLs{Self: s.url + "/api/v2/jobs/" + id}}
 			got, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("WaitJob = %v, %v; want error %v", got.Status, err, tt.wantErr)
@@ -119,11 +116,8 @@ func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &scripted{steps: tt.steps}
-			srv := httptest.NewServer(s)
-			defer srv.Close()
-			c := testClient(t, srv.URL)
-			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: srv.URL + "/q/status", ResponseURL: srv.URL + "/q", CancelURL: srv.URL + "/q/cancel"}
+			s, c := scriptedClient(t, tt.steps)
+			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: s.url + "/q/status", ResponseURL: s.url + "/q", CancelURL: s.url + "/q/cancel"}
 			got, err := c.WaitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("WaitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -131,5 +132,47 @@ func TestWaitLoopSideHandlers(t *testing.T) {
 				t.Fatalf("reads = %d, want %d", got.reads, tt.wantReads)
 			}
 		})
+	}
+}
+
+// A side source that floods keeps the side channel always ready, so after the context ends
+// select would pick at random between its Done channel and the next handler; the engine
+// checks the context before every handler instead, so none runs once it ended. Here the
+// channel is full and the context ends inside a handler, on the loop's goroutine: without the
+// check, each round runs at least one more handler with probability 1/2, so the rounds leave
+// a chance of 2^-64 of missing it.
+func TestWaitLoopRunsNoHandlerAfterTheContextEnds(t *testing.T) {
+	t.Parallel()
+	const rounds, endAt, flood = 64, 3, 16
+	for round := range rounds {
+		ctx, cancel := context.WithCancel(context.Background())
+		handled, afterEnd := 0, 0
+		side := make(chan sideHandler, flood)
+		for range flood {
+			side <- func(context.Context) bool {
+				if ctx.Err() != nil {
+					afterEnd++
+				}
+				if handled++; handled == endAt {
+					cancel()
+				}
+				return false
+			}
+		}
+		loop := waitLoop[*sideState]{
+			read:     func(_ context.Context, s *sideState) (*sideState, error) { s.reads++; return s, nil },
+			done:     func(s *sideState) bool { return s.over },
+			schedule: fixedSchedule[*sideState](time.Hour),
+			side:     side,
+			onRetry:  func(context.Context, error) {},
+		}
+		_, err := loop.run(ctx, &sideState{})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("round %d: run error = %v, want the context's end", round, err)
+		}
+		if afterEnd != 0 {
+			t.Fatalf("round %d: %d handler(s) ran after the context ended", round, afterEnd)
+		}
 	}
 }

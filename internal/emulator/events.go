@@ -30,11 +30,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), now)
+	j := s.lockJobOr404(w, r, now)
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	if s.opts.MaxStreams > 0 && s.streams >= s.opts.MaxStreams {

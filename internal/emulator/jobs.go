@@ -102,17 +102,11 @@ type progressJSON struct {
 	Message          *string `json:"message"`
 }
 
+// outputJSON is one job output: the asset record, with the node that made it and its type.
 type outputJSON struct {
-	NodeID       string  `json:"node_id"`
-	Name         string  `json:"name"`
-	Type         string  `json:"type"`
-	ContentType  string  `json:"content_type"`
-	SizeBytes    int64   `json:"size_bytes"`
-	ID           string  `json:"id"`
-	Hash         *string `json:"hash"`
-	URL          string  `json:"url"`
-	URLExpiresAt string  `json:"url_expires_at"`
-	JobID        *string `json:"job_id"`
+	NodeID string `json:"node_id"`
+	Type   string `json:"type"`
+	assetJSON
 }
 
 type jobError struct {
@@ -198,18 +192,16 @@ func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now t
 	if s.opts.LazyHashes && !s.hashesComputed {
 		hash = nil
 	}
-	return outputJSON{
-		NodeID:       o.nodeID,
+	return outputJSON{NodeID: o.nodeID, Type: o.typ, assetJSON: assetJSON{
+		ID:           o.assetID,
 		Name:         o.name,
-		Type:         o.typ,
 		ContentType:  o.contentType,
 		SizeBytes:    o.size,
-		ID:           o.assetID,
 		Hash:         hash,
 		URL:          s.contentLink(r, o.assetID, o.urlExpires),
 		URLExpiresAt: formatTime(o.urlExpires),
 		JobID:        &jobID,
-	}
+	}}
 }
 
 // queuePositionLocked is the 1-based place of a queued job (0 when not queued).
@@ -223,6 +215,18 @@ func (s *Server) queuePositionLocked(j *job) int {
 		}
 	}
 	return 0
+}
+
+// lockJobOr404 locks the server and returns the job the path names, with the lock held; when
+// there is no such job it answers 404, unlocks, and returns nil.
+func (s *Server) lockJobOr404(w http.ResponseWriter, r *http.Request, now time.Time) *job {
+	s.mu.Lock()
+	j := s.getJobLocked(r.PathValue("id"), now)
+	if j == nil {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
+	}
+	return j
 }
 
 // getJobLocked returns a job, applying lazy expiry, or nil.
@@ -379,11 +383,8 @@ func (s *Server) enqueueJobLocked(wf, extra map[string]any, now time.Time, v1 bo
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), now)
+	j := s.lockJobOr404(w, r, now)
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	rec := s.renderLocked(r, j, now)
@@ -393,11 +394,8 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), now)
+	j := s.lockJobOr404(w, r, now)
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	switch j.status {
@@ -416,11 +414,8 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleLogs(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	j := s.getJobLocked(r.PathValue("id"), s.now())
+	j := s.lockJobOr404(w, r, s.now())
 	if j == nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "not_found", "job not found", nil)
 		return
 	}
 	text := j.logs.String()

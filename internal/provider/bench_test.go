@@ -262,9 +262,7 @@ resource "svc_output_file" "big" {
   path          = %q
 }
 `, id, hash, filepath.Join(tf.dir, "big.bin"))
-	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tf.writeConfig(cfg)
 	run := runMeasured(tf, srv, filepath.Join(bin, "terraform-provider-svc"), []string{"apply", "-auto-approve", "-input=false", "-no-color"})
 	verdict := "under"
 	if run.usage.peakRSS >= 64<<20 {
@@ -282,11 +280,11 @@ func requestsTotal(srv *emulator.Server) int {
 	return n
 }
 
-// writeJobsConfig writes a configuration of var.jobs svc_job resources (count), each a small
-// image job with a sampler of the given steps, for the soak and the benchmark.
-func writeJobsConfig(t *testing.T, dir string, steps int) {
-	t.Helper()
-	cfg := strings.ReplaceAll(`
+// countedConfigHeader is the start of a configuration run by the CLI with -var: the terraform
+// block, the endpoint variable, a number variable named count (how many resources), and the
+// provider at var.endpoint.
+func countedConfigHeader(count string) string {
+	return fmt.Sprintf(`
 terraform {
   required_providers {
     svc = { source = "svc-org/svc" }
@@ -294,12 +292,19 @@ terraform {
 }
 
 variable "endpoint" { type = string }
-variable "jobs" { type = number }
+variable %q { type = number }
 
 provider "svc" {
   endpoint = var.endpoint
 }
+`, count)
+}
 
+// writeJobsConfig writes a configuration of var.jobs svc_job resources (count), each a small
+// image job with a sampler of the given steps, for the soak and the benchmark.
+func writeJobsConfig(t *testing.T, dir string, steps int) {
+	t.Helper()
+	cfg := countedConfigHeader("jobs") + strings.ReplaceAll(`
 resource "svc_job" "many" {
   count = var.jobs
   workflow = jsonencode({

@@ -101,6 +101,14 @@ func (c *terraformCLI) run(args ...string) string {
 
 // try is run without failing the test.
 func (c *terraformCLI) try(args ...string) (string, error) {
+	cmd, out := c.command(args...)
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// command prepares terraform (TF_ACC_TERRAFORM_PATH, else the one on PATH) with args in the
+// working directory; its combined output goes to the buffer.
+func (c *terraformCLI) command(args ...string) (*exec.Cmd, *bytes.Buffer) {
 	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	if path == "" {
 		path = "terraform"
@@ -109,8 +117,15 @@ func (c *terraformCLI) try(args ...string) (string, error) {
 	cmd.Dir, cmd.Env = c.dir, c.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	return cmd, &out
+}
+
+// writeConfig writes config as the working directory's main.tf.
+func (c *terraformCLI) writeConfig(config string) {
+	c.t.Helper()
+	if err := os.WriteFile(filepath.Join(c.dir, "main.tf"), []byte(config), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // providerAddress is the address the CLI gives source "svc-org/svc": its default registry host

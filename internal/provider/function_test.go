@@ -79,16 +79,23 @@ func TestFunctions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			step := resource.TestStep{Config: `output "test" { value = ` + tt.expr + ` }`}
-			if tt.wantErr != "" {
-				step.ExpectError = regexp.MustCompile(tt.wantErr)
-			} else {
-				step.ConfigStateChecks = []statecheck.StateCheck{statecheck.ExpectKnownOutputValue("test", tt.want)}
-			}
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{step},
-			})
+			checkFunctionOutput(t, tt.expr, tt.want, tt.wantErr)
 		})
 	}
+}
+
+// checkFunctionOutput evaluates expr as a configuration's output: it must fail matching wantErr
+// when that is set, else its value must pass want.
+func checkFunctionOutput(t *testing.T, expr string, want knownvalue.Check, wantErr string) {
+	t.Helper()
+	step := resource.TestStep{Config: `output "test" { value = ` + expr + ` }`}
+	if wantErr != "" {
+		step.ExpectError = regexp.MustCompile(wantErr)
+	} else {
+		step.ConfigStateChecks = []statecheck.StateCheck{statecheck.ExpectKnownOutputValue("test", want)}
+	}
+	resource.UnitTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps:                    []resource.TestStep{step},
+	})
 }

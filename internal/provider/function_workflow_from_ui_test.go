@@ -2,12 +2,9 @@ package provider
 
 import (
 	"fmt"
-	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 )
 
 // fromUITestObjectInfo is a small object_info document in the engine's shape.
@@ -58,16 +55,7 @@ func TestWorkflowFromUIFunction(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			step := resource.TestStep{Config: `output "test" { value = ` + tt.expr + ` }`}
-			if tt.wantErr != "" {
-				step.ExpectError = regexp.MustCompile(tt.wantErr)
-			} else {
-				step.ConfigStateChecks = []statecheck.StateCheck{statecheck.ExpectKnownOutputValue("test", knownvalue.StringExact(tt.want))}
-			}
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps:                    []resource.TestStep{step},
-			})
+			checkFunctionOutput(t, tt.expr, knownvalue.StringExact(tt.want), tt.wantErr)
 		})
 	}
 }

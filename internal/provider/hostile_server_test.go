@@ -88,24 +88,20 @@ func peakRSS() int {
 // extra_data, not the API key), and no job id it could answer reaches state.
 func TestAccHostile_submitRedirectedToAnotherHost(t *testing.T) {
 	t.Parallel()
-	foreign := &foreignHost{}
-	fs := httptest.NewServer(foreign)
-	t.Cleanup(fs.Close)
+	foreign, foreignURL := startForeignHost(t)
 	srv := newTestServer(t, emulator.Options{})
 	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Status: http.StatusTemporaryRedirect,
-		Headers: map[string]string{"Location": fs.URL + "/api/v2/jobs", "X-Svc-Request-Id": "req-307"}})
+		Headers: map[string]string{"Location": foreignURL + "/api/v2/jobs", "X-Svc-Request-Id": "req-307"}})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: providerConfig(srv, `api_key = "k-secret"
   partner_api_key = "partner-secret"`) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`,
-			ExpectError: regexp.MustCompile(`(?s)HTTP\s+307\s+redirecting\s+it\s+to\s+` + regexp.QuoteMeta(strings.TrimPrefix(fs.URL, "http://")) + `.*request\s+id\s+req-307`),
+			ExpectError: regexp.MustCompile(`(?s)HTTP\s+307\s+redirecting\s+it\s+to\s+` + regexp.QuoteMeta(strings.TrimPrefix(foreignURL, "http://")) + `.*request\s+id\s+req-307`),
 		}},
 		CheckDestroy: func(*terraform.State) error {
-			foreign.mu.Lock()
-			defer foreign.mu.Unlock()
-			if len(foreign.seen) != 0 {
-				return fmt.Errorf("the other host received: %v", foreign.seen)
+			if seen := foreign.received(); len(seen) != 0 {
+				return fmt.Errorf("the other host received: %v", seen)
 			}
 			return nil
 		},

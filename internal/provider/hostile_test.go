@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,6 +135,15 @@ func (s *linkService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`"outputs":[],"urls":{"self":%q,"events":%q,"cancel":%q}}`, hostileJobID, status, links["self"], links["events"], links["cancel"])
 }
 
+// linkServiceJobConfig is one svc_job against a linkService at url. validate is false: the
+// stand-in serves job records only, not the node classes.
+func linkServiceJobConfig(url string) string {
+	return providerBlock(url) + `resource "svc_job" "x" {
+  validate = false
+  workflow = ` + imageWorkflowHCL(1) + `
+}`
+}
+
 // foreignHost records whatever reaches it.
 type foreignHost struct {
 	mu   sync.Mutex
@@ -147,23 +157,42 @@ func (f *foreignHost) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// startForeignHost starts a host the configuration does not name, closed when the test ends,
+// and returns it with its URL.
+func startForeignHost(t *testing.T) (*foreignHost, string) {
+	t.Helper()
+	f := &foreignHost{}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv.URL
+}
+
+// received returns what reached the host so far, one line per request.
+func (f *foreignHost) received() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.seen)
+}
+
+// assertUntouched fails the test when anything reached the host.
+func (f *foreignHost) assertUntouched(t *testing.T) {
+	t.Helper()
+	if seen := f.received(); len(seen) != 0 {
+		t.Fatalf("the foreign host received requests:\n%s", strings.Join(seen, "\n"))
+	}
+}
+
 func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"self", "events"} {
 		t.Run(bad, func(t *testing.T) {
 			t.Parallel()
-			foreign := &foreignHost{}
-			fs := httptest.NewServer(foreign)
-			defer fs.Close()
-			svc := &linkService{badLink: bad, foreign: fs.URL}
+			foreign, foreignURL := startForeignHost(t)
+			svc := &linkService{badLink: bad, foreign: foreignURL}
 			ss := httptest.NewServer(svc)
 			defer ss.Close()
 
-			// validate = false: this stand-in serves job records only, not the node classes.
-			config := providerBlock(ss.URL) + `resource "svc_job" "x" {
-  validate = false
-  workflow = ` + imageWorkflowHCL(1) + `
-}`
+			config := linkServiceJobConfig(ss.URL)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
@@ -181,11 +210,7 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 			if seen := svc.seen(); !strings.Contains(seen, "GET /steal/"+bad) {
 				t.Errorf("the service did not see the rebased %s link; it saw:\n%s", bad, seen)
 			}
-			foreign.mu.Lock()
-			defer foreign.mu.Unlock()
-			if len(foreign.seen) != 0 {
-				t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-			}
+			foreign.assertUntouched(t)
 		})
 	}
 }
@@ -194,17 +219,11 @@ func TestAccHostile_foreignJobLinksFollowedOnTheServiceOnly(t *testing.T) {
 // origin; plans stay empty and the other host hears nothing.
 func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 	t.Parallel()
-	foreign := &foreignHost{}
-	fs := httptest.NewServer(foreign)
-	defer fs.Close()
-	svc := &linkService{badLink: "self", foreign: fs.URL, badOnRead: true}
+	foreign, foreignURL := startForeignHost(t)
+	svc := &linkService{badLink: "self", foreign: foreignURL, badOnRead: true}
 	ss := httptest.NewServer(svc)
 	defer ss.Close()
-	// validate = false: this stand-in serves job records only, not the node classes.
-	config := providerBlock(ss.URL) + `resource "svc_job" "x" {
-  validate = false
-  workflow = ` + imageWorkflowHCL(1) + `
-}`
+	config := linkServiceJobConfig(ss.URL)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -212,22 +231,16 @@ func TestAccHostile_foreignLinkOnRefreshKeepsState(t *testing.T) {
 			{Config: config, PlanOnly: true},
 		},
 	})
-	foreign.mu.Lock()
-	defer foreign.mu.Unlock()
-	if len(foreign.seen) != 0 {
-		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-	}
+	foreign.assertUntouched(t)
 }
 
 // A job read by id (data source) whose record links elsewhere is read, and nothing is sent to
 // the other host.
 func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 	t.Parallel()
-	foreign := &foreignHost{}
-	fs := httptest.NewServer(foreign)
-	defer fs.Close()
+	foreign, foreignURL := startForeignHost(t)
 	ss := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, fs.URL+"/steal")
+		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, foreignURL+"/steal")
 	}))
 	defer ss.Close()
 	resource.Test(t, resource.TestCase{
@@ -240,11 +253,7 @@ func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 			),
 		}},
 	})
-	foreign.mu.Lock()
-	defer foreign.mu.Unlock()
-	if len(foreign.seen) != 0 {
-		t.Fatalf("the foreign host received requests:\n%s", strings.Join(foreign.seen, "\n"))
-	}
+	foreign.assertUntouched(t)
 }
 
 // The provider offers no switch that disables TLS verification.

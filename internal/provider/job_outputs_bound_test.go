@@ -5,7 +5,6 @@ package provider
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,9 +47,7 @@ func TestAccJob_twentyThousandOutputsBounded(t *testing.T) {
 output "kept" { value = length(svc_job.test.outputs) }
 output "omitted" { value = svc_job.test.outputs_omitted }
 `
-	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tf.writeConfig(config)
 
 	peak := watchPeakRSSOf(bin)
 	start := time.Now()

@@ -42,7 +42,7 @@ func TestKeepSignedURLs(t *testing.T) {
 			if d.HasError() {
 				t.Fatal(d)
 			}
-			job := &client.Job{Outputs: []client.Output{{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}
+			job := &client.Job{Outputs: []client.Output{{Asset: client.Asset{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}}
 			keepSignedURLs(ctx, list, job, time.Now())
 			if kept := job.Outputs[0].URL == held; kept != tt.wantKept {
 				t.Fatalf("url = %q; kept %v, want %v", job.Outputs[0].URL, kept, tt.wantKept)

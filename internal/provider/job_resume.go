@@ -41,22 +41,19 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 
 // jobStillRunning reports whether state holds a job id whose last known status is not terminal.
 func jobStillRunning(state jobResourceModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && !client.JobTerminal(status)
+	return stillInFlight(state.ID, state.Status, client.JobTerminal)
 }
 
 // resumeJobWait waits, in an update, for the job in state: re-read it, then wait as Create
 // does. The record lands in plan, which the caller saves.
 func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel, state jobResourceModel, diags *diag.Diagnostics) {
-	limit, d := plan.Timeouts.Create(ctx, defaultJobCreateTimeout)
-	diags.Append(d...)
 	plan.jobRecordModel = state.jobRecordModel // what is known, should the wait not get further
-	if diags.HasError() {
+	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultJobCreateTimeout, diags)
+	if !ok {
 		return
 	}
-	ctx = r.data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	defer w.cancel()
+	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	id := state.ID.ValueString()
 	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": state.Status.ValueString()})
 	job, err := r.data.client.ReadJob(waitCtx, id, state.links(ctx).Self.ValueString())

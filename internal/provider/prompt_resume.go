@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -43,32 +42,24 @@ func planPromptResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 // not terminal. A null status (an engine without the status route) cannot be followed to its
 // end, so it is not resumed.
 func promptStillRunning(state promptModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && !client.PromptTerminal(status)
+	return stillInFlight(state.ID, state.Status, client.PromptTerminal)
 }
 
 // resumePromptWait waits, in an update, for the prompt in state, as Create does after submitting.
 func (r *promptResource) resumePromptWait(ctx context.Context, plan *promptModel, state promptModel, diags *diag.Diagnostics) {
-	limit, d := plan.Timeouts.Create(ctx, defaultPromptCreateTimeout)
-	diags.Append(d...)
 	plan.Status, plan.Outputs, plan.OutputsComplete, plan.Error, plan.Interrupted =
 		state.Status, state.Outputs, state.OutputsComplete, state.Error, state.Interrupted
-	if diags.HasError() {
+	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultPromptCreateTimeout, diags)
+	if !ok {
 		return
 	}
-	ctx = r.data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	defer w.cancel()
+	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	id := state.ID.ValueString()
 	logInfo(ctx, "resuming the wait for a prompt already submitted", map[string]any{"prompt_id": id, "status": state.Status.ValueString()})
-	sock, err := r.data.client.DialSocket(waitCtx, uuid.NewString())
-	if err != nil {
-		logWarn(ctx, "socket unavailable; following the prompt by status polling only", map[string]any{"error": err.Error()})
-	}
+	sock := r.data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only")
 	defer sock.Close()
-	opts := promptWait
-	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
-	res, waitErr := r.data.client.WaitPrompt(waitCtx, id, sock, opts)
+	res, waitErr := r.data.followPrompt(ctx, waitCtx, id, sock)
 	res.OutputsComplete = false // what the socket sent before this wait connected is not seen again
 	r.setResult(ctx, plan, res, diags)
 	switch {

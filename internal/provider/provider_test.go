@@ -1,9 +1,11 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +118,42 @@ func checkRuns(srv *emulator.Server, model string, want int) resource.TestCheckF
 			return fmt.Errorf("%s ran %d times on the server, want %d", model, n, want)
 		}
 		return nil
+	}
+}
+
+// captureStateJSON stores the whole state, as JSON, into *dst: a secret must appear nowhere in it.
+func captureStateJSON(dst *string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		b, err := json.Marshal(s)
+		*dst = string(b)
+		return err
+	}
+}
+
+// traceLogFile makes the test's Terraform runs, and the provider, log at TRACE into a file of
+// the test and returns its path. It sets process-wide environment, so the test cannot be
+// parallel.
+func traceLogFile(t *testing.T) string {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "TRACE")
+	t.Setenv("TF_ACC_LOG_PATH", logPath)
+	return logPath
+}
+
+// assertSecretsAbsent fails the test when a secret appears in the state or on any line of the
+// trace log (the line is shown with the secret masked).
+func assertSecretsAbsent(t *testing.T, stateJSON string, logs []byte, secrets ...string) {
+	t.Helper()
+	for _, secret := range secrets {
+		if strings.Contains(stateJSON, secret) {
+			t.Errorf("state contains a secret")
+		}
+		for _, line := range strings.Split(string(logs), "\n") {
+			if strings.Contains(line, secret) {
+				t.Errorf("TF_LOG=trace output contains a secret: %.300s", strings.ReplaceAll(line, secret, "<SECRET>"))
+				break
+			}
+		}
 	}
 }

@@ -92,7 +92,7 @@ func TestNewJobRecordModelBoundsWhatReachesState(t *testing.T) {
 	msg := strings.Repeat("m", 1<<20)
 	job := &client.Job{ID: "j", Status: client.JobFailed, Error: &client.JobError{Code: "node_execution_error", Message: msg, Traceback: &tb}}
 	for i := range 5000 {
-		job.Outputs = append(job.Outputs, client.Output{ID: strconv.Itoa(i % 2500), URL: strings.Repeat("u", 1<<16)})
+		job.Outputs = append(job.Outputs, client.Output{Asset: client.Asset{ID: strconv.Itoa(i % 2500), URL: strings.Repeat("u", 1<<16)}})
 	}
 	m, diags := newJobRecordModel(context.Background(), job)
 	if diags.HasError() {

@@ -1,11 +1,9 @@
 package provider
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -32,17 +30,9 @@ resource "svc_output_file" "png" {
   path     = %q
 }
 `, file)
-	if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cli.writeConfig(config)
 
-	out, err := cli.interruptOnce(func() bool { return jobRunning(srv) }, "apply", "-auto-approve", "-no-color")
-	if err == nil {
-		t.Fatalf("the interrupted apply succeeded:\n%s", out)
-	}
-	if !strings.Contains(oneLine(out), "the next apply waits for it") {
-		t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
-	}
+	cli.interruptApply(func() bool { return jobRunning(srv) })
 	ids := srv.JobIDs()
 	job := cli.stateResource("svc_job.test")
 	if len(ids) != 1 || job == nil || job.Values["id"] != ids[0] || job.Tainted {
@@ -94,9 +84,7 @@ func TestCLI_untaintAfterTimeoutWaitsForTheSameJob(t *testing.T) {
 	cli := newTerraformCLI(t, "")
 	write := func(timeout string) {
 		config := jobConfig(srv, slowWorkflowHCL, fmt.Sprintf(`timeouts = { create = %q }`, timeout))
-		if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		cli.writeConfig(config)
 	}
 	write("1s")
 	out, err := cli.try("apply", "-auto-approve", "-no-color")
@@ -170,17 +158,23 @@ func (c *terraformCLI) start(args ...string) <-chan cliResult {
 	return done
 }
 
+// interruptApply runs `terraform apply`, sends it one SIGINT once ready reports true, and fails
+// the test unless the apply failed saying that the next apply waits for what it left running.
+func (c *terraformCLI) interruptApply(ready func() bool) {
+	c.t.Helper()
+	out, err := c.interruptOnce(ready, "apply", "-auto-approve", "-no-color")
+	if err == nil {
+		c.t.Fatalf("the interrupted apply succeeded:\n%s", out)
+	}
+	if !strings.Contains(oneLine(out), "the next apply waits for it") {
+		c.t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
+	}
+}
+
 // interruptOnce runs terraform and sends it one SIGINT (Ctrl-C) once ready reports true.
 func (c *terraformCLI) interruptOnce(ready func() bool, args ...string) (string, error) {
 	c.t.Helper()
-	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if path == "" {
-		path = "terraform"
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Dir, cmd.Env = c.dir, c.env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd, out := c.command(args...)
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}

@@ -1,13 +1,11 @@
 package provider
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -506,9 +504,7 @@ func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
 	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	// Not parallel: it sets the process-wide log environment.
 	const apiKey, partnerKey = "svc-api-key-0123456789", "partner-key-9876543210"
-	logPath := filepath.Join(t.TempDir(), "trace.log")
-	t.Setenv("TF_LOG", "TRACE")
-	t.Setenv("TF_ACC_LOG_PATH", logPath)
+	logPath := traceLogFile(t)
 	// Secrets come the way users should pass them: the api key from the environment, the
 	// partner key through an ephemeral variable into a write-only attribute.
 	t.Setenv("SVC_API_KEY", apiKey)
@@ -534,11 +530,7 @@ resource "svc_job" "test" {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				captureID(&id),
 				resource.TestCheckNoResourceAttr("svc_job.test", "partner_api_key_wo"),
-				func(s *terraform.State) error {
-					b, err := json.Marshal(s)
-					stateJSON = string(b)
-					return err
-				},
+				captureStateJSON(&stateJSON),
 			),
 		}},
 	})
@@ -562,17 +554,7 @@ resource "svc_job" "test" {
 		!regexp.MustCompile(`job progress:.*step=\d+/15`).Match(logs) {
 		t.Errorf("the log has no progress line naming the class and step")
 	}
-	for _, secret := range []string{apiKey, partnerKey} {
-		if strings.Contains(stateJSON, secret) {
-			t.Errorf("state contains a secret")
-		}
-		for _, line := range strings.Split(string(logs), "\n") {
-			if strings.Contains(line, secret) {
-				t.Errorf("TF_LOG=trace output contains a secret: %.300s", strings.ReplaceAll(line, secret, "<SECRET>"))
-				break
-			}
-		}
-	}
+	assertSecretsAbsent(t, stateJSON, logs, apiKey, partnerKey)
 }
 
 // The API key comes from another resource, so it is unknown when the provider is configured

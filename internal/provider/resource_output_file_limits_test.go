@@ -66,9 +66,7 @@ func TestAccOutputFile_gzipEncodedBodyStoredAsServed(t *testing.T) {
 	tf := newBinaryTerraform(t, pluginDir)
 	file := filepath.Join(tf.dir, "out", "bomb.bin.gz")
 	config := outputFileAssetConfig(srv, id, file, fmt.Sprintf("expected_hash = %q", "blake3:"+hex.EncodeToString(sum[:])))
-	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	tf.writeConfig(config)
 	peak := watchPeakRSSOf(bin)
 	start := time.Now()
 	out, err := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
@@ -165,9 +163,7 @@ func TestAccOutputFile_stalledBodyIsAbandoned(t *testing.T) {
 			srv.Inject(emulator.Fault{Op: emulator.OpAssetContent, Stall: true, StallAfter: 1000})
 			tf := newTerraformCLI(t, "")
 			file := filepath.Join(tf.dir, "stall.bin")
-			if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(outputFileAssetConfig(srv, id, file, tt.extra)), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			tf.writeConfig(outputFileAssetConfig(srv, id, file, tt.extra))
 			start := time.Now()
 			out, err := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
 			elapsed := time.Since(start)

@@ -175,86 +175,123 @@ func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 	planPromptResume(ctx, req, resp)
 }
 
+// Create connects the socket (when waiting), submits the prompt, saves its id in state at once,
+// then either reads its status once or waits for it to end.
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan promptModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var apiKeyWO types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &apiKeyWO)...)
-	if resp.Diagnostics.HasError() {
+	in, ok := readPromptCreateInput(ctx, req, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	createTimeout, diags := plan.Timeouts.Create(ctx, defaultPromptCreateTimeout)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
+	plan := &in.plan
 	// The write-only key is a secret of this apply: masked like the provider's in logs and errors.
-	data := r.data.withSecrets(apiKeyWO)
+	data := r.data.withSecrets(in.apiKeyWO)
 	ctx = data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, in.timeout)
 	defer cancel()
 
 	// Connect first: the socket does not replay, and the outputs are only reported there.
 	var sock *client.Socket
-	clientID := uuid.NewString()
 	if plan.WaitForCompletion.ValueBool() {
-		var err error
-		if sock, err = r.data.client.DialSocket(waitCtx, clientID); err != nil {
-			logWarn(ctx, "socket unavailable; following the prompt by status polling only (outputs will be missing)", map[string]any{"error": err.Error()})
-		}
+		sock = data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only (outputs will be missing)")
 		defer sock.Close()
 	}
-
-	sub, err := r.data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
-		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData: r.data.promptExtraData(apiKeyWO),
-	})
-	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
-		return
-	}
-	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
-
-	// The id reaches state now: whatever happens while waiting, the prompt is not lost.
-	plan.ID = types.StringValue(sub.PromptID)
-	r.setResult(ctx, &plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	if !r.submitPrompt(ctx, waitCtx, data, plan, in.apiKeyWO, resp) {
 		return
 	}
 	if !plan.WaitForCompletion.ValueBool() {
 		// Not waiting, but status is known now: left null, the next refresh would show it as a change.
-		r.readStatusAfterSubmit(waitCtx, data, &plan, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		r.readStatusAfterSubmit(waitCtx, data, plan, &resp.Diagnostics)
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	}
+	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), sock)
+	r.setResult(ctx, plan, res, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	data.reportPromptCreateEnd(ctx, &resp.Diagnostics, res, waitErr, in.timeout)
+}
 
+// promptCreateInput is what Create reads from the request: the plan, the write-only key (only
+// in the configuration) and the create timeout.
+type promptCreateInput struct {
+	plan     promptModel
+	apiKeyWO types.String
+	timeout  time.Duration
+}
+
+func readPromptCreateInput(ctx context.Context, req resource.CreateRequest, diags *diag.Diagnostics) (promptCreateInput, bool) {
+	var in promptCreateInput
+	diags.Append(req.Plan.Get(ctx, &in.plan)...)
+	diags.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &in.apiKeyWO)...)
+	if diags.HasError() {
+		return in, false
+	}
+	timeout, d := in.plan.Timeouts.Create(ctx, defaultPromptCreateTimeout)
+	diags.Append(d...)
+	in.timeout = timeout
+	return in, !diags.HasError()
+}
+
+// dialPromptSocket connects the real-time socket under a new client id. Without it the prompt is
+// still followed by status polling, so a failure is only logged (as unavailable) and the socket
+// is nil.
+func (d *providerData) dialPromptSocket(ctx, waitCtx context.Context, unavailable string) *client.Socket {
+	sock, err := d.client.DialSocket(waitCtx, uuid.NewString())
+	if err != nil {
+		logWarn(ctx, unavailable, map[string]any{"error": err.Error()})
+	}
+	return sock
+}
+
+// submitPrompt sends the prompt and, once the service answered with its id, saves that id in
+// state: whatever happens while waiting, the prompt is not lost. It reports whether the
+// submission succeeded and the state was saved.
+func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *providerData, plan *promptModel, apiKeyWO types.String, resp *resource.CreateResponse) bool {
+	sub, err := data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
+		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
+		ExtraData: data.promptExtraData(apiKeyWO),
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
+		return false
+	}
+	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
+	plan.ID = types.StringValue(sub.PromptID)
+	r.setResult(ctx, plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	return !resp.Diagnostics.HasError()
+}
+
+// followPrompt waits for a submitted prompt until waitCtx ends, logging each new status; sock
+// (nil: status polling only) stays the caller's to close.
+func (d *providerData) followPrompt(ctx, waitCtx context.Context, id string, sock *client.Socket) (*client.PromptResult, error) {
 	opts := promptWait
-	opts.OnStatus = func(s string) {
-		logInfo(ctx, "prompt status", map[string]any{"prompt_id": sub.PromptID, "status": s})
-	}
-	res, waitErr := r.data.client.WaitPrompt(waitCtx, sub.PromptID, sock, opts)
-	r.setResult(ctx, &plan, res, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	if waitErr != nil && waitInterrupted(ctx, waitErr) {
-		resp.Diagnostics.AddWarning("Prompt still running: the next apply waits for it", describePromptInterrupted(sub.PromptID, res.Status))
+	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
+	return d.client.WaitPrompt(waitCtx, id, sock, opts)
+}
+
+// reportPromptCreateEnd turns the end of Create's wait into diagnostics. An interrupt (Ctrl-C)
+// is a warning: the prompt keeps running, state keeps it untainted, and the next apply follows
+// it. A failed wait or an unsuccessful prompt is an error (it taints the resource); a success
+// whose outputs were capped or may be incomplete is a warning.
+func (d *providerData) reportPromptCreateEnd(ctx context.Context, diags *diag.Diagnostics, res *client.PromptResult, waitErr error, limit time.Duration) {
+	switch {
+	case waitErr != nil && waitInterrupted(ctx, waitErr):
+		diags.AddWarning("Prompt still running: the next apply waits for it", describePromptInterrupted(res.PromptID, res.Status))
 		return
-	}
-	if waitErr != nil {
-		resp.Diagnostics.AddError("Prompt did not finish", data.redact(describePromptWaitError(ctx, waitErr, res, createTimeout)))
+	case waitErr != nil:
+		diags.AddError("Prompt did not finish", d.redact(describePromptWaitError(ctx, waitErr, res, limit)))
 		return
-	}
-	if !res.Succeeded() {
-		resp.Diagnostics.AddError(fmt.Sprintf("Prompt %s", res.Status), data.redact(describeUnsuccessfulPrompt(res)))
+	case !res.Succeeded():
+		diags.AddError(fmt.Sprintf("Prompt %s", res.Status), d.redact(describeUnsuccessfulPrompt(res)))
 		return
 	}
 	if res.OutputsDropped > 0 {
-		resp.Diagnostics.AddWarning("Prompt outputs were capped",
+		diags.AddWarning("Prompt outputs were capped",
 			fmt.Sprintf("Prompt %s reported more distinct files than the %d that outputs keeps; %d more were not recorded.",
 				res.PromptID, client.MaxPromptOutputs, res.OutputsDropped))
 	}
 	if !res.OutputsComplete {
-		resp.Diagnostics.AddWarning("Prompt outputs may be incomplete",
+		diags.AddWarning("Prompt outputs may be incomplete",
 			fmt.Sprintf("Prompt %s succeeded, but the socket was not connected for the whole run%s, and the v1 interface reports outputs only there. outputs lists the %d file(s) seen.",
 				res.PromptID, socketGap(res), len(res.Outputs)))
 	}

@@ -1,9 +1,6 @@
 package provider
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,16 +15,8 @@ func TestCLI_interruptedPromptResumes(t *testing.T) {
 	srv := newTestServer(t, emulator.Options{Token: v1AccKey, StepDuration: 100 * time.Millisecond})
 	cli := newTerraformCLI(t, "")
 	config := promptConfig(srv, samplerWorkflowHCL(40), "") // about 4 s of sampling
-	if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cli.interruptOnce(func() bool { return srv.Requests(emulator.OpV1Status) > 0 }, "apply", "-auto-approve", "-no-color")
-	if err == nil {
-		t.Fatalf("the interrupted apply succeeded:\n%s", out)
-	}
-	if !strings.Contains(oneLine(out), "the next apply waits for it") {
-		t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
-	}
+	cli.writeConfig(config)
+	cli.interruptApply(func() bool { return srv.Requests(emulator.OpV1Status) > 0 })
 	if res := cli.stateResource("svc_prompt.test"); res == nil || res.Tainted {
 		t.Fatalf("state %+v; want the prompt, not tainted", res)
 	}

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,12 +45,13 @@ func TestAccPrompt_partnerKeyInExtraData(t *testing.T) {
 				Steps: []resource.TestStep{{
 					Config: providerConfig(srv, fmt.Sprintf("api_key = %q\n  %s", v1AccKey, tc.provider)) +
 						fmt.Sprintf("resource %q \"test\" {\n  workflow = %s\n  %s\n}\n", tc.resource, samplerWorkflowHCL(1), extra),
-					Check: func(s *terraform.State) error {
-						id = s.RootModule().Resources[address].Primary.ID
-						b, err := json.Marshal(s)
-						stateJSON = string(b)
-						return err
-					},
+					Check: resource.ComposeTestCheckFunc(
+						func(s *terraform.State) error {
+							id = s.RootModule().Resources[address].Primary.ID
+							return nil
+						},
+						captureStateJSON(&stateJSON),
+					),
 				}},
 			})
 			if id == "" || !strings.Contains(stateJSON, id) {

@@ -1,10 +1,8 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -329,9 +327,7 @@ func TestAccNodeClaim_noTokensInStateOrLogs(t *testing.T) {
 	requireCLIFeature(t, featureWriteOnly, featureEphemeralVariables)
 	// Not parallel: it sets the process-wide log environment.
 	const registryToken, repoSecret = "svc_regkey-0123456789abcdef", "ghp_repo-secret-9876543210"
-	logPath := filepath.Join(t.TempDir(), "trace.log")
-	t.Setenv("TF_LOG", "TRACE")
-	t.Setenv("TF_ACC_LOG_PATH", logPath)
+	logPath := traceLogFile(t)
 	// The registry token comes from the environment, the repository token through an ephemeral
 	// variable into the write-only attribute.
 	t.Setenv("SVC_REGISTRY_TOKEN", registryToken)
@@ -359,11 +355,7 @@ resource "svc_registry_node_claim" "test" {
 `,
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckNoResourceAttr("svc_registry_node_claim.test", "repo_token_wo"),
-				func(s *terraform.State) error {
-					b, err := json.Marshal(s)
-					stateJSON = string(b)
-					return err
-				},
+				captureStateJSON(&stateJSON),
 			),
 		}},
 	})
@@ -382,15 +374,5 @@ resource "svc_registry_node_claim" "test" {
 	if !strings.Contains(string(logs), "node claimed") || !strings.Contains(string(logs), "node deleted") {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
 	}
-	for _, secret := range []string{registryToken, repoSecret} {
-		if strings.Contains(stateJSON, secret) {
-			t.Errorf("state contains a secret")
-		}
-		for _, line := range strings.Split(string(logs), "\n") {
-			if strings.Contains(line, secret) {
-				t.Errorf("TF_LOG=trace output contains a secret: %.300s", strings.ReplaceAll(line, secret, "<SECRET>"))
-				break
-			}
-		}
-	}
+	assertSecretsAbsent(t, stateJSON, logs, registryToken, repoSecret)
 }

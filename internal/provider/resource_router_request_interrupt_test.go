@@ -2,9 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,16 +27,8 @@ func TestCLI_interruptedModelRequestResumes(t *testing.T) {
   input = jsonencode({ prompt = "x" })
   mode  = %q
 `, tt.mode))
-			if err := os.WriteFile(filepath.Join(cli.dir, "main.tf"), []byte(config), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			out, err := cli.interruptOnce(func() bool { return srv.Requests(tt.sentOp) > 0 }, "apply", "-auto-approve", "-no-color")
-			if err == nil {
-				t.Fatalf("the interrupted apply succeeded:\n%s", out)
-			}
-			if !strings.Contains(oneLine(out), "the next apply waits for it") {
-				t.Errorf("the interrupted apply does not say the next apply waits:\n%s", out)
-			}
+			cli.writeConfig(config)
+			cli.interruptApply(func() bool { return srv.Requests(tt.sentOp) > 0 })
 			if res := cli.stateResource(routerRes); res == nil || res.Tainted || res.Values["idempotency_key"] == nil {
 				t.Fatalf("state %+v; want the request, not tainted, with its key", res)
 			}

@@ -33,21 +33,18 @@ func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 // routerStillRunning reports whether state holds a request the router accepted and that was not
 // yet seen COMPLETED.
 func routerStillRunning(state routerRequestModel) bool {
-	status := state.Status.ValueString()
-	return state.ID.ValueString() != "" && status != "" && status != client.RouterCompleted
+	return stillInFlight(state.ID, state.Status, func(s string) bool { return s == client.RouterCompleted })
 }
 
 // resumeRouterWait waits, in an update, for the request in state and collects its result.
 func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *routerRequestModel, state routerRequestModel, diags *diag.Diagnostics) {
-	limit, d := plan.Timeouts.Create(ctx, defaultRouterCreateTimeout)
-	diags.Append(d...)
 	plan.routerRecordModel = state.routerRecordModel // what is known, should the wait not get further
-	if diags.HasError() {
+	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultRouterCreateTimeout, diags)
+	if !ok {
 		return
 	}
-	ctx = r.data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
+	defer w.cancel()
+	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	logInfo(ctx, "resuming the wait for a model request already sent", map[string]any{"request_id": state.ID.ValueString(), "status": state.Status.ValueString()})
 	if state.Mode.ValueString() == modeSync {
 		r.resumeSync(waitCtx, plan, diags)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,10 +21,7 @@ import (
 // three seeds.
 func TestSoak(t *testing.T) {
 	skipUnlessAcc(t)
-	jobs, parallelism, seeds := 40, 10, []int64{1}
-	if os.Getenv("SVC_SOAK") != "" {
-		jobs, parallelism, seeds = 200, 20, []int64{1, 2, 3}
-	}
+	jobs, parallelism, seeds := soakScale(40, 200)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			srv := newTestServer(t, emulator.Options{Workers: 8, StepDuration: 5 * time.Millisecond})
@@ -36,12 +32,7 @@ func TestSoak(t *testing.T) {
 			tf.run("init", "-input=false", "-no-color")
 
 			start := time.Now()
-			applies := 1
-			if out, err := tf.try(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(parallelism)}, vars...)...); err != nil {
-				t.Errorf("the first apply failed:\n%s", tail(out, 40))
-				applies++
-				tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
-			}
+			applies := soakApply(t, tf, parallelism, vars)
 			applyTime := time.Since(start)
 			// The faults are for the apply under test. The second plan, apply and destroy check
 			// that what it left converges; with faults still on, a read could exhaust its
@@ -57,9 +48,7 @@ func TestSoak(t *testing.T) {
 				}
 			}
 			duplicates := srv.JobCount() - jobs
-			if plan, err := tf.try(append([]string{"plan", "-detailed-exitcode", "-input=false", "-no-color"}, vars...)...); err != nil {
-				t.Errorf("the second plan is not empty (or failed):\n%s", tail(plan, 40))
-			}
+			soakPlanEmpty(t, tf, vars)
 			tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 			tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 
@@ -72,6 +61,37 @@ func TestSoak(t *testing.T) {
 				t.Fatal("no fault was injected: the soak proved nothing")
 			}
 		})
+	}
+}
+
+// soakScale is a soak's size: short for make test, full (at -parallelism=20, on three seeds)
+// with SVC_SOAK set.
+func soakScale(short, full int) (n, parallelism int, seeds []int64) {
+	if os.Getenv("SVC_SOAK") != "" {
+		return full, 20, []int64{1, 2, 3}
+	}
+	return short, 10, []int64{1}
+}
+
+// soakApply runs the apply under test at the given parallelism and returns how many applies it
+// took: a failed first apply is reported and applied once more, so that what it left can still
+// be checked.
+func soakApply(t *testing.T, tf *terraformCLI, parallelism int, vars []string) (applies int) {
+	t.Helper()
+	out, err := tf.try(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(parallelism)}, vars...)...)
+	if err == nil {
+		return 1
+	}
+	t.Errorf("the first apply failed:\n%s", tail(out, 40))
+	tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
+	return 2
+}
+
+// soakPlanEmpty reports an error unless a plan after the apply under test shows no change.
+func soakPlanEmpty(t *testing.T, tf *terraformCLI, vars []string) {
+	t.Helper()
+	if plan, err := tf.try(append([]string{"plan", "-detailed-exitcode", "-input=false", "-no-color"}, vars...)...); err != nil {
+		t.Errorf("the second plan is not empty (or failed):\n%s", tail(plan, 40))
 	}
 }
 
@@ -111,29 +131,13 @@ func tail(s string, lines int) string {
 // exactly one run.
 func TestSoakRouter(t *testing.T) {
 	skipUnlessAcc(t)
-	requests, parallelism, seeds := 20, 10, []int64{1}
-	if os.Getenv("SVC_SOAK") != "" {
-		requests, parallelism, seeds = 100, 20, []int64{1, 2, 3}
-	}
+	requests, parallelism, seeds := soakScale(20, 100)
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			srv := newTestServer(t, emulator.Options{})
 			srv.SetChaos(&emulator.Chaos{Seed: seed, Rate: 0.2})
 			tf := newTerraformCLI(t, "")
-			cfg := `
-terraform {
-  required_providers {
-    svc = { source = "svc-org/svc" }
-  }
-}
-
-variable "endpoint" { type = string }
-variable "requests" { type = number }
-
-provider "svc" {
-  endpoint = var.endpoint
-}
-
+			cfg := countedConfigHeader("requests") + `
 resource "svc_router_request" "soak" {
   count = var.requests
   model = "demo/echo"
@@ -141,23 +145,14 @@ resource "svc_router_request" "soak" {
   input = jsonencode({ prompt = "request ${count.index}" })
 }
 `
-			if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			tf.writeConfig(cfg)
 			vars := []string{"-var", "endpoint=" + srv.URL(), "-var", "requests=" + strconv.Itoa(requests)}
 			tf.run("init", "-input=false", "-no-color")
-			applies := 1
-			if out, err := tf.try(append([]string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(parallelism)}, vars...)...); err != nil {
-				t.Errorf("the first apply failed:\n%s", tail(out, 40))
-				applies++
-				tf.run(append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
-			}
+			applies := soakApply(t, tf, parallelism, vars)
 			runs := srv.RouterRuns(emulator.ModelEcho)
 			faults := srv.ChaosSummary()
 			srv.SetChaos(nil) // as for jobs: the faults are for the apply under test
-			if plan, err := tf.try(append([]string{"plan", "-detailed-exitcode", "-input=false", "-no-color"}, vars...)...); err != nil {
-				t.Errorf("the second plan is not empty (or failed):\n%s", tail(plan, 40))
-			}
+			soakPlanEmpty(t, tf, vars)
 			tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
 			t.Logf("router soak seed=%d: runs %d/%d, duplicates %d, applies needed %d; faults: %s",
 				seed, runs, requests, runs-requests, applies, faults)

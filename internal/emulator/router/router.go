@@ -321,6 +321,16 @@ func (s *Router) handleModelSchema(w http.ResponseWriter, r *http.Request) {
 
 // ---- invocation ----
 
+// modelInput finds the model the path names and reads its native input; when either fails it
+// has answered (404, 400 or 422) and ok is false.
+func (s *Router) modelInput(w http.ResponseWriter, r *http.Request) (m *routerModel, body []byte, in map[string]any, ok bool) {
+	if m = s.model(w, r); m == nil {
+		return nil, nil, nil, false
+	}
+	body, in, ok = s.readInput(w, r, m)
+	return m, body, in, ok
+}
+
 // readInput reads the native input (a JSON object) or answers 400 / 422.
 func (s *Router) readInput(w http.ResponseWriter, r *http.Request, m *routerModel) ([]byte, map[string]any, bool) {
 	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
@@ -438,11 +448,7 @@ func (s *Router) spendHeaders() map[string]string {
 }
 
 func (s *Router) handleInvoke(w http.ResponseWriter, r *http.Request) {
-	m := s.model(w, r)
-	if m == nil {
-		return
-	}
-	body, in, ok := s.readInput(w, r, m)
+	m, body, in, ok := s.modelInput(w, r)
 	if !ok {
 		return
 	}
@@ -557,11 +563,7 @@ func (s *Router) routerLink(r *http.Request, path string) string {
 }
 
 func (s *Router) handleRouterSubmit(w http.ResponseWriter, r *http.Request) {
-	m := s.model(w, r)
-	if m == nil {
-		return
-	}
-	body, in, ok := s.readInput(w, r, m)
+	m, body, in, ok := s.modelInput(w, r)
 	if !ok {
 		return
 	}
@@ -609,14 +611,23 @@ func (s *Router) queuedLocked(w http.ResponseWriter, r *http.Request) *routerRun
 	return run
 }
 
-func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
-	rs := s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+// lockQueued locks the router and returns the path's request with the lock held; when there is
+// none it answers (404 or 410), unlocks, and returns nil.
+func (s *Router) lockQueued(w http.ResponseWriter, r *http.Request) *routerRun {
+	s.state.mu.Lock()
 	run := s.queuedLocked(w, r)
+	if run == nil {
+		s.state.mu.Unlock()
+	}
+	return run
+}
+
+func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
+	run := s.lockQueued(w, r)
 	if run == nil {
 		return
 	}
+	defer s.state.mu.Unlock()
 	if run.status != "COMPLETED" {
 		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
 	}
@@ -625,10 +636,8 @@ func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
 
 func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
 	rs := s.state
-	rs.mu.Lock()
-	run := s.queuedLocked(w, r)
+	run := s.lockQueued(w, r)
 	if run == nil {
-		rs.mu.Unlock()
 		return
 	}
 	if run.status != "COMPLETED" {
@@ -645,13 +654,11 @@ func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Router) handleRouterCancel(w http.ResponseWriter, r *http.Request) {
-	rs := s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	run := s.queuedLocked(w, r)
+	run := s.lockQueued(w, r)
 	if run == nil {
 		return
 	}
+	defer s.state.mu.Unlock()
 	if run.status == "COMPLETED" {
 		wire.WriteJSON(w, http.StatusConflict, map[string]string{"request_id": run.id, "status": "ALREADY_COMPLETED"})
 		return
