@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -58,36 +59,7 @@ type promptModel struct {
 	Interrupted       types.Bool     `tfsdk:"interrupted"`
 }
 
-var promptFields = []computedField{
-	{name: "status", kind: kindString, desc: "Last status read: `success`, `error`, `non_retryable_error`, `lost`, `cancelled` when " +
-		"finished (or `completed`, `failed` from the older interface revision); anything else means in flight."},
-	{name: "outputs", kind: kindObjectList, desc: "Files the workflow's nodes reported in `executed` socket messages, in arrival order. " +
-		"Download one with `svc_output_file`'s `view`. A file reported twice is listed once, and at most the first 1000 " +
-		"are kept (`outputs_omitted` counts the rest): every value in state is walked at every plan.", nested: []computedField{
-		{name: "node_id", kind: kindString, desc: "Node that produced the file."},
-		{name: "filename", kind: kindString, desc: "File name, for `/api/view`."},
-		{name: "subfolder", kind: kindString, desc: "Subfolder (usually empty)."},
-		{name: "type", kind: kindString, desc: "`output` for final files, `temp` for previews."},
-		{name: "kind", kind: kindString, desc: "`image`, `video`, `audio`, or the name of the list the node used."},
-	}},
-	{name: "outputs_omitted", kind: kindInt64, desc: "How many distinct files were reported beyond the 1000 kept in `outputs`."},
-	{name: "outputs_complete", kind: kindBool, desc: "Whether the socket was connected for the whole run and delivered its terminal " +
-		"message. Outputs come only from the socket: when `false`, some may be missing."},
-	{name: "error", kind: kindObject, desc: "The `execution_error` message; null unless execution failed.", nested: []computedField{
-		{name: "node_id", kind: kindString, desc: "Failing node."},
-		{name: "node_type", kind: kindString, desc: "Failing node's class."},
-		{name: "exception_type", kind: kindString, desc: "Exception type, e.g. `RuntimeError`."},
-		{name: "exception_message", kind: kindString, desc: "Exception message."},
-		{name: "traceback", kind: kindString, desc: "Traceback."},
-	}},
-	{name: "interrupted", kind: kindBool, desc: "Whether the socket reported `execution_interrupted` (cancelled by a user)."},
-}
-
-var (
-	promptOutputAttrTypes = nestedAttrTypes(promptFields, "outputs")
-	promptErrorAttrTypes  = nestedAttrTypes(promptFields, "error")
-)
-
+// promptOutputModel is one file a node reported.
 type promptOutputModel struct {
 	NodeID    string `tfsdk:"node_id"`
 	Filename  string `tfsdk:"filename"`
@@ -96,6 +68,15 @@ type promptOutputModel struct {
 	Kind      string `tfsdk:"kind"`
 }
 
+var promptOutputAttrTypes = map[string]attr.Type{
+	"node_id":   types.StringType,
+	"filename":  types.StringType,
+	"subfolder": types.StringType,
+	"type":      types.StringType,
+	"kind":      types.StringType,
+}
+
+// promptErrorModel is the execution_error message.
 type promptErrorModel struct {
 	NodeID           string `tfsdk:"node_id"`
 	NodeType         string `tfsdk:"node_type"`
@@ -104,41 +85,71 @@ type promptErrorModel struct {
 	Traceback        string `tfsdk:"traceback"`
 }
 
+var promptErrorAttrTypes = map[string]attr.Type{
+	"node_id":           types.StringType,
+	"node_type":         types.StringType,
+	"exception_type":    types.StringType,
+	"exception_message": types.StringType,
+	"traceback":         types.StringType,
+}
+
+// promptRecordAttributes is what svc_prompt reads of the prompt: read-only, and kept from state on
+// an in-place update (keepStateForUnknown): outputs_complete and interrupted too, since they only
+// change when the prompt runs again, which is a replacement.
+func promptRecordAttributes() map[string]schema.Attribute {
+	return keepStateForUnknown(map[string]schema.Attribute{
+		"status": schema.StringAttribute{
+			Computed: true,
+			MarkdownDescription: "Last status read: `success`, `error`, `non_retryable_error`, `lost`, `cancelled` when " +
+				"finished (or `completed`, `failed` from the older interface revision); anything else means in flight.",
+		},
+		"outputs": schema.ListNestedAttribute{
+			Computed: true,
+			MarkdownDescription: "Files the workflow's nodes reported in `executed` socket messages, in arrival order. " +
+				"Download one with `svc_output_file`'s `view`. A file reported twice is listed once, and at most the first 1000 " +
+				"are kept (`outputs_omitted` counts the rest): every value in state is walked at every plan.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"node_id":   schema.StringAttribute{Computed: true, MarkdownDescription: "Node that produced the file."},
+				"filename":  schema.StringAttribute{Computed: true, MarkdownDescription: "File name, for `/api/view`."},
+				"subfolder": schema.StringAttribute{Computed: true, MarkdownDescription: "Subfolder (usually empty)."},
+				"type":      schema.StringAttribute{Computed: true, MarkdownDescription: "`output` for final files, `temp` for previews."},
+				"kind":      schema.StringAttribute{Computed: true, MarkdownDescription: "`image`, `video`, `audio`, or the name of the list the node used."},
+			}},
+		},
+		"outputs_omitted": schema.Int64Attribute{
+			Computed:            true,
+			MarkdownDescription: "How many distinct files were reported beyond the 1000 kept in `outputs`.",
+		},
+		"outputs_complete": schema.BoolAttribute{
+			Computed: true,
+			MarkdownDescription: "Whether the socket was connected for the whole run and delivered its terminal " +
+				"message. Outputs come only from the socket: when `false`, some may be missing.",
+		},
+		"error": schema.SingleNestedAttribute{
+			Computed:            true,
+			MarkdownDescription: "The `execution_error` message; null unless execution failed.",
+			Attributes: map[string]schema.Attribute{
+				"node_id":           schema.StringAttribute{Computed: true, MarkdownDescription: "Failing node."},
+				"node_type":         schema.StringAttribute{Computed: true, MarkdownDescription: "Failing node's class."},
+				"exception_type":    schema.StringAttribute{Computed: true, MarkdownDescription: "Exception type, e.g. `RuntimeError`."},
+				"exception_message": schema.StringAttribute{Computed: true, MarkdownDescription: "Exception message."},
+				"traceback":         schema.StringAttribute{Computed: true, MarkdownDescription: "Traceback."},
+			},
+		},
+		"interrupted": schema.BoolAttribute{
+			Computed:            true,
+			MarkdownDescription: "Whether the socket reported `execution_interrupted` (cancelled by a user).",
+		},
+	})
+}
+
 func (r *promptResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_prompt"
 }
 
 func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := keepStateForUnknown(resourceAttributes(promptFields))
-	// keepStateForUnknown leaves booleans alone (another resource's flag changes on update); these
-	// two only change when the prompt runs again, which is a replacement.
-	for _, name := range []string{"outputs_complete", "interrupted"} {
-		a := attrs[name].(schema.BoolAttribute)
-		a.PlanModifiers = append(a.PlanModifiers, boolplanmodifier.UseStateForUnknown())
-		attrs[name] = a
-	}
-	attrs["id"] = schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it."}
-	attrs["workflow"] = schema.StringAttribute{
-		Required: true, CustomType: jsonSemanticType{},
-		MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
-			"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
-		Validators:    []validator.String{apiWorkflowValidator{}},
-		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow runs it again.")},
-	}
-	attrs["partner_api_key_wo"] = schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
-		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
-			"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service)."}
-	attrs["validate"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
-		MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-			"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
-			"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
-			"the provider's settings are only known at apply. " + validateDefaultDoc}
-	attrs["wait_for_completion"] = schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-		MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
-			"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
-			"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place."}
-	attrs["timeouts"] = timeouts.Attributes(ctx, timeouts.Opts{Create: true})
+	attrs := promptArgumentAttributes(ctx)
+	maps.Copy(attrs, promptRecordAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
 			"real-time socket with status polling as the truth (`GET /api/job/{prompt_id}/status`). Prefer `svc_job` (v2) where the " +
@@ -162,6 +173,43 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
 			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
 		Attributes: attrs,
+	}
+}
+
+// promptArgumentAttributes are what svc_prompt's configuration sets, and its id.
+func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed:            true,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "The `prompt_id`, in state as soon as the service answered with it.",
+		},
+		"workflow": schema.StringAttribute{
+			Required: true, CustomType: jsonSemanticType{},
+			MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent as `prompt`. " +
+				"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. Changing it replaces the prompt (runs it again).",
+			Validators:    []validator.String{apiWorkflowValidator{}},
+			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow runs it again.")},
+		},
+		"partner_api_key_wo": schema.StringAttribute{
+			Optional: true, Sensitive: true, WriteOnly: true,
+			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. Defaults to the provider's `partner_api_key`, " +
+				"else to its `api_key` (the v1 interface uses the same key for the service and for partner nodes, and that key already goes to the service).",
+		},
+		"validate": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
+				"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
+				"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
+				"the provider's settings are only known at apply. " + validateDefaultDoc,
+		},
+		"wait_for_completion": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Wait for a terminal status during apply (default `true`). Outputs are only gathered while waiting: the v1 " +
+				"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
+				"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place.",
+		},
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true}),
 	}
 }
 

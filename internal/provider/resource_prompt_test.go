@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -345,4 +346,28 @@ func heapObjectBytes() uint64 {
 		return 0
 	}
 	return sample[0].Value.Uint64()
+}
+
+// svc_prompt's outputs and error objects have the attributes, and types, of their models and of
+// the attribute types their values are built with.
+func TestPromptRecordNestedObjectsAgree(t *testing.T) {
+	t.Parallel()
+	res := protocolAttributes(t, protocolSchemas(t).ResourceSchemas["svc_prompt"])
+	for _, tt := range []struct {
+		attribute  string
+		modelNames []string
+		types      map[string]attr.Type
+	}{
+		{"outputs", tfsdkNames(promptOutputModel{}), promptOutputAttrTypes},
+		{"error", tfsdkNames(promptErrorModel{}), promptErrorAttrTypes},
+	} {
+		nested := nestedAttributes(t, res[tt.attribute])
+		assertSameNames(t, tt.attribute+" model", tt.modelNames, sortedKeys(tt.types))
+		assertSameNames(t, tt.attribute+" schema", sortedKeys(nested), sortedKeys(tt.types))
+		for name, want := range tt.types {
+			if a := nested[name]; a != nil && !a.Type.Equal(want.TerraformType(t.Context())) {
+				t.Errorf("%s.%s: type %v, want %v", tt.attribute, name, a.Type, want)
+			}
+		}
+	}
 }

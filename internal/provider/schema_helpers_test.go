@@ -99,3 +99,16 @@ func attributeJSON(a *tfprotov6.SchemaAttribute) string {
 	}
 	return string(b)
 }
+
+// nestedAttributes indexes a nested attribute's own attributes by name.
+func nestedAttributes(t *testing.T, a *tfprotov6.SchemaAttribute) map[string]*tfprotov6.SchemaAttribute {
+	t.Helper()
+	if a == nil || a.NestedType == nil {
+		t.Fatalf("not a nested attribute: %s", attributeJSON(a))
+	}
+	out := make(map[string]*tfprotov6.SchemaAttribute, len(a.NestedType.Attributes))
+	for _, n := range a.NestedType.Attributes {
+		out[n.Name] = n
+	}
+	return out
+}
