@@ -142,8 +142,9 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	wake := w.wake
 	// Once the stream has delivered an event, the timer is only a safety net. Until then it is
 	// not trusted (a proxy may buffer it, so it stays open and says nothing) and the loop polls
-	// on the schedule. If the stream is refused or ends, its channel closes and the loop
-	// re-reads at once, then polls on the schedule.
+	// on the schedule. If the stream ends after it delivered events, its channel closes and the
+	// loop re-reads at once, then polls on the schedule; a stream refused or ended before its
+	// first event told nothing about the record, so polling simply carries on as scheduled.
 	streamLive := false
 	streaming := func() bool { return wake != nil && streamLive }
 	timer := newDueTimer(w.clk, w.schedule.Next(last, streaming()))
@@ -166,6 +167,9 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		case ev, ok := <-wake:
 			if !ok {
 				wake = nil // stream over (terminal, or given up): re-read now, then poll
+				if !streamLive {
+					continue // it never spoke: nothing to re-read for
+				}
 				break
 			}
 			if !streamLive { // the stream proved itself: the timer becomes the safety net
