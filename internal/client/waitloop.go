@@ -126,7 +126,13 @@ type waitLoop[R any] struct {
 	side    <-chan sideHandler
 	onRead  func(prev, next R)                   // after each good read; may be nil
 	onRetry func(ctx context.Context, err error) // a failed read that is waited out
-	clk     clock
+	// replan, when set, delivers news for the schedule between reads (of a job's shape: its
+	// first run time, or the probe handed to this wait); onReplan then returns the new wait
+	// before the next read (0: now). It is heard only while polling: a live stream's events say
+	// more.
+	replan   <-chan struct{}
+	onReplan func(last R) time.Duration
+	clk      clock
 }
 
 // sideHandler is one piece of work from a wait's side source; it reports whether the record
@@ -159,6 +165,11 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		select {
 		case <-ctx.Done():
 			return last, ctx.Err()
+		case <-w.replan:
+			if !streaming() {
+				timer.reset(w.onReplan(last))
+			}
+			continue
 		case handle := <-w.side:
 			if handle(ctx) {
 				timer.reset(0)
