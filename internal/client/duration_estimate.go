@@ -99,22 +99,43 @@ func (e *DurationEstimator) Expected(shape string) (time.Duration, bool) {
 // job once after the late run time finds nearly every job finished at the first read, where
 // reading after the median finds half of them still running and costs those a second read.
 func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, ok bool) {
-	if e == nil || shape == "" {
-		return 0, 0, false
-	}
-	e.mu.Lock()
-	samples := slices.Clone(e.byShape[shape])
-	e.mu.Unlock()
+	samples := e.sortedRunTimes(shape)
 	if len(samples) < estimateMinSamples {
 		return 0, 0, false
 	}
-	slices.Sort(samples)
 	median = samples[len(samples)/2]
 	limit := time.Duration(float64(median) * estimateSpread)
 	if samples[len(samples)-1]-median > limit || median-samples[0] > limit {
 		return 0, 0, false
 	}
 	return median, samples[len(samples)*9/10], true
+}
+
+// spread returns an early and a late run time (the first and ninth deciles) of the recent run
+// times of the shape, when there are enough of them but they do not agree (runTimes says
+// nothing): they still tell when a job of the shape is unlikely to have ended yet, and how
+// closely to look after that.
+func (e *DurationEstimator) spread(shape string) (early, late time.Duration, ok bool) {
+	if _, _, agree := e.runTimes(shape); agree {
+		return 0, 0, false
+	}
+	samples := e.sortedRunTimes(shape)
+	if len(samples) < estimateMinSamples {
+		return 0, 0, false
+	}
+	return samples[len(samples)/10], samples[len(samples)*9/10], true
+}
+
+// sortedRunTimes returns the recent run times of the shape, shortest first.
+func (e *DurationEstimator) sortedRunTimes(shape string) []time.Duration {
+	if e == nil || shape == "" {
+		return nil
+	}
+	e.mu.Lock()
+	samples := slices.Clone(e.byShape[shape])
+	e.mu.Unlock()
+	slices.Sort(samples)
+	return samples
 }
 
 // executionTime is how long a finished job ran, from its metrics or its timestamps.

@@ -57,7 +57,10 @@ func transientReadError(err error) bool {
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
 // the poll interval follows the job's progress: it estimates the time left from the rate at
 // which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. No event, not even a terminal status, re-reads the job
+// its end is still seen within PollMin. When progress does not move, the waits that share
+// WaitOptions.Durations (a batch) poll each job near its likely end, from what the batch has
+// seen: the run times of finished jobs of its shape, its place in the queue, and when the
+// batch's running jobs will likely end. No event, not even a terminal status, re-reads the job
 // sooner than PollMin after the last read. On a context error it returns the last record seen
 // together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
@@ -231,7 +234,7 @@ func (p *pollSchedule) estimate() (expected, late time.Duration, trusted, ok boo
 func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
 	expected, late, trusted, ok := p.estimate()
 	if !ok {
-		return 0, false
+		return p.untilVaryingEnd(job, now)
 	}
 	d, ok := p.untilEnd(job, now, expected, late)
 	if ok && !trusted {
@@ -242,34 +245,55 @@ func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, b
 	return d, ok
 }
 
-// untilEnd is untilLikelyEnd for the given likely and late run times.
+// untilEnd is untilLikelyEnd for the given likely and late run times. A job just submitted is
+// queued by definition, free slots or not: it may start now; only a record read since says it
+// waits behind others.
 func (p *pollSchedule) untilEnd(job *Job, now time.Time, expected, late time.Duration) (time.Duration, bool) {
+	start, ok := p.likelyStartOf(job, now)
+	if !ok {
+		return 0, false
+	}
 	// Reading just before the end costs a read and a retry: aim a little after the late end of
 	// the shape's run times.
-	runFor := late + expected/32 + likelyEndMargin
+	left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
+	if left <= 0 {
+		// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the run
+		// time, and less often the later it gets.
+		return min(max(expected/10-left/2, p.min), p.max), true
+	}
+	return max(left, p.min), true
+}
+
+// untilVaryingEnd is the wait before the next read of a job whose shape's run times do not
+// agree: nothing until the early end of them (the first decile) after its start, then reads a
+// quarter of their spread apart (between min and max), so from then on the job costs no more
+// reads than a fixed poll at max, and its end is seen within that quarter.
+func (p *pollSchedule) untilVaryingEnd(job *Job, now time.Time) (time.Duration, bool) {
+	early, late, ok := p.durations.spread(p.shape)
+	if !ok {
+		return 0, false
+	}
+	start, ok := p.likelyStartOf(job, now)
+	if !ok {
+		return 0, false
+	}
+	step := min(max((late-early)/4, p.min), p.max)
+	return max(start.Add(early).Sub(now), step), true
+}
+
+// likelyStartOf is when the job started, or, queued, will likely start (see untilEnd).
+func (p *pollSchedule) likelyStartOf(job *Job, now time.Time) (time.Time, bool) {
 	switch job.Status {
 	case JobQueued:
-		// A job just submitted is queued by definition, free slots or not: only a record read
-		// since says it waits behind others.
-		start := now
-		if p.asked {
-			start = likelyStart(now, job.QueuePosition, p.seat.othersEnds())
+		if !p.asked {
+			return now, true
 		}
-		return max(start.Add(runFor).Sub(now), p.min), true
+		return likelyStart(now, job.QueuePosition, p.seat.othersEnds()), true
 	case JobRunning:
 		start, ok := parseJobTime(job.StartedAt)
-		if !ok || start.After(now) { // no start time, or a clock ahead of ours
-			return 0, false
-		}
-		left := start.Add(runFor).Sub(now)
-		if left <= 0 {
-			// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the
-			// run time, and less often the later it gets.
-			return min(max(expected/10-left/2, p.min), p.max), true
-		}
-		return max(left, p.min), true
+		return start, ok && !start.After(now) // no start time, or a clock ahead of ours: unknown
 	}
-	return 0, false
+	return time.Time{}, false
 }
 
 // timeLeft estimates the time until the job ends from the rate of its progress since the

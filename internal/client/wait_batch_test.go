@@ -191,3 +191,36 @@ func TestWaitLoopReplan(t *testing.T) {
 		t.Fatalf("run = %v, %v after %d reads and %d replans; want succeeded after 1 of each", final, err, reads, replans)
 	}
 }
+
+// Jobs of a shape whose run times do not agree are not read before the early end of them, then
+// a quarter of their spread apart: never more often than the fixed poll's period allows for,
+// where polling from scratch would start at PollMin again.
+func TestPollScheduleVaryingRunTimes(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	tests := []struct {
+		name    string
+		samples []int64 // ms
+		job     *Job
+		want    time.Duration
+	}{
+		{name: "running, before the early end", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 200*time.Millisecond)}, want: 800 * time.Millisecond},
+		{name: "running, past the early end: a quarter of the spread", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 1500*time.Millisecond)}, want: 500 * time.Millisecond},
+		{name: "as submitted: the early end from now", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobQueued}, want: time.Second},
+		{name: "a wide spread: at most max apart", samples: []int64{1000, 5000, 9000, 20000, 40000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 3*time.Second)}, want: defaultPollMax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := NewDurationEstimator()
+			for _, ms := range tt.samples {
+				e.Observe("s", finishedJob(JobSucceeded, ms, "", ""))
+			}
+			p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
+			p.clk = fixedClock{now}
+			if got := p.Next(tt.job, false); got != tt.want {
+				t.Fatalf("next = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
