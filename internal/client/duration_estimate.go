@@ -111,19 +111,19 @@ func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, 
 	return median, samples[len(samples)*9/10], true
 }
 
-// spread returns an early and a late run time (the first and ninth deciles) of the recent run
-// times of the shape, when there are enough of them but they do not agree (runTimes says
-// nothing): they still tell when a job of the shape is unlikely to have ended yet, and how
-// closely to look after that.
-func (e *DurationEstimator) spread(shape string) (early, late time.Duration, ok bool) {
+// spread returns an early run time, the median and a late one (the first decile, the median,
+// the ninth decile) of the recent run times of the shape, when there are enough of them but
+// they do not agree (runTimes says nothing): they still tell when a job of the shape is
+// unlikely to have ended yet, and how closely to look after that.
+func (e *DurationEstimator) spread(shape string) (early, median, late time.Duration, ok bool) {
 	if _, _, agree := e.runTimes(shape); agree {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	samples := e.sortedRunTimes(shape)
 	if len(samples) < estimateMinSamples {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	return samples[len(samples)/10], samples[len(samples)*9/10], true
+	return samples[len(samples)/10], samples[len(samples)/2], samples[len(samples)*9/10], true
 }
 
 // sortedRunTimes returns the recent run times of the shape, shortest first.

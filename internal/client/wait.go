@@ -38,6 +38,9 @@ const (
 	minHintGap = time.Second
 	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
 	maxReadFailures = 3
+	// estimateOverdueFraction: a job overdue by more than this fraction of its shape's run
+	// time (as far as agreeing run times may lie from their median) is polled at PollMax.
+	estimateOverdueFraction = 8
 	// likelyEndMargin is added to a job's likely end before it is read, with a thirty-second
 	// of its run time, so the read finds it finished rather than about to.
 	likelyEndMargin = 20 * time.Millisecond
@@ -205,7 +208,7 @@ func (p *pollSchedule) tellBatch(job *Job, now time.Time, left time.Duration, le
 	}
 	var end time.Time
 	start, started := parseJobTime(job.StartedAt)
-	expected, _, _, known := p.estimate()
+	expected, known := p.likelyRunTime()
 	switch {
 	case leftKnown:
 		end = now.Add(left)
@@ -213,6 +216,15 @@ func (p *pollSchedule) tellBatch(job *Job, now time.Time, left time.Duration, le
 		end = start.Add(expected)
 	}
 	p.seat.running(end)
+}
+
+// likelyRunTime is the median run time of the job's shape, whether its run times agree or not.
+func (p *pollSchedule) likelyRunTime() (time.Duration, bool) {
+	if expected, _, _, ok := p.estimate(); ok {
+		return expected, true
+	}
+	_, median, _, ok := p.durations.spread(p.shape)
+	return median, ok
 }
 
 // estimate returns the shape's likely and late run times from its finished jobs, when enough of
@@ -256,20 +268,25 @@ func (p *pollSchedule) untilEnd(job *Job, now time.Time, expected, late time.Dur
 	// Reading just before the end costs a read and a retry: aim a little after the late end of
 	// the shape's run times.
 	left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
-	if left <= 0 {
+	switch overdue := -left; {
+	case overdue > expected/estimateOverdueFraction:
+		// Far beyond the run times of its shape (further than they may lie from each other):
+		// they say nothing of this job's end, which is looked for as a fixed poll would.
+		return p.max, true
+	case overdue >= 0:
 		// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the run
 		// time, and less often the later it gets.
-		return min(max(expected/10-left/2, p.min), p.max), true
+		return min(max(expected/10+overdue/2, p.min), p.max), true
 	}
 	return max(left, p.min), true
 }
 
 // untilVaryingEnd is the wait before the next read of a job whose shape's run times do not
-// agree: nothing until the early end of them (the first decile) after its start, then reads a
-// quarter of their spread apart (between min and max), so from then on the job costs no more
-// reads than a fixed poll at max, and its end is seen within that quarter.
+// agree: nothing until the early end of them (the first decile) after its start, then reads
+// their spread apart (from the first to the ninth decile), at most max: a fixed poll at max
+// reads before the early end too, so this one costs no more reads, and sees the end as soon.
 func (p *pollSchedule) untilVaryingEnd(job *Job, now time.Time) (time.Duration, bool) {
-	early, late, ok := p.durations.spread(p.shape)
+	early, _, late, ok := p.durations.spread(p.shape)
 	if !ok {
 		return 0, false
 	}
@@ -277,8 +294,10 @@ func (p *pollSchedule) untilVaryingEnd(job *Job, now time.Time) (time.Duration, 
 	if !ok {
 		return 0, false
 	}
-	step := min(max((late-early)/4, p.min), p.max)
-	return max(start.Add(early).Sub(now), step), true
+	if untilEarly := start.Add(early).Sub(now); untilEarly > 0 {
+		return max(untilEarly, p.min), true
+	}
+	return min(max(late-early, p.min), p.max), true
 }
 
 // likelyStartOf is when the job started, or, queued, will likely start (see untilEnd).

@@ -193,8 +193,7 @@ func TestWaitLoopReplan(t *testing.T) {
 }
 
 // Jobs of a shape whose run times do not agree are not read before the early end of them, then
-// a quarter of their spread apart: never more often than the fixed poll's period allows for,
-// where polling from scratch would start at PollMin again.
+// their spread apart, at most PollMax: where polling from scratch would start at PollMin again.
 func TestPollScheduleVaryingRunTimes(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
@@ -205,7 +204,8 @@ func TestPollScheduleVaryingRunTimes(t *testing.T) {
 		want    time.Duration
 	}{
 		{name: "running, before the early end", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 200*time.Millisecond)}, want: 800 * time.Millisecond},
-		{name: "running, past the early end: a quarter of the spread", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 1500*time.Millisecond)}, want: 500 * time.Millisecond},
+		{name: "running, past the early end: the spread", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 1500*time.Millisecond)}, want: 2 * time.Second},
+		{name: "a narrower spread", samples: []int64{1000, 1200, 1400, 1600, 1800}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 1500*time.Millisecond)}, want: 800 * time.Millisecond},
 		{name: "as submitted: the early end from now", samples: []int64{1000, 1500, 2000, 2500, 3000}, job: &Job{Status: JobQueued}, want: time.Second},
 		{name: "a wide spread: at most max apart", samples: []int64{1000, 5000, 9000, 20000, 40000}, job: &Job{Status: JobRunning, StartedAt: startedAgo(now, 3*time.Second)}, want: defaultPollMax},
 	}
