@@ -43,13 +43,6 @@ func NewDurationEstimator() *DurationEstimator {
 		runningEnds: map[int]time.Time{}}
 }
 
-// learning reports whether too few jobs of the shape have finished to say how long it runs.
-func (e *DurationEstimator) learning(shape string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.byShape[shape]) < estimateMinSamples
-}
-
 // Observe records the run time of a job of the given shape if it succeeded and its record says
 // how long it ran (metrics.execution_ms, else completed_at - started_at). Failed and canceled
 // jobs end early and teach nothing.

@@ -9,7 +9,7 @@ import (
 func TestLikelyStart(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
-	at := func(d time.Duration) time.Time { return now.Add(d) }
+	at := now.Add
 	place := func(p int64) *int64 { return &p }
 	tests := []struct {
 		name     string
