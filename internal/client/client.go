@@ -76,6 +76,9 @@ type Client struct {
 	// eventsNotImplemented is set once the service answered an event stream with 501: it serves
 	// none, so later waits poll without asking again (one request per job saved).
 	eventsNotImplemented atomic.Bool
+	// eventsProbe holds back the waits that start while the first event stream is being asked
+	// for, until its answer says whether the service serves any.
+	eventsProbe eventsProbe
 }
 
 // New validates cfg and builds a Client.

@@ -27,43 +27,20 @@ const (
 // of a batch are polled near their likely end instead of on a blind schedule. It is safe for
 // concurrent use.
 type DurationEstimator struct {
-	mu       sync.Mutex
-	byShape  map[string][]time.Duration // most recent last
-	inFlight map[string]int             // waits under way, by shape
+	mu      sync.Mutex
+	byShape map[string][]time.Duration // most recent last
+	// waiting holds, by shape, the waits under way (batchSeat) and which of them probes.
+	waiting map[string]*shapeWaits
+	// runningEnds holds the likely end of every job of the batch that runs, by seat (zero:
+	// unknown).
+	runningEnds map[int]time.Time
+	nextSeat    int
 }
 
 // NewDurationEstimator returns an estimator that knows nothing yet.
 func NewDurationEstimator() *DurationEstimator {
-	return &DurationEstimator{byShape: map[string][]time.Duration{}, inFlight: map[string]int{}}
-}
-
-// join registers a wait on a job of the given shape. It reports whether the wait is a follower:
-// another job of the shape is already being waited on and too few of the shape have finished to
-// say how long it runs. Jobs of one batch that share a shape take about as long as each other,
-// so while the first one is polled on the regular schedule, the others need not all be: the
-// first to finish teaches them all. leave ends the wait.
-func (e *DurationEstimator) join(shape string) (follower bool, leave func()) {
-	if e == nil || shape == "" {
-		return false, func() {}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	follower = e.inFlight[shape] > 0 && len(e.byShape[shape]) < estimateMinSamples
-	e.inFlight[shape]++
-	return follower, func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.inFlight[shape]--; e.inFlight[shape] <= 0 {
-			delete(e.inFlight, shape)
-		}
-	}
-}
-
-// learning reports whether too few jobs of the shape have finished to say how long it runs.
-func (e *DurationEstimator) learning(shape string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.byShape[shape]) < estimateMinSamples
+	return &DurationEstimator{byShape: map[string][]time.Duration{}, waiting: map[string]*shapeWaits{},
+		runningEnds: map[int]time.Time{}}
 }
 
 // Observe records the run time of a job of the given shape if it succeeded and its record says
@@ -83,6 +60,24 @@ func (e *DurationEstimator) Observe(shape string, job *Job) {
 	if n := len(e.byShape[shape]); n > estimateSamples {
 		e.byShape[shape] = e.byShape[shape][n-estimateSamples:]
 	}
+	if len(e.byShape[shape]) == 1 {
+		e.waiting[shape].firstRunTimeLocked()
+	}
+}
+
+// firstRunTime returns the longest run time of the shape while too few jobs of it have finished
+// to trust them (at least one, fewer than estimateMinSamples).
+func (e *DurationEstimator) firstRunTime(shape string) (time.Duration, bool) {
+	if e == nil || shape == "" {
+		return 0, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	samples := e.byShape[shape]
+	if len(samples) == 0 || len(samples) >= estimateMinSamples {
+		return 0, false
+	}
+	return slices.Max(samples), true
 }
 
 // Expected returns the likely run time of a job of the given shape: the median of the recent
@@ -97,22 +92,43 @@ func (e *DurationEstimator) Expected(shape string) (time.Duration, bool) {
 // job once after the late run time finds nearly every job finished at the first read, where
 // reading after the median finds half of them still running and costs those a second read.
 func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, ok bool) {
-	if e == nil || shape == "" {
-		return 0, 0, false
-	}
-	e.mu.Lock()
-	samples := slices.Clone(e.byShape[shape])
-	e.mu.Unlock()
+	samples := e.sortedRunTimes(shape)
 	if len(samples) < estimateMinSamples {
 		return 0, 0, false
 	}
-	slices.Sort(samples)
 	median = samples[len(samples)/2]
 	limit := time.Duration(float64(median) * estimateSpread)
 	if samples[len(samples)-1]-median > limit || median-samples[0] > limit {
 		return 0, 0, false
 	}
 	return median, samples[len(samples)*9/10], true
+}
+
+// spread returns an early run time, the median and a late one (the first decile, the median,
+// the ninth decile) of the recent run times of the shape, when there are enough of them but
+// they do not agree (runTimes says nothing): they still tell when a job of the shape is
+// unlikely to have ended yet, and how closely to look after that.
+func (e *DurationEstimator) spread(shape string) (early, median, late time.Duration, ok bool) {
+	if _, _, agree := e.runTimes(shape); agree {
+		return 0, 0, 0, false
+	}
+	samples := e.sortedRunTimes(shape)
+	if len(samples) < estimateMinSamples {
+		return 0, 0, 0, false
+	}
+	return samples[len(samples)/10], samples[len(samples)/2], samples[len(samples)*9/10], true
+}
+
+// sortedRunTimes returns the recent run times of the shape, shortest first.
+func (e *DurationEstimator) sortedRunTimes(shape string) []time.Duration {
+	if e == nil || shape == "" {
+		return nil
+	}
+	e.mu.Lock()
+	samples := slices.Clone(e.byShape[shape])
+	e.mu.Unlock()
+	slices.Sort(samples)
+	return samples
 }
 
 // executionTime is how long a finished job ran, from its metrics or its timestamps.

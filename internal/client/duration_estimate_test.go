@@ -129,17 +129,18 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 		want   time.Duration
 		wantOK bool
 	}{
-		{name: "queued: one run from now", shape: "s", job: &Job{Status: JobQueued}, want: 3 * time.Second, wantOK: true},
+		{name: "queued as submitted: it may start now, so one run from now", shape: "s", job: &Job{Status: JobQueued}, want: 3*time.Second + margin, wantOK: true},
 		{name: "running: just after its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Second)}, want: 2*time.Second + margin, wantOK: true},
 		{name: "running just past its likely end: a tenth of the run time", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin)}, want: 300 * time.Millisecond, wantOK: true},
-		{name: "long overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: 800 * time.Millisecond, wantOK: true},
+		{name: "longer overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + 200*time.Millisecond)}, want: 400 * time.Millisecond, wantOK: true},
+		{name: "overdue beyond how far agreeing run times lie: as a fixed poll", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: defaultPollMax, wantOK: true},
 		{name: "very long overdue: at most max", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: defaultPollMax, wantOK: true},
 		{name: "running without a start time", shape: "s", job: &Job{Status: JobRunning}},
 		{name: "started in our future", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(-time.Second)}},
 		{name: "shape never seen", shape: "t", job: &Job{Status: JobQueued}},
 	}
 	for _, tt := range tests {
-		p := newPollSchedule(WaitOptions{Durations: e, Shape: tt.shape})
+		p := newPollSchedule(WaitOptions{Durations: e, Shape: tt.shape}, nil)
 		got, ok := p.untilLikelyEnd(tt.job, now)
 		if ok != tt.wantOK || got != tt.want {
 			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
@@ -148,7 +149,7 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 }
 
 // Run times of one shape that vary: a running job is read once after the late end of them
-// (the ninth decile), so that it is finished at that read; a queued one waits the median.
+// (the ninth decile), so that it is finished at that read; so is a queued one that may start now.
 func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
@@ -157,11 +158,12 @@ func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	start := now.Add(-time.Second).Format(time.RFC3339Nano)
-	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
-	if got, _ := p.untilLikelyEnd(&Job{Status: JobQueued}, now); got != 3050*time.Millisecond {
-		t.Errorf("queued: %v, want the median 3.05s", got)
+	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, nil)
+	runFor := 3400*time.Millisecond + 3050*time.Millisecond/32 + likelyEndMargin
+	if got, _ := p.untilLikelyEnd(&Job{Status: JobQueued}, now); got != runFor {
+		t.Errorf("queued: %v, want %v (it may start now)", got, runFor)
 	}
-	want := 3400*time.Millisecond + 3050*time.Millisecond/32 + likelyEndMargin - time.Second
+	want := runFor - time.Second
 	if got, _ := p.untilLikelyEnd(&Job{Status: JobRunning, StartedAt: &start}, now); got != want {
 		t.Errorf("running: %v, want %v (after the ninth decile, 3.4s)", got, want)
 	}
@@ -170,38 +172,39 @@ func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
 func TestDurationEstimatorFollowers(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
-	first, leaveFirst := e.join("s")
-	second, leaveSecond := e.join("s")
-	other, leaveOther := e.join("t")
-	if first || !second || other {
-		t.Fatalf("followers: first %v, second %v, other shape %v; want false, true, false", first, second, other)
+	first, second, other := e.join("s"), e.join("s"), e.join("t")
+	if first.follows() || !second.follows() || other.follows() {
+		t.Fatalf("followers: first %v, second %v, other shape %v; want false, true, false", first.follows(), second.follows(), other.follows())
 	}
-	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"})
-	p.follower = second
+	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, second)
 	running := &Job{Status: JobRunning}
-	if got := p.Next(running, false); got != defaultPollMax {
-		t.Errorf("a follower while the shape is learned: next = %v, want %v", got, defaultPollMax)
+	if got := p.Next(running, false); got != followerSafetyFirst*defaultPollMax {
+		t.Errorf("a follower while the shape is probed: next = %v, want its safety net %v", got, followerSafetyFirst*defaultPollMax)
+	}
+	e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	select {
+	case <-second.bell:
+	default:
+		t.Fatal("the shape's first run time did not ring its follower")
+	}
+	if second.follows() {
+		t.Error("a wait still follows once its shape has a run time")
 	}
 	for range estimateMinSamples {
 		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	if got := p.Next(running, false); got != defaultPollMin {
-		t.Errorf("a follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
+		t.Errorf("a former follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
 	}
-	if third, leave := e.join("s"); third {
-		t.Error("a wait that begins once the shape is known is a follower")
-	} else {
-		leave()
+	first.leave()
+	second.leave()
+	other.leave()
+	if len(e.waiting) != 0 {
+		t.Errorf("waits left in flight: %v", e.waiting)
 	}
-	leaveFirst()
-	leaveSecond()
-	leaveOther()
-	if len(e.inFlight) != 0 {
-		t.Errorf("waits left in flight: %v", e.inFlight)
-	}
-	if alone, leave := e.join("u"); alone {
+	if alone := e.join("u"); alone.follows() {
 		t.Error("the only wait of its shape is a follower")
 	} else {
-		leave()
+		alone.leave()
 	}
 }

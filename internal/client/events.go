@@ -81,16 +81,8 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 	go func() {
 		defer close(wake)
 		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
-			resp, err := c.do(ctx, call{
-				op: "follow job events", method: http.MethodGet, url: eventsURL,
-				cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
-				policy: retryNever, stream: true,
-			})
+			resp, err := c.openEventStream(ctx, eventsURL)
 			if err != nil {
-				var apiErr *APIError
-				if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotImplemented {
-					c.eventsNotImplemented.Store(true)
-				}
 				c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
 				return
 			}
@@ -133,6 +125,35 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 	}()
 	return wake
 }
+
+// openEventStream asks for the job's event stream once the service is known to serve them, or
+// when no other wait is asking first (eventsProbe). A 501 is remembered: the service serves none.
+func (c *Client) openEventStream(ctx context.Context, eventsURL string) (*http.Response, error) {
+	probing, ok := c.eventsProbe.begin(ctx, c.eventsNotImplemented.Load)
+	if !ok {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errEventsNotImplemented
+	}
+	resp, err := c.do(ctx, call{
+		op: "follow job events", method: http.MethodGet, url: eventsURL,
+		cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
+		policy: retryNever, stream: true,
+	})
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotImplemented {
+		c.eventsNotImplemented.Store(true)
+	}
+	if probing {
+		c.eventsProbe.settle(err == nil)
+	}
+	return resp, err
+}
+
+// errEventsNotImplemented ends a wait's stream when another wait learned that the service
+// serves no event streams.
+var errEventsNotImplemented = errors.New("the service serves no event streams (501)")
 
 // terminalStatusEvent reports whether a status event's data, {"status": ...}, names a terminal
 // status. It is only a hint to re-read the record: data that is not such an object is not one.

@@ -38,6 +38,9 @@ const (
 	minHintGap = time.Second
 	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
 	maxReadFailures = 3
+	// estimateOverdueFraction: a job overdue by more than this fraction of its shape's run
+	// time (as far as agreeing run times may lie from their median) is polled at PollMax.
+	estimateOverdueFraction = 8
 	// likelyEndMargin is added to a job's likely end before it is read, with a thirty-second
 	// of its run time, so the read finds it finished rather than about to.
 	likelyEndMargin = 20 * time.Millisecond
@@ -57,7 +60,10 @@ func transientReadError(err error) bool {
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
 // the poll interval follows the job's progress: it estimates the time left from the rate at
 // which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. No event, not even a terminal status, re-reads the job
+// its end is still seen within PollMin. When progress does not move, the waits that share
+// WaitOptions.Durations (a batch) poll each job near its likely end, from what the batch has
+// seen: the run times of finished jobs of its shape, its place in the queue, and when the
+// batch's running jobs will likely end. No event, not even a terminal status, re-reads the job
 // sooner than PollMin after the last read. On a context error it returns the last record seen
 // together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
@@ -65,12 +71,11 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	defer stop()
 
 	sched := opts.Schedule
+	var seat *batchSeat
 	if sched == nil {
-		ps := newPollSchedule(opts)
-		var leave func()
-		ps.follower, leave = opts.Durations.join(opts.Shape)
-		defer leave()
-		sched = ps
+		seat = opts.Durations.join(opts.Shape)
+		defer seat.leave()
+		sched = newPollSchedule(opts, seat)
 	}
 	loop := waitLoop[*Job]{
 		read:     c.RefreshJob,
@@ -85,6 +90,11 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		onRetry: func(ctx context.Context, err error) {
 			c.log.Warn(ctx, "reading the job failed; still waiting", map[string]any{"job_id": job.ID, "error": err.Error()})
 		},
+	}
+	if ps, ok := sched.(*pollSchedule); ok && seat != nil {
+		// News of the job's shape between reads (its first run time, the probe handed to this
+		// wait) makes the schedule plan anew.
+		loop.replan, loop.onReplan = seat.bell, ps.replan
 	}
 	// A service that answered 501 to one event stream serves none: later waits poll at once.
 	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
@@ -117,72 +127,192 @@ type pollSchedule struct {
 	firstValue          float64
 	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
 	shape               string
-	// follower is set when another job of the same shape was already being waited on, before
-	// the shape's run time was known: this one polls at max until the shape has finished often
-	// enough to be estimated, then near its likely end.
-	follower bool
-	clk      clock
+	// seat is the wait's place in the batch (may be nil): it tells whether another wait probes
+	// the shape (then this one follows, keeping only a slow safety net until the first job of
+	// the shape has finished), and when the batch's other jobs will likely end.
+	seat   *batchSeat
+	safety growingInterval
+	asked  bool // Next was asked before: the record it is given was read, not submitted
+	clk    clock
 }
 
-func newPollSchedule(opts WaitOptions) *pollSchedule {
+const (
+	// followerSafetyFirst and followerSafetyMax bound a follower's safety net while the first
+	// job of its shape runs, as multiples of PollMax: it starts at two fixed-poll periods, so a
+	// short job pays nothing for it, and grows by half up to four, so a long one pays a few
+	// reads where a fixed poll pays one per period.
+	followerSafetyFirst = 2
+	followerSafetyMax   = 4
+)
+
+func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 	p := &pollSchedule{
 		min:       orDuration(opts.PollMin, defaultPollMin),
 		max:       orDuration(opts.PollMax, defaultPollMax),
 		streaming: orDuration(opts.PollStreaming, defaultPollStreaming),
 		durations: opts.Durations,
 		shape:     opts.Shape,
+		seat:      seat,
 	}
 	p.backoff = newGrowingInterval(p.min, p.max)
+	p.safety = newGrowingInterval(followerSafetyFirst*p.max, followerSafetyMax*p.max)
 	p.clk = systemClock{}
 	return p
 }
 
 // Next implements JobSchedule.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
+	now := p.clk.Now()
 	if streaming {
+		p.tellBatch(job, now, 0, false)
 		return p.streaming
 	}
 	if left, ok := p.timeLeft(job); ok {
+		p.tellBatch(job, now, left, true)
 		return min(max(left/2, p.min), p.max)
 	}
-	if d, ok := p.untilLikelyEnd(job, p.clk.Now()); ok {
+	p.tellBatch(job, now, 0, false)
+	if job.Status == JobQueued && p.asked {
+		p.seat.queuedWhileProbing()
+	}
+	d, ok := p.untilLikelyEnd(job, now)
+	p.asked = true
+	if ok {
 		return d
 	}
-	if p.follower && p.durations.learning(p.shape) {
-		return p.max
+	if p.seat.follows() {
+		return p.safety.next()
 	}
 	return p.backoff.next()
 }
 
+// replan is asked when the wait has news of its shape between two reads: the shape's first run
+// time, or the probe handed to it. A record that said queued may be stale by now (the job may
+// have started since), so it is read at once; a running one is read as the news suggests.
+func (p *pollSchedule) replan(job *Job) time.Duration {
+	if job.Status != JobRunning {
+		return 0
+	}
+	return p.Next(job, false)
+}
+
+// tellBatch tells the batch whether the job runs, and when it will likely end: from its
+// progress (left, when known), else from its start and its shape's run time.
+func (p *pollSchedule) tellBatch(job *Job, now time.Time, left time.Duration, leftKnown bool) {
+	if p.seat == nil {
+		return
+	}
+	if job.Status != JobRunning {
+		p.seat.notRunning()
+		return
+	}
+	var end time.Time
+	start, started := parseJobTime(job.StartedAt)
+	expected, known := p.likelyRunTime()
+	switch {
+	case leftKnown:
+		end = now.Add(left)
+	case started && known:
+		end = start.Add(expected)
+	}
+	p.seat.running(end)
+}
+
+// likelyRunTime is the median run time of the job's shape, whether its run times agree or not.
+func (p *pollSchedule) likelyRunTime() (time.Duration, bool) {
+	if expected, _, _, ok := p.estimate(); ok {
+		return expected, true
+	}
+	_, median, _, ok := p.durations.spread(p.shape)
+	return median, ok
+}
+
+// estimate returns the shape's likely and late run times from its finished jobs, when enough of
+// them agree (trusted); until then from the first to finish (not trusted), since the jobs of a
+// batch that share its shape likely take about as long.
+func (p *pollSchedule) estimate() (expected, late time.Duration, trusted, ok bool) {
+	if expected, late, ok = p.durations.runTimes(p.shape); ok {
+		return expected, late, true, true
+	}
+	first, ok := p.durations.firstRunTime(p.shape)
+	return first, first, false, ok
+}
+
 // untilLikelyEnd is the wait until just after the job's likely end, when jobs of its shape have
-// shown how long they run: a queued job cannot end sooner than one run from now (the median run
-// time), a running one is read once just after its start plus a late run time of the shape, and,
-// if it is still running then, at a tenth of the median plus half the time it is overdue (at
-// most max).
+// shown how long they run. A queued job will likely start when the batch's running jobs ahead
+// of it end (likelyStart), and end a late run time after that; a running one is read once just
+// after its start plus a late run time of the shape, and, if it is still running then, at a
+// tenth of the median plus half the time it is overdue (at most max).
 func (p *pollSchedule) untilLikelyEnd(job *Job, now time.Time) (time.Duration, bool) {
-	expected, late, ok := p.durations.runTimes(p.shape)
+	expected, late, trusted, ok := p.estimate()
+	if !ok {
+		return p.untilVaryingEnd(job, now)
+	}
+	d, ok := p.untilEnd(job, now, expected, late)
+	if ok && !trusted {
+		// One run time may be an outlier (a first job slowed by a cold start): it never puts
+		// the next read later than the safety net would.
+		d = min(d, p.safety.cur)
+	}
+	return d, ok
+}
+
+// untilEnd is untilLikelyEnd for the given likely and late run times. A job just submitted is
+// queued by definition, free slots or not: it may start now; only a record read since says it
+// waits behind others.
+func (p *pollSchedule) untilEnd(job *Job, now time.Time, expected, late time.Duration) (time.Duration, bool) {
+	start, ok := p.likelyStartOf(job, now)
 	if !ok {
 		return 0, false
 	}
+	// Reading just before the end costs a read and a retry: aim a little after the late end of
+	// the shape's run times.
+	left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
+	switch overdue := -left; {
+	case overdue > expected/estimateOverdueFraction:
+		// Far beyond the run times of its shape (further than they may lie from each other):
+		// they say nothing of this job's end, which is looked for as a fixed poll would.
+		return p.max, true
+	case overdue >= 0:
+		// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the run
+		// time, and less often the later it gets.
+		return min(max(expected/10+overdue/2, p.min), p.max), true
+	}
+	return max(left, p.min), true
+}
+
+// untilVaryingEnd is the wait before the next read of a job whose shape's run times do not
+// agree: nothing until the early end of them (the first decile) after its start, then reads
+// their spread apart (from the first to the ninth decile), at most max: a fixed poll at max
+// reads before the early end too, so this one costs no more reads, and sees the end as soon.
+func (p *pollSchedule) untilVaryingEnd(job *Job, now time.Time) (time.Duration, bool) {
+	early, _, late, ok := p.durations.spread(p.shape)
+	if !ok {
+		return 0, false
+	}
+	start, ok := p.likelyStartOf(job, now)
+	if !ok {
+		return 0, false
+	}
+	if untilEarly := start.Add(early).Sub(now); untilEarly > 0 {
+		return max(untilEarly, p.min), true
+	}
+	return min(max(late-early, p.min), p.max), true
+}
+
+// likelyStartOf is when the job started, or, queued, will likely start (see untilEnd).
+func (p *pollSchedule) likelyStartOf(job *Job, now time.Time) (time.Time, bool) {
 	switch job.Status {
 	case JobQueued:
-		return max(expected, p.min), true
+		if !p.asked {
+			return now, true
+		}
+		return likelyStart(now, job.QueuePosition, p.seat.othersEnds()), true
 	case JobRunning:
 		start, ok := parseJobTime(job.StartedAt)
-		if !ok || start.After(now) { // no start time, or a clock ahead of ours
-			return 0, false
-		}
-		// Reading just before the end costs a read and a retry: aim a little after the late
-		// end of the shape's run times.
-		left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
-		if left <= 0 {
-			// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the
-			// run time, and less often the later it gets.
-			return min(max(expected/10-left/2, p.min), p.max), true
-		}
-		return max(left, p.min), true
+		return start, ok && !start.After(now) // no start time, or a clock ahead of ours: unknown
 	}
-	return 0, false
+	return time.Time{}, false
 }
 
 // timeLeft estimates the time until the job ends from the rate of its progress since the

@@ -19,12 +19,12 @@ func TestPollSchedule(t *testing.T) {
 	running := func(v float64) *Job { return &Job{Status: JobRunning, Progress: &Progress{Value: v}} }
 
 	t.Run("streaming polls only as a safety net", func(t *testing.T) {
-		if got := newPollSchedule(opts).Next(running(0.5), true); got != 10*time.Second {
+		if got := newPollSchedule(opts, nil).Next(running(0.5), true); got != 10*time.Second {
 			t.Fatalf("interval = %v, want 10s", got)
 		}
 	})
 	t.Run("without progress the interval grows geometrically to the cap", func(t *testing.T) {
-		p := newPollSchedule(opts)
+		p := newPollSchedule(opts, nil)
 		var got []time.Duration
 		for range 10 {
 			got = append(got, p.Next(&Job{Status: JobQueued}, false))
@@ -49,7 +49,7 @@ func TestPollSchedule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			p := newPollSchedule(opts)
+			p := newPollSchedule(opts, nil)
 			p.clk = fixedClock{now}
 			p.firstAt, p.firstValue = now.Add(-tt.elapsed), tt.first
 			got := p.Next(running(tt.now), false)

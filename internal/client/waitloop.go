@@ -126,7 +126,13 @@ type waitLoop[R any] struct {
 	side    <-chan sideHandler
 	onRead  func(prev, next R)                   // after each good read; may be nil
 	onRetry func(ctx context.Context, err error) // a failed read that is waited out
-	clk     clock
+	// replan, when set, delivers news for the schedule between reads (of a job's shape: its
+	// first run time, or the probe handed to this wait); onReplan then returns the new wait
+	// before the next read (0: now). It is heard only while polling: a live stream's events say
+	// more.
+	replan   <-chan struct{}
+	onReplan func(last R) time.Duration
+	clk      clock
 }
 
 // sideHandler is one piece of work from a wait's side source; it reports whether the record
@@ -139,14 +145,8 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	}
 	started := w.clk.Now()
 	lastRead := started
-	wake := w.wake
-	// Once the stream has delivered an event, the timer is only a safety net. Until then it is
-	// not trusted (a proxy may buffer it, so it stays open and says nothing) and the loop polls
-	// on the schedule. If the stream is refused or ends, its channel closes and the loop
-	// re-reads at once, then polls on the schedule.
-	streamLive := false
-	streaming := func() bool { return wake != nil && streamLive }
-	timer := newDueTimer(w.clk, w.schedule.Next(last, streaming()))
+	stream := eventStream{wake: w.wake}
+	timer := newDueTimer(w.clk, w.schedule.Next(last, stream.streaming()))
 	defer timer.t.Stop()
 	var outage outagePolicy
 	for !w.done(last) {
@@ -158,24 +158,19 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		select {
 		case <-ctx.Done():
 			return last, ctx.Err()
+		case <-w.replan:
+			if !stream.streaming() {
+				timer.reset(w.onReplan(last))
+			}
+			continue
 		case handle := <-w.side:
 			if handle(ctx) {
 				timer.reset(0)
 			}
 			continue
-		case ev, ok := <-wake:
-			if !ok {
-				wake = nil // stream over (terminal, or given up): re-read now, then poll
-				break
-			}
-			if !streamLive { // the stream proved itself: the timer becomes the safety net
-				streamLive = true
-				timer.reset(w.schedule.Next(last, true))
-			}
-			if d := w.gate.hold(ev, w.clk.Now().Sub(lastRead), w.clk.Now().Sub(started)); d > 0 {
-				if ev.urgent {
-					timer.bringForward(d) // read once the floor has passed
-				}
+		case ev, ok := <-stream.wake:
+			now := w.clk.Now()
+			if !w.onWake(&stream, ev, ok, timer, last, now.Sub(lastRead), now.Sub(started)) {
 				continue // coalesce; the timer still runs
 			}
 		case <-timer.t.C:
@@ -198,7 +193,40 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 			w.onRead(last, next)
 		}
 		last = next
-		timer.reset(w.schedule.Next(last, streaming()))
+		timer.reset(w.schedule.Next(last, stream.streaming()))
 	}
 	return last, nil
+}
+
+// eventStream is a wait's view of its event stream. Once the stream has delivered an event,
+// the timer is only a safety net. Until then it is not trusted (a proxy may buffer it, so it
+// stays open and says nothing) and the loop polls on the schedule. If the stream ends after it
+// delivered events, its channel closes and the loop re-reads at once, then polls on the
+// schedule; a stream refused or ended before its first event told nothing about the record, so
+// polling simply carries on as scheduled.
+type eventStream struct {
+	wake <-chan wakeup // nil without a stream, or once it ended
+	live bool          // it delivered an event
+}
+
+func (s *eventStream) streaming() bool { return s.wake != nil && s.live }
+
+// onWake handles one message of the event stream (ok false: the stream ended) and reports
+// whether to read the record now.
+func (w *waitLoop[R]) onWake(s *eventStream, ev wakeup, ok bool, timer *dueTimer, last R, sinceRead, sinceStart time.Duration) bool {
+	if !ok {
+		s.wake = nil
+		return s.live
+	}
+	if !s.live { // the stream proved itself: the timer becomes the safety net
+		s.live = true
+		timer.reset(w.schedule.Next(last, true))
+	}
+	if d := w.gate.hold(ev, sinceRead, sinceStart); d > 0 {
+		if ev.urgent {
+			timer.bringForward(d) // read once the floor has passed
+		}
+		return false
+	}
+	return true
 }
