@@ -68,3 +68,22 @@ func TestEchoedResponseIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A download that fails after its answer came (too long, cut short, stalled) names the request
+// id capped as every other error does, not the megabyte a hostile server sent.
+func TestDownloadErrorEchoIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Svc-Request-Id", strings.Repeat("r", 1<<20))
+		_, _ = w.Write(make([]byte, 64))
+	}))
+	defer srv.Close()
+	var sink strings.Builder
+	_, err := testClient(t, srv.URL).DownloadTo(context.Background(), srv.URL+"/f", &sink, DownloadLimits{MaxBytes: 8})
+	if err == nil {
+		t.Fatal("a body over MaxBytes was accepted")
+	}
+	if msg := err.Error(); len(msg) > 8<<10 || !strings.Contains(msg, "truncated") {
+		t.Fatalf("the error is %d bytes and does not say the request id was cut: %.300q", len(msg), msg)
+	}
+}
