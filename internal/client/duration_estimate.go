@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -158,21 +158,11 @@ func WorkflowShape(workflow []byte) string {
 	if err := json.Unmarshal(workflow, &nodes); err != nil || len(nodes) == 0 {
 		return ""
 	}
-	ids := make([]string, 0, len(nodes))
-	for id := range nodes {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	h := sha256.New()
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
 		writeField(h, id, n.ClassType)
-		names := make([]string, 0, len(n.Inputs))
-		for name := range n.Inputs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(n.Inputs)) {
 			writeField(h, name, linkTarget(n.Inputs[name]))
 		}
 	}
