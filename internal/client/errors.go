@@ -362,11 +362,7 @@ func excerpt(body []byte) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = cutOnRune(s, limit) + "…"
 	}
 	return s
 }
