@@ -106,7 +106,7 @@ func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer, lim Downloa
 	}
 	defer resp.Body.Close()
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s %s: %w (request id %q)", cl.op, redactLink(cl.url), fmt.Errorf(format, args...), resp.Header.Get("X-Svc-Request-Id"))
+		return fmt.Errorf("%s %s: %w (request id %q)", cl.op, redactLink(cl.url), fmt.Errorf(format, args...), requestIDOf(resp.Header))
 	}
 	if err := lim.checkLength(resp.ContentLength); err != nil {
 		return nil, fail("%w", err)

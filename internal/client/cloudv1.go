@@ -257,17 +257,9 @@ func (e *PromptRejectedError) Error() string {
 	b.WriteString("submit prompt: ")
 	// All but the status came from the response: printable, and each part capped.
 	writeStatusLine(&b, e.StatusCode, echoHeader(e.Type), e.Message, e.RequestID)
-	n := 0
-	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
-		for _, line := range e.NodeErrors[id] {
-			if n++; n <= maxEchoedItems {
-				fmt.Fprintf(&b, "\n  node %s: %s", echoHeader(strconv.Quote(id)), echoHeader(line))
-			}
-		}
-	}
-	if n > maxEchoedItems {
-		fmt.Fprintf(&b, "\n  ... and %d more node errors", n-maxEchoedItems)
-	}
+	writeNodeLines(&b, e.NodeErrors, func(id, line string) string {
+		return fmt.Sprintf("node %s: %s", echoHeader(strconv.Quote(id)), echoHeader(line))
+	})
 	return b.String()
 }
 

@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 )
@@ -80,19 +80,16 @@ func (e *DurationEstimator) firstRunTime(shape string) (time.Duration, bool) {
 	return slices.Max(samples), true
 }
 
-// Expected returns the likely run time of a job of the given shape: the median of the recent
-// run times, when there are enough of them and they agree.
-func (e *DurationEstimator) Expected(shape string) (time.Duration, bool) {
-	median, _, ok := e.runTimes(shape)
-	return median, ok
-}
-
 // runTimes returns the median and a late run time (the ninth decile, at most the longest) of
 // the recent run times of the shape, when there are enough of them and they agree. Reading a
 // job once after the late run time finds nearly every job finished at the first read, where
 // reading after the median finds half of them still running and costs those a second read.
 func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, ok bool) {
-	samples := e.sortedRunTimes(shape)
+	return agreeingRunTimes(e.sortedRunTimes(shape))
+}
+
+// agreeingRunTimes is runTimes for the given run times, sorted shortest first.
+func agreeingRunTimes(samples []time.Duration) (median, late time.Duration, ok bool) {
 	if len(samples) < estimateMinSamples {
 		return 0, 0, false
 	}
@@ -109,11 +106,8 @@ func (e *DurationEstimator) runTimes(shape string) (median, late time.Duration, 
 // they do not agree (runTimes says nothing): they still tell when a job of the shape is
 // unlikely to have ended yet, and how closely to look after that.
 func (e *DurationEstimator) spread(shape string) (early, median, late time.Duration, ok bool) {
-	if _, _, agree := e.runTimes(shape); agree {
-		return 0, 0, 0, false
-	}
-	samples := e.sortedRunTimes(shape)
-	if len(samples) < estimateMinSamples {
+	samples := e.sortedRunTimes(shape) // one snapshot, judged and read
+	if _, _, agree := agreeingRunTimes(samples); agree || len(samples) < estimateMinSamples {
 		return 0, 0, 0, false
 	}
 	return samples[len(samples)/10], samples[len(samples)/2], samples[len(samples)*9/10], true
@@ -164,21 +158,11 @@ func WorkflowShape(workflow []byte) string {
 	if err := json.Unmarshal(workflow, &nodes); err != nil || len(nodes) == 0 {
 		return ""
 	}
-	ids := make([]string, 0, len(nodes))
-	for id := range nodes {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
 	h := sha256.New()
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
 		writeField(h, id, n.ClassType)
-		names := make([]string, 0, len(n.Inputs))
-		for name := range n.Inputs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(n.Inputs)) {
 			writeField(h, name, linkTarget(n.Inputs[name]))
 		}
 	}

@@ -32,11 +32,19 @@ func capEcho(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
+	return fmt.Sprintf("%s…(truncated, %d bytes in all)", cutOnRune(s, limit), len(s))
+}
+
+// cutOnRune returns the longest start of s, at most limit bytes, that does not split a rune.
+func cutOnRune(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
 	cut := limit
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s…(truncated, %d bytes in all)", s[:cut], len(s))
+	return s[:cut]
 }
 
 // peekErrorCode reads the error code of an error answer's body (bounded) and puts the bytes back,

@@ -68,3 +68,42 @@ func TestEchoedResponseIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A download that fails after its answer came (too long, cut short, stalled) names the request
+// id capped as every other error does, not the megabyte a hostile server sent.
+func TestDownloadErrorEchoIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Svc-Request-Id", strings.Repeat("r", 1<<20))
+		_, _ = w.Write(make([]byte, 64))
+	}))
+	defer srv.Close()
+	var sink strings.Builder
+	_, err := testClient(t, srv.URL).DownloadTo(context.Background(), srv.URL+"/f", &sink, DownloadLimits{MaxBytes: 8})
+	if err == nil {
+		t.Fatal("a body over MaxBytes was accepted")
+	}
+	if msg := err.Error(); len(msg) > 8<<10 || !strings.Contains(msg, "truncated") {
+		t.Fatalf("the error is %d bytes and does not say the request id was cut: %.300q", len(msg), msg)
+	}
+}
+
+// Cutting an echo never splits a character: a long request id of two-byte characters is cut
+// before the character the limit falls in, and so is a long body excerpt.
+func TestEchoCutsOnCharacterBoundaries(t *testing.T) {
+	t.Parallel()
+	long := "a" + strings.Repeat("é", 1000) // the limits fall inside an "é"
+	tests := []struct {
+		name, got, wantPrefix string
+	}{
+		{"capped header", capEcho(long, maxEchoedHeader), "a" + strings.Repeat("é", (maxEchoedHeader-1)/2) + "…(truncated, 2001 bytes in all)"},
+		{"body excerpt", excerpt([]byte(long)), "a" + strings.Repeat("é", 99) + "…"},
+		{"short text unchanged", cutOnRune("é", 2), "é"},
+		{"limit inside the first character", cutOnRune("é", 1), ""},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.wantPrefix {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.wantPrefix)
+		}
+	}
+}

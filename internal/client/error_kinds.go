@@ -8,10 +8,7 @@ import (
 
 // CredentialsRefused reports whether the service refused the request's credentials: 401 (missing
 // or invalid) or 403 (not allowed for this caller).
-func CredentialsRefused(err error) bool {
-	st := StatusOf(err)
-	return st == http.StatusUnauthorized || st == http.StatusForbidden
-}
+func CredentialsRefused(err error) bool { return Unauthenticated(err) || Forbidden(err) }
 
 // RouteNotFound reports a 404 that did not come from the API the request was meant for: from the
 // router, one without the X-Svc-Error-Type header every router error carries; from the other

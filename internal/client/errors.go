@@ -114,7 +114,6 @@ func writeStatusLine(b *strings.Builder, status int, code, message, requestID st
 
 func (e *APIError) Error() string {
 	// Everything but the operation and the status came from the response: render it printable.
-	line := func(s string) string { return capEcho(printable(s, false), maxEchoedHeader) }
 	header := func(s string) string { return printable(s, false) } // capped when read (newAPIError)
 	var b strings.Builder
 	if e.Operation != "" {
@@ -128,28 +127,36 @@ func (e *APIError) Error() string {
 			fmt.Fprintf(&b, ", longer than the %s this client waits, so it stopped retrying", e.RetryAfterCap)
 		}
 	}
-	e.writeNodeErrors(&b, line)
-	e.writeFieldErrors(&b, line)
+	e.writeNodeErrors(&b)
+	e.writeFieldErrors(&b)
 	if e.BodyExcerpt != "" {
-		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", line(e.BodyExcerpt))
+		fmt.Fprintf(&b, "\n  response body (not the expected JSON): %s", echoHeader(e.BodyExcerpt))
 	}
 	return b.String()
 }
 
 // writeNodeErrors lists invalid_workflow's rejected nodes, each with its class when the submitted
 // workflow named one, at most maxEchoedItems lines.
-func (e *APIError) writeNodeErrors(b *strings.Builder, line func(string) string) {
-	n := 0
-	for _, id := range slices.Sorted(maps.Keys(e.NodeErrors)) {
+func (e *APIError) writeNodeErrors(b *strings.Builder) {
+	writeNodeLines(b, e.NodeErrors, func(id string, ne NodeError) string {
 		class := ""
 		if c := e.NodeClasses[id]; c != "" {
-			class = " (" + line(c) + ")"
+			class = " (" + echoHeader(c) + ")"
 		}
-		for _, ne := range e.NodeErrors[id] {
-			if n++; n > maxEchoedItems {
-				continue
+		return fmt.Sprintf("node %s%s: %s: %s", echoHeader(strconv.Quote(id)), class, echoHeader(ne.Field), echoHeader(ne.Reason))
+	})
+}
+
+// writeNodeLines writes one line per error of each node, nodes in id order, at most
+// maxEchoedItems of them, then how many more were left out: a rejection may name thousands.
+func writeNodeLines[E any](b *strings.Builder, byNode map[string][]E, render func(id string, e E) string) {
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(byNode)) {
+		for _, e := range byNode[id] {
+			if n++; n <= maxEchoedItems {
+				b.WriteString("\n  ")
+				b.WriteString(render(id, e))
 			}
-			fmt.Fprintf(b, "\n  node %s%s: %s: %s", line(strconv.Quote(id)), class, line(ne.Field), line(ne.Reason))
 		}
 	}
 	if n > maxEchoedItems {
@@ -158,21 +165,21 @@ func (e *APIError) writeNodeErrors(b *strings.Builder, line func(string) string)
 }
 
 // writeFieldErrors lists a validation body's rejected fields, at most maxEchoedItems lines.
-func (e *APIError) writeFieldErrors(b *strings.Builder, line func(string) string) {
+func (e *APIError) writeFieldErrors(b *strings.Builder) {
 	for i, fe := range e.FieldErrors {
 		if i == maxEchoedItems {
 			fmt.Fprintf(b, "\n  ... and %d more", len(e.FieldErrors)-maxEchoedItems)
 			return
 		}
 		if len(fe.Loc) == 0 && fe.Type == "" { // a registry details entry: a bare message
-			fmt.Fprintf(b, "\n  %s", line(fe.Msg))
+			fmt.Fprintf(b, "\n  %s", echoHeader(fe.Msg))
 			continue
 		}
-		fmt.Fprintf(b, "\n  %s: %s", line(fe.Path()), line(fe.Msg))
+		fmt.Fprintf(b, "\n  %s: %s", echoHeader(fe.Path()), echoHeader(fe.Msg))
 		if fe.Type != "" {
-			fmt.Fprintf(b, " (%s", line(fe.Type))
+			fmt.Fprintf(b, " (%s", echoHeader(fe.Type))
 			if len(fe.Ctx) > 0 {
-				fmt.Fprintf(b, ", %s", line(string(fe.Ctx)))
+				fmt.Fprintf(b, ", %s", echoHeader(string(fe.Ctx)))
 			}
 			b.WriteString(")")
 		}
@@ -355,11 +362,7 @@ func excerpt(body []byte) string {
 	}
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = cutOnRune(s, limit) + "…"
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -136,3 +137,47 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A rejection that names many nodes lists maxEchoedItems of them in id order, each with its
+// class when the submitted workflow named one, and says how many more it left out: the v2
+// envelope and the v1 prompt rejection alike.
+func TestNodeErrorListIsCapped(t *testing.T) {
+	t.Parallel()
+	v2 := map[string][]NodeError{}
+	v1 := map[string][]string{}
+	for i := range maxEchoedItems + 5 {
+		id := fmt.Sprintf("n%02d", i)
+		v2[id] = []NodeError{{Field: "seed", Reason: "missing"}}
+		v1[id] = []string{"seed: missing"}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{
+			name: "v2 invalid_workflow",
+			err:  &APIError{StatusCode: 400, Code: "invalid_workflow", NodeErrors: v2, NodeClasses: map[string]string{"n00": "KSampler"}},
+			want: []string{"\n  node \"n00\" (KSampler): seed: missing", "\n  node \"n19\": seed: missing", "\n  ... and 5 more node errors"},
+		},
+		{
+			name: "v1 prompt rejection",
+			err:  &PromptRejectedError{StatusCode: 400, NodeErrors: v1},
+			want: []string{"\n  node \"n00\": seed: missing", "\n  node \"n19\": seed: missing", "\n  ... and 5 more node errors"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			msg := tt.err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("missing %q in:\n%s", w, msg)
+				}
+			}
+			if strings.Contains(msg, `"n20"`) || strings.Count(msg, "\n  node ") != maxEchoedItems {
+				t.Errorf("want exactly the first %d nodes listed, got:\n%s", maxEchoedItems, msg)
+			}
+		})
+	}
+}

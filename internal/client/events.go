@@ -141,8 +141,7 @@ func (c *Client) openEventStream(ctx context.Context, eventsURL string) (*http.R
 		cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
 		policy: retryNever, stream: true,
 	})
-	var apiErr *APIError
-	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotImplemented {
+	if StatusOf(err) == http.StatusNotImplemented {
 		c.eventsNotImplemented.Store(true)
 	}
 	if probing {

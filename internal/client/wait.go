@@ -206,14 +206,14 @@ func (p *pollSchedule) tellBatch(job *Job, now time.Time, left time.Duration, le
 		p.seat.notRunning()
 		return
 	}
-	var end time.Time
-	start, started := parseJobTime(job.StartedAt)
-	expected, known := p.likelyRunTime()
-	switch {
-	case leftKnown:
+	var end time.Time // zero: unknown
+	if leftKnown {
 		end = now.Add(left)
-	case started && known:
-		end = start.Add(expected)
+	} else if start, started := parseJobTime(job.StartedAt); started {
+		// Only here is the shape's run time asked for: each ask copies and sorts its samples.
+		if expected, known := p.likelyRunTime(); known {
+			end = start.Add(expected)
+		}
 	}
 	p.seat.running(end)
 }
