@@ -93,6 +93,17 @@ var promptErrorAttrTypes = map[string]attr.Type{
 	"traceback":         types.StringType,
 }
 
+// promptRecordAttrTypes are the types of promptRecordAttributes: what a resumed wait plans
+// unknown.
+var promptRecordAttrTypes = map[string]attr.Type{
+	"status":           types.StringType,
+	"outputs":          types.ListType{ElemType: types.ObjectType{AttrTypes: promptOutputAttrTypes}},
+	"outputs_omitted":  types.Int64Type,
+	"outputs_complete": types.BoolType,
+	"error":            types.ObjectType{AttrTypes: promptErrorAttrTypes},
+	"interrupted":      types.BoolType,
+}
+
 // promptRecordAttributes is what svc_prompt reads of the prompt: read-only, and kept from state on
 // an in-place update (keepStateForUnknown): outputs_complete and interrupted too, since they only
 // change when the prompt runs again, which is a replacement.
