@@ -389,7 +389,9 @@ func (r *promptResource) setResult(ctx context.Context, m *promptModel, res *cli
 	}
 	list, omitted, d := promptOutputsValue(ctx, res.Outputs)
 	diags.Append(d...)
-	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted))
+	// The wait itself keeps at most client.MaxPromptOutputs and only counts the rest: those are
+	// omitted too.
+	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted+res.OutputsDropped))
 	m.OutputsComplete = types.BoolValue(res.OutputsComplete)
 	m.Interrupted = types.BoolValue(res.SocketOutcome == client.SocketInterrupted)
 	m.Error = types.ObjectNull(promptErrorAttrTypes)
