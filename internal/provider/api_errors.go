@@ -59,11 +59,7 @@ func settingHint(err error, f apiFamily) string {
 
 // describeAPIError is err, redacted, followed by the setting it points at, if any.
 func (d *providerData) describeAPIError(err error, f apiFamily) string {
-	msg := d.redact(d.withSendHint(err))
-	if hint := settingHint(err, f); hint != "" {
-		msg = hint + "\n\n" + msg
-	}
-	return msg
+	return withSettingHint(d.redact(d.withSendHint(err)), err, f)
 }
 
 // readContext bounds a refresh or a data-source read as a whole by read_timeout (each attempt,

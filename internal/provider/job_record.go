@@ -348,15 +348,11 @@ func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, di
 	}
 	m.Metrics, d = types.MapValueFrom(ctx, types.Int64Type, metrics)
 	diags.Append(d...)
-	logs := types.StringNull()
-	if job.URLs.Logs != "" {
-		logs = types.StringValue(job.URLs.Logs)
-	}
 	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
 		Self:   types.StringValue(job.URLs.Self),
 		Events: types.StringValue(job.URLs.Events),
 		Cancel: types.StringValue(job.URLs.Cancel),
-		Logs:   logs,
+		Logs:   optString(job.URLs.Logs), // null when the surface captures no logs
 	})
 	diags.Append(d...)
 	return m, diags

@@ -56,20 +56,14 @@ func (c *objectInfoCache) classDefs(ctx context.Context, fetch fetchObjectInfo) 
 	return c.defs, nil
 }
 
-// objectInfo returns the service's object_info, cached for the provider's configuration.
+// objectInfo returns the service's object_info, cached for the provider's configuration
+// (Configure always makes the cache).
 func (d *providerData) objectInfo(ctx context.Context) (*client.ObjectInfo, error) {
-	if d.objectInfoCache == nil {
-		return d.client.GetObjectInfo(ctx)
-	}
 	return d.objectInfoCache.get(ctx, d.client.GetObjectInfo)
 }
 
 // classDefs returns the service's node classes as the workflow converter reads them, cached for
 // the provider's configuration.
 func (d *providerData) classDefs(ctx context.Context) (workflow.ClassDefs, error) {
-	cache := d.objectInfoCache
-	if cache == nil {
-		cache = &objectInfoCache{}
-	}
-	return cache.classDefs(ctx, d.client.GetObjectInfo)
+	return d.objectInfoCache.classDefs(ctx, d.client.GetObjectInfo)
 }

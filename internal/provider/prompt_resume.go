@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -22,15 +20,7 @@ func planPromptResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 	if !ok || !plan.WaitForCompletion.ValueBool() || !promptStillRunning(state) {
 		return
 	}
-	for name, v := range map[string]any{
-		"status":           types.StringUnknown(),
-		"outputs":          types.ListUnknown(types.ObjectType{AttrTypes: promptOutputAttrTypes}),
-		"outputs_complete": types.BoolUnknown(),
-		"error":            types.ObjectUnknown(promptErrorAttrTypes),
-		"interrupted":      types.BoolUnknown(),
-	} {
-		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
-	}
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, promptRecordAttrTypes)...)
 	resp.Diagnostics.AddWarning("Prompt still running: this apply waits for it",
 		fmt.Sprintf("Prompt %s was %s when last read. Applying does not submit it again: svc_prompt is updated in place, "+
 			"waiting for this same prompt (up to timeouts.create); resources that use it wait for it. Outputs the prompt "+
@@ -47,8 +37,8 @@ func promptStillRunning(state promptModel) bool {
 
 // resumePromptWait waits, in an update, for the prompt in state, as Create does after submitting.
 func (r *promptResource) resumePromptWait(ctx context.Context, plan *promptModel, state promptModel, diags *diag.Diagnostics) {
-	plan.Status, plan.Outputs, plan.OutputsComplete, plan.Error, plan.Interrupted =
-		state.Status, state.Outputs, state.OutputsComplete, state.Error, state.Interrupted
+	plan.Status, plan.Outputs, plan.OutputsOmitted, plan.OutputsComplete, plan.Error, plan.Interrupted =
+		state.Status, state.Outputs, state.OutputsOmitted, state.OutputsComplete, state.Error, state.Interrupted
 	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultPromptCreateTimeout, diags)
 	if !ok {
 		return

@@ -93,6 +93,17 @@ var promptErrorAttrTypes = map[string]attr.Type{
 	"traceback":         types.StringType,
 }
 
+// promptRecordAttrTypes are the types of promptRecordAttributes: what a resumed wait plans
+// unknown.
+var promptRecordAttrTypes = map[string]attr.Type{
+	"status":           types.StringType,
+	"outputs":          types.ListType{ElemType: types.ObjectType{AttrTypes: promptOutputAttrTypes}},
+	"outputs_omitted":  types.Int64Type,
+	"outputs_complete": types.BoolType,
+	"error":            types.ObjectType{AttrTypes: promptErrorAttrTypes},
+	"interrupted":      types.BoolType,
+}
+
 // promptRecordAttributes is what svc_prompt reads of the prompt: read-only, and kept from state on
 // an in-place update (keepStateForUnknown): outputs_complete and interrupted too, since they only
 // change when the prompt runs again, which is a replacement.
@@ -378,7 +389,9 @@ func (r *promptResource) setResult(ctx context.Context, m *promptModel, res *cli
 	}
 	list, omitted, d := promptOutputsValue(ctx, res.Outputs)
 	diags.Append(d...)
-	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted))
+	// The wait itself keeps at most client.MaxPromptOutputs and only counts the rest: those are
+	// omitted too.
+	m.Outputs, m.OutputsOmitted = list, types.Int64Value(int64(omitted+res.OutputsDropped))
 	m.OutputsComplete = types.BoolValue(res.OutputsComplete)
 	m.Interrupted = types.BoolValue(res.SocketOutcome == client.SocketInterrupted)
 	m.Error = types.ObjectNull(promptErrorAttrTypes)

@@ -465,7 +465,7 @@ func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateR
 				record = plan.routerRecordModel
 				record.keepCallFacts(state.routerRecordModel)
 			}
-			if !resp.Diagnostics.HasError() && !plan.ResultPath.Equal(state.ResultPath) {
+			if !resp.Diagnostics.HasError() {
 				_ = removeResultFile(state) // the result moved: the old file is no longer managed
 			}
 		}

@@ -56,7 +56,7 @@ func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *rout
 		return
 	}
 	final, res, err := r.data.client.AwaitModelResult(waitCtx, held, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logInfo(ctx, "model request status", map[string]any{"request_id": q.RequestID, "status": q.Status, "queue_position": q.QueuePosition})
+		logRouterProgress(ctx, q)
 	}})
 	plan.setQueue(final)
 	switch {

@@ -121,11 +121,11 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 	if !ok || prior == nil {
 		return false
 	}
-	if proposed, ok := s.decode(req.ProposedNewState); ok && proposed == nil {
-		return true // destroy
-	}
-	if req.PriorState.MsgPack == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
-		return false
+	// A proposed state equal to the prior one is not null (the prior decoded as an object), so
+	// only a differing one is decoded, to tell a destroy.
+	if req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
+		proposed, ok := s.decode(req.ProposedNewState)
+		return ok && proposed == nil // destroy
 	}
 	if !client.JobTerminal(stringAttr(prior, "status")) {
 		return false
