@@ -34,13 +34,21 @@ type visit map[string]bool
 
 func newVisit() visit { return visit{} }
 
-// resolveLink follows the link feeding input slot of consumer (a node of sc) to what it carries.
-func (c *converter) resolveLink(sc *scope, id uiID, consumer *uiNode, slot int, seen visit) (source, error) {
+// follow records that link id of sc is being followed; false means it already was (a loop).
+func (seen visit) follow(sc *scope, id uiID) bool {
 	key := sc.prefix + "link " + string(id)
 	if seen[key] {
-		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is fed through a loop of links (link %s comes back)", slot, id))
+		return false
 	}
 	seen[key] = true
+	return true
+}
+
+// resolveLink follows the link feeding input slot of consumer (a node of sc) to what it carries.
+func (c *converter) resolveLink(sc *scope, id uiID, consumer *uiNode, slot int, seen visit) (source, error) {
+	if !seen.follow(sc, id) {
+		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is fed through a loop of links (link %s comes back)", slot, id))
+	}
 	l := sc.links[id]
 	if l == nil {
 		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is wired to link %s, which the export does not have", slot, id))
@@ -164,11 +172,9 @@ func (c *converter) resolveSubgraphOutput(sc *scope, n *uiNode, slot int, seen v
 		if l == nil || l.TargetID != outputNode || l.TargetSlot != slot {
 			continue
 		}
-		key := inner.prefix + "link " + string(id)
-		if seen[key] {
+		if !seen.follow(inner, id) {
 			return source{}, c.refuse(sc, n, fmt.Sprintf("output slot %d is fed through a loop of links", slot))
 		}
-		seen[key] = true
 		return c.resolveOrigin(inner, l, nodeRef{sc, n}, seen)
 	}
 	return source{}, nil
