@@ -68,7 +68,7 @@ type nodeRef struct {
 // resolveOrigin is what link l of sc carries: its origin node's output, or, inside a subgraph, the
 // subgraph's input, which is whatever feeds the instance's matching input outside.
 func (c *converter) resolveOrigin(sc *scope, l *uiLink, consumer nodeRef, seen visit) (source, error) {
-	if sc.sub != nil && l.OriginID == sc.ioNodeID(sc.sub.InputNode, "-10") {
+	if sc.sub != nil && l.OriginID == ioNodeID(sc.sub.InputNode, "-10") {
 		if l.OriginSlot < 0 || l.OriginSlot >= len(sc.sub.Inputs) || l.OriginSlot >= len(sc.instance.Inputs) {
 			return source{}, c.refuse(sc.parent, sc.instance, fmt.Sprintf("link %s inside the subgraph comes from its input %d, which the subgraph node lacks", l.ID, l.OriginSlot))
 		}
@@ -166,7 +166,7 @@ func (c *converter) resolveSubgraphOutput(sc *scope, n *uiNode, slot int, seen v
 	if slot < 0 || slot >= len(sub.Outputs) {
 		return source{}, c.refuse(sc, n, fmt.Sprintf("a link comes from output slot %d, but the subgraph has %d outputs", slot, len(sub.Outputs)))
 	}
-	outputNode := inner.ioNodeID(sub.OutputNode, "-20")
+	outputNode := ioNodeID(sub.OutputNode, "-20")
 	for _, id := range sub.Outputs[slot].LinkIDs {
 		l := inner.links[id]
 		if l == nil || l.TargetID != outputNode || l.TargetSlot != slot {
