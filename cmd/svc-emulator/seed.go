@@ -86,37 +86,30 @@ func (s *seed) loadFiles() error {
 }
 
 func (s *seed) merge(f seed) {
-	for k, v := range f.RegistryTokens {
-		s.addRegistryToken(k, v)
-	}
-	for p, members := range f.Publishers {
-		for _, m := range members {
-			s.addPublisher(p, m)
-		}
-	}
-	for k, v := range f.RepoTokens {
-		s.addRepoToken(k, v)
-	}
-	for k, v := range f.Nodes {
-		s.addNode(k, v)
-	}
+	f.each(s.addRegistryToken, s.addPublisher, s.addRepoToken, s.addNode)
 }
 
 // apply gives the server the seed's registry content.
 func (s *seed) apply(srv *emulator.Server) {
+	s.each(srv.AddRegistryToken, srv.AddPublisher, srv.SetRepoOwner, srv.AddNode)
+}
+
+// each hands every entry of the seed to the function for its kind: registry token and user,
+// publisher and member, repo token and owner, node and repository owner.
+func (s *seed) each(registryToken, publisher, repoToken, node func(key, value string)) {
 	for token, user := range s.RegistryTokens {
-		srv.AddRegistryToken(token, user)
+		registryToken(token, user)
 	}
-	for publisher, members := range s.Publishers {
+	for p, members := range s.Publishers {
 		for _, m := range members {
-			srv.AddPublisher(publisher, m)
+			publisher(p, m)
 		}
 	}
 	for token, owner := range s.RepoTokens {
-		srv.SetRepoOwner(token, owner)
+		repoToken(token, owner)
 	}
-	for node, owner := range s.Nodes {
-		srv.AddNode(node, owner)
+	for n, owner := range s.Nodes {
+		node(n, owner)
 	}
 }
 

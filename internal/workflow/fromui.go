@@ -199,7 +199,7 @@ func (c *converter) enter(sc *scope, instance *uiNode) (*scope, error) {
 func (sc *scope) apiID(n *uiNode) string { return sc.prefix + string(n.ID) }
 
 // ioNodeID is the id the subgraph's inner links use for its input (-10) or output (-20) node.
-func (sc *scope) ioNodeID(n *uiSubgraphNode, fallback uiID) uiID {
+func ioNodeID(n *uiSubgraphNode, fallback uiID) uiID {
 	if n == nil || n.ID == "" {
 		return fallback
 	}

@@ -34,13 +34,21 @@ type visit map[string]bool
 
 func newVisit() visit { return visit{} }
 
-// resolveLink follows the link feeding input slot of consumer (a node of sc) to what it carries.
-func (c *converter) resolveLink(sc *scope, id uiID, consumer *uiNode, slot int, seen visit) (source, error) {
+// follow records that link id of sc is being followed; false means it already was (a loop).
+func (seen visit) follow(sc *scope, id uiID) bool {
 	key := sc.prefix + "link " + string(id)
 	if seen[key] {
-		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is fed through a loop of links (link %s comes back)", slot, id))
+		return false
 	}
 	seen[key] = true
+	return true
+}
+
+// resolveLink follows the link feeding input slot of consumer (a node of sc) to what it carries.
+func (c *converter) resolveLink(sc *scope, id uiID, consumer *uiNode, slot int, seen visit) (source, error) {
+	if !seen.follow(sc, id) {
+		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is fed through a loop of links (link %s comes back)", slot, id))
+	}
 	l := sc.links[id]
 	if l == nil {
 		return source{}, c.refuse(sc, consumer, fmt.Sprintf("input slot %d is wired to link %s, which the export does not have", slot, id))
@@ -60,7 +68,7 @@ type nodeRef struct {
 // resolveOrigin is what link l of sc carries: its origin node's output, or, inside a subgraph, the
 // subgraph's input, which is whatever feeds the instance's matching input outside.
 func (c *converter) resolveOrigin(sc *scope, l *uiLink, consumer nodeRef, seen visit) (source, error) {
-	if sc.sub != nil && l.OriginID == sc.ioNodeID(sc.sub.InputNode, "-10") {
+	if sc.sub != nil && l.OriginID == ioNodeID(sc.sub.InputNode, "-10") {
 		if l.OriginSlot < 0 || l.OriginSlot >= len(sc.sub.Inputs) || l.OriginSlot >= len(sc.instance.Inputs) {
 			return source{}, c.refuse(sc.parent, sc.instance, fmt.Sprintf("link %s inside the subgraph comes from its input %d, which the subgraph node lacks", l.ID, l.OriginSlot))
 		}
@@ -158,17 +166,15 @@ func (c *converter) resolveSubgraphOutput(sc *scope, n *uiNode, slot int, seen v
 	if slot < 0 || slot >= len(sub.Outputs) {
 		return source{}, c.refuse(sc, n, fmt.Sprintf("a link comes from output slot %d, but the subgraph has %d outputs", slot, len(sub.Outputs)))
 	}
-	outputNode := inner.ioNodeID(sub.OutputNode, "-20")
+	outputNode := ioNodeID(sub.OutputNode, "-20")
 	for _, id := range sub.Outputs[slot].LinkIDs {
 		l := inner.links[id]
 		if l == nil || l.TargetID != outputNode || l.TargetSlot != slot {
 			continue
 		}
-		key := inner.prefix + "link " + string(id)
-		if seen[key] {
+		if !seen.follow(inner, id) {
 			return source{}, c.refuse(sc, n, fmt.Sprintf("output slot %d is fed through a loop of links", slot))
 		}
-		seen[key] = true
 		return c.resolveOrigin(inner, l, nodeRef{sc, n}, seen)
 	}
 	return source{}, nil

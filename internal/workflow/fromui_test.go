@@ -421,6 +421,17 @@ func TestFromUIRefuses(t *testing.T) {
 			wantNode: "3", wantClass: "Reroute", wantText: "loop of links",
 		},
 		{
+			name: "a subgraph output fed back into its own input",
+			ui: `{"nodes": [
+			  {"id": 1, "type": "sg", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 1}], "outputs": [{"name": "IMAGE", "type": "IMAGE", "links": [1, 2]}]},
+			  {"id": 2, "type": "Invert", "mode": 0, "inputs": [{"name": "image", "type": "IMAGE", "link": 2}], "outputs": []}
+			], "links": [[1, 1, 0, 1, 0, "IMAGE"], [2, 1, 0, 2, 0, "IMAGE"]],
+			  "definitions": {"subgraphs": [{"id": "sg", "name": "Pass-through", "inputNode": {"id": -10}, "outputNode": {"id": -20},
+			    "inputs": [{"name": "image", "type": "IMAGE", "linkIds": [10]}], "outputs": [{"name": "IMAGE", "type": "IMAGE", "linkIds": [10]}],
+			    "nodes": [], "links": [{"id": 10, "origin_id": -10, "origin_slot": 0, "target_id": -20, "target_slot": 0, "type": "IMAGE"}]}]}}`,
+			wantNode: "1", wantClass: "sg", wantTitle: "Pass-through", wantText: "output slot 0 is fed through a loop of links",
+		},
+		{
 			name: "a subgraph that contains itself",
 			ui: `{"nodes": [{"id": 1, "type": "self", "mode": 0, "inputs": [], "outputs": []}], "links": [],
 			  "definitions": {"subgraphs": [{"id": "self", "name": "Ouroboros", "inputs": [], "outputs": [],

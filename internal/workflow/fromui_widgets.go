@@ -93,8 +93,9 @@ func (c *converter) widgetInputsByName(sc *scope, n *uiNode, def *ClassDef, raw 
 	if err != nil {
 		return nil, c.refuse(sc, n, fmt.Sprintf("widgets_values cannot be read: %v", err))
 	}
+	layout := widgetLayout(def)
 	known := map[string]widgetSlot{}
-	for _, slot := range widgetLayout(def) {
+	for _, slot := range layout {
 		known[slot.String()] = slot
 	}
 	inputs := map[string]any{}
@@ -102,7 +103,7 @@ func (c *converter) widgetInputsByName(sc *scope, n *uiNode, def *ClassDef, raw 
 		slot, ok := known[name]
 		if !ok {
 			return nil, c.refuse(sc, n, fmt.Sprintf("widgets_values has %q, which is not a widget of %s (its widgets: [%s])",
-				name, def.Name, describeLayout(widgetLayout(def))))
+				name, def.Name, describeLayout(layout)))
 		}
 		if err := checkSlotValue(slot, values[name]); err != nil {
 			return nil, c.refuse(sc, n, fmt.Sprintf("widgets_values %q does not fit: %v", name, err))
@@ -111,7 +112,7 @@ func (c *converter) widgetInputsByName(sc *scope, n *uiNode, def *ClassDef, raw 
 			inputs[name] = rawValue(values[name])
 		}
 	}
-	for _, slot := range widgetLayout(def) {
+	for _, slot := range layout {
 		if _, ok := inputs[slot.input.Name]; !ok && slot.extra == "" && !isLinked(n, slot.input.Name) {
 			return nil, c.refuse(sc, n, fmt.Sprintf("widgets_values has no value for widget %q", slot.input.Name))
 		}

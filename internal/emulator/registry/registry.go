@@ -50,91 +50,6 @@ type registryNode struct {
 	translations map[string]json.RawMessage
 }
 
-type registryState struct {
-	mu         sync.Mutex
-	tokens     map[string]string          // bearer token -> user
-	publishers map[string]map[string]bool // publisher -> members
-	repoTokens map[string]string          // REPO_TOKEN -> code-hosting owner
-	nodes      map[string]*registryNode
-}
-
-func (rs *registryState) init() {
-	rs.tokens = map[string]string{}
-	rs.publishers = map[string]map[string]bool{}
-	rs.repoTokens = map[string]string{}
-	rs.nodes = map[string]*registryNode{}
-}
-
-// AddToken lets bearer token act as user on the registry routes.
-func (s *Registry) AddToken(token, user string) {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	s.state.tokens[token] = user
-}
-
-// AddPublisher creates publisherID (if needed) and makes member one of its members.
-func (s *Registry) AddPublisher(publisherID, member string) {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	if s.state.publishers[publisherID] == nil {
-		s.state.publishers[publisherID] = map[string]bool{}
-	}
-	s.state.publishers[publisherID][member] = true
-}
-
-// SetRepoOwner records that the code-hosting token repoToken belongs to owner.
-func (s *Registry) SetRepoOwner(repoToken, owner string) {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	s.state.repoTokens[repoToken] = owner
-}
-
-// AddNode creates an unclaimed node whose repository belongs to repoOwner.
-func (s *Registry) AddNode(nodeID, repoOwner string) {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	s.state.nodes[nodeID] = &registryNode{repoOwner: repoOwner, translations: map[string]json.RawMessage{}}
-}
-
-// SetNodePublisher makes publisherID the node's owner, as if it had claimed it ("" unclaims it).
-func (s *Registry) SetNodePublisher(nodeID, publisherID string) {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	if n := s.state.nodes[nodeID]; n != nil {
-		n.publisher = publisherID
-	}
-}
-
-// NodeExists reports whether the node exists (it was added and not deleted).
-func (s *Registry) NodeExists(nodeID string) bool {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	return s.state.nodes[nodeID] != nil
-}
-
-// NodePublisher returns the publisher that claimed the node, or "" (unclaimed or absent).
-func (s *Registry) NodePublisher(nodeID string) string {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	if n := s.state.nodes[nodeID]; n != nil {
-		return n.publisher
-	}
-	return ""
-}
-
-// NodeTranslations returns the node's translations as a JSON object (language code to object),
-// or nil when the node does not exist.
-func (s *Registry) NodeTranslations(nodeID string) json.RawMessage {
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
-	n := s.state.nodes[nodeID]
-	if n == nil {
-		return nil
-	}
-	b, _ := json.Marshal(n.translations)
-	return b
-}
-
 // Host mounts the registry's routes on the server.
 type Host interface {
 	// Route serves pattern (a ServeMux pattern without the mount prefix) as operation op through
@@ -144,22 +59,99 @@ type Host interface {
 
 // Registry is the node registry's state: tokens, publishers, repositories and nodes.
 type Registry struct {
-	host  Host
-	state registryState
+	mu         sync.Mutex
+	tokens     map[string]string          // bearer token -> user
+	publishers map[string]map[string]bool // publisher -> members
+	repoTokens map[string]string          // REPO_TOKEN -> code-hosting owner
+	nodes      map[string]*registryNode
 }
 
 // New builds the registry and mounts its routes on host.
 func New(host Host) *Registry {
-	s := &Registry{host: host}
-	s.state.init()
-	s.register()
+	s := &Registry{
+		tokens:     map[string]string{},
+		publishers: map[string]map[string]bool{},
+		repoTokens: map[string]string{},
+		nodes:      map[string]*registryNode{},
+	}
+	s.register(host)
 	return s
 }
 
-func (s *Registry) register() {
-	s.host.Route("POST /publishers/{publisherId}/nodes/{nodeId}/claim-my-node", OpClaim, s.handleClaim, s.registryAuth)
-	s.host.Route("POST /nodes/{nodeId}/translations", OpTranslations, s.handleTranslations, s.registryAuth)
-	s.host.Route("DELETE /publishers/{publisherId}/nodes/{nodeId}", OpDelete, s.handleDeleteNode, s.registryAuth)
+func (s *Registry) register(host Host) {
+	host.Route("POST /publishers/{publisherId}/nodes/{nodeId}/claim-my-node", OpClaim, s.handleClaim, s.registryAuth)
+	host.Route("POST /nodes/{nodeId}/translations", OpTranslations, s.handleTranslations, s.registryAuth)
+	host.Route("DELETE /publishers/{publisherId}/nodes/{nodeId}", OpDelete, s.handleDeleteNode, s.registryAuth)
+}
+
+// AddToken lets bearer token act as user on the registry routes.
+func (s *Registry) AddToken(token, user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[token] = user
+}
+
+// AddPublisher creates publisherID (if needed) and makes member one of its members.
+func (s *Registry) AddPublisher(publisherID, member string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.publishers[publisherID] == nil {
+		s.publishers[publisherID] = map[string]bool{}
+	}
+	s.publishers[publisherID][member] = true
+}
+
+// SetRepoOwner records that the code-hosting token repoToken belongs to owner.
+func (s *Registry) SetRepoOwner(repoToken, owner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repoTokens[repoToken] = owner
+}
+
+// AddNode creates an unclaimed node whose repository belongs to repoOwner.
+func (s *Registry) AddNode(nodeID, repoOwner string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nodes[nodeID] = &registryNode{repoOwner: repoOwner, translations: map[string]json.RawMessage{}}
+}
+
+// SetNodePublisher makes publisherID the node's owner, as if it had claimed it ("" unclaims it).
+func (s *Registry) SetNodePublisher(nodeID, publisherID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.nodes[nodeID]; n != nil {
+		n.publisher = publisherID
+	}
+}
+
+// NodeExists reports whether the node exists (it was added and not deleted).
+func (s *Registry) NodeExists(nodeID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nodes[nodeID] != nil
+}
+
+// NodePublisher returns the publisher that claimed the node, or "" (unclaimed or absent).
+func (s *Registry) NodePublisher(nodeID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.nodes[nodeID]; n != nil {
+		return n.publisher
+	}
+	return ""
+}
+
+// NodeTranslations returns the node's translations as a JSON object (language code to object),
+// or nil when the node does not exist.
+func (s *Registry) NodeTranslations(nodeID string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[nodeID]
+	if n == nil {
+		return nil
+	}
+	b, _ := json.Marshal(n.translations)
+	return b
 }
 
 // registryUser returns the user the request's bearer token stands for, or "".
@@ -168,10 +160,10 @@ func (s *Registry) registryUser(r *http.Request) string {
 	if !ok || token == "" {
 		return ""
 	}
-	s.state.mu.Lock()
-	defer s.state.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	user := ""
-	for t, u := range s.state.tokens {
+	for t, u := range s.tokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(token)) == 1 {
 			user = u
 		}
@@ -198,15 +190,14 @@ func (s *Registry) handleClaim(w http.ResponseWriter, r *http.Request) {
 	if !readRegistryBody(w, r, &body) {
 		return
 	}
-	rs := &s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if !rs.publishers[publisherID][user] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.publishers[publisherID][user] {
 		writeRegistryError(w, http.StatusForbidden, CodePermissionDenied,
 			fmt.Sprintf("publisher %q does not exist or you are not one of its members", publisherID))
 		return
 	}
-	n := rs.nodes[nodeID]
+	n := s.nodes[nodeID]
 	if n == nil {
 		writeRegistryError(w, http.StatusNotFound, CodeNodeNotFound, fmt.Sprintf("node %q does not exist", nodeID))
 		return
@@ -216,7 +207,7 @@ func (s *Registry) handleClaim(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("node %q is already claimed by publisher %q", nodeID, n.publisher))
 		return
 	}
-	owner, known := rs.repoTokens[body.RepoToken]
+	owner, known := s.repoTokens[body.RepoToken]
 	switch {
 	case body.RepoToken == "" || !known:
 		writeRegistryError(w, http.StatusBadRequest, CodeInvalidRepoToken, "REPO_TOKEN is missing or not a valid repository token")
@@ -255,15 +246,14 @@ func (s *Registry) handleTranslations(w http.ResponseWriter, r *http.Request) {
 		wire.WriteJSON(w, http.StatusBadRequest, map[string]any{"details": details, "message": "invalid translations"})
 		return
 	}
-	rs := &s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	n := rs.nodes[nodeID]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[nodeID]
 	if n == nil {
 		writeRegistryError(w, http.StatusNotFound, CodeNodeNotFound, fmt.Sprintf("node %q does not exist", nodeID))
 		return
 	}
-	if n.publisher == "" || !rs.publishers[n.publisher][user] {
+	if n.publisher == "" || !s.publishers[n.publisher][user] {
 		writeRegistryError(w, http.StatusForbidden, CodePermissionDenied,
 			fmt.Sprintf("you are not a member of the publisher of node %q", nodeID))
 		return
@@ -279,20 +269,19 @@ func (s *Registry) handleTranslations(w http.ResponseWriter, r *http.Request) {
 func (s *Registry) handleDeleteNode(w http.ResponseWriter, r *http.Request) {
 	user := s.registryUser(r)
 	publisherID, nodeID := r.PathValue("publisherId"), r.PathValue("nodeId")
-	rs := &s.state
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if !rs.publishers[publisherID][user] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.publishers[publisherID][user] {
 		writeRegistryError(w, http.StatusForbidden, CodePermissionDenied,
 			fmt.Sprintf("publisher %q does not exist or you are not one of its members", publisherID))
 		return
 	}
-	n := rs.nodes[nodeID]
+	n := s.nodes[nodeID]
 	if n == nil || n.publisher != publisherID {
 		writeRegistryError(w, http.StatusNotFound, CodeNodeNotFound, fmt.Sprintf("publisher %q has no node %q", publisherID, nodeID))
 		return
 	}
-	delete(rs.nodes, nodeID)
+	delete(s.nodes, nodeID)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -109,7 +109,7 @@ func demoModels() []*routerModel {
 			input:   map[string]any{"type": "object"},
 			outputs: []string{"text/plain"},
 			run: func(ctx context.Context, s *Router, _ map[string]any) routerOutcome {
-				if s.host.Sleep(ctx, s.options().SlowDuration) != nil {
+				if s.host.Sleep(ctx, s.opts.SlowDuration) != nil {
 					return routerOutcome{errorType: errTypeCancelled}
 				}
 				return routerOutcome{body: []byte("slow model done\n"), contentType: "text/plain; charset=utf-8"}

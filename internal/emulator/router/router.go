@@ -94,13 +94,12 @@ type Router struct {
 
 // New builds the router and mounts its routes on host.
 func New(host Host, opts Options, token, mountPrefix string) *Router {
-	s := &Router{host: host, opts: opts, token: token, mountPrefix: mountPrefix}
+	s := &Router{host: host, opts: opts.withDefaults(), token: token, mountPrefix: mountPrefix}
 	s.register()
 	return s
 }
 
-func (s *Router) options() Options {
-	o := s.opts
+func (o Options) withDefaults() Options {
 	if o.SlowDuration <= 0 {
 		o.SlowDuration = 10 * time.Second
 	}
@@ -386,7 +385,7 @@ func (s *Router) keyed(w http.ResponseWriter, r *http.Request, op string, body [
 // startRunLocked accepts a run (or answers 429 when at the concurrency limit).
 func (s *Router) startRunLocked(w http.ResponseWriter, m *routerModel, id string, in map[string]any) *routerRun {
 	rs := s.state
-	o := s.options()
+	o := s.opts
 	if o.ConcurrencyLimit > 0 && rs.inFlight >= o.ConcurrencyLimit {
 		h := s.spendHeaders()
 		h["Retry-After"] = strconv.Itoa(o.RetryAfter)
@@ -433,7 +432,7 @@ func responseRequestID(w http.ResponseWriter) string {
 }
 
 func (s *Router) spendHeaders() map[string]string {
-	o := s.options()
+	o := s.opts
 	total := 0
 	for _, n := range s.state.runs {
 		total += n
@@ -453,7 +452,7 @@ func (s *Router) handleInvoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rs := s.state
-	o := s.options()
+	o := s.opts
 	rs.mu.Lock()
 	rec, ok := s.keyed(w, r, OpInvokeModel, body)
 	if !ok {
@@ -629,7 +628,7 @@ func (s *Router) handleRequestStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.state.mu.Unlock()
 	if run.status != "COMPLETED" {
-		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
+		w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
 	}
 	wire.WriteJSON(w, http.StatusOK, s.queueStatusLocked(r, run))
 }
@@ -643,7 +642,7 @@ func (s *Router) handleCollect(w http.ResponseWriter, r *http.Request) {
 	if run.status != "COMPLETED" {
 		body := s.queueStatusLocked(r, run)
 		rs.mu.Unlock()
-		w.Header().Set("Retry-After", strconv.Itoa(s.options().RetryAfter))
+		w.Header().Set("Retry-After", strconv.Itoa(s.opts.RetryAfter))
 		wire.WriteJSON(w, http.StatusAccepted, body)
 		return
 	}
