@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
@@ -100,31 +99,23 @@ func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tt.server(t)
-			sent := func(want int) resource.TestCheckFunc {
-				return func(*terraform.State) error {
-					if n := srv.Requests(tt.submitOp); n != want {
-						return fmt.Errorf("%d requests reached %s, want %d", n, tt.submitOp, want)
-					}
-					return nil
-				}
-			}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{
-					{Config: tt.config(srv, tt.original), Check: sent(1)},
+					{Config: tt.config(srv, tt.original), Check: submissions(srv, tt.submitOp, 1)},
 					{
 						Config: tt.config(srv, tt.reformatted),
 						ConfigPlanChecks: resource.ConfigPlanChecks{
 							PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 						},
-						Check: sent(1),
+						Check: submissions(srv, tt.submitOp, 1),
 					},
 					{
 						Config: tt.config(srv, tt.changed),
 						ConfigPlanChecks: resource.ConfigPlanChecks{
 							PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(tt.address, tt.changeAction)},
 						},
-						Check: sent(2),
+						Check: submissions(srv, tt.submitOp, 2),
 					},
 				},
 			})
