@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"image/color"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -38,6 +40,8 @@ func TestJSONEquivalent(t *testing.T) {
 func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 	t.Parallel()
 	jobWorkflow := imageWorkflowHCL(1)
+	mask := filepath.Join(t.TempDir(), "mask.png")
+	writePNG(t, mask, color.NRGBA{A: 128})
 	jobReformatted := `<<-EOT
     {
       "3": {"inputs": {"filename_prefix": "acc", "images": ["2", 0e0]}, "class_type": "SaveImage"},
@@ -93,6 +97,23 @@ func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 			reformatted:  "<<-EOT\n    {\n      \"fr\": {\"title\": \"Bonjour\"},\n      \"de\": {\n        \"title\": \"Hallo\"\n      }\n    }\n  EOT",
 			changed:      `jsonencode({ fr = { title = "Salut" }, de = { title = "Hallo" } })`,
 			changeAction: plancheck.ResourceActionUpdate,
+		},
+		{
+			name: "svc_upload.original_ref", address: "svc_upload.mask", submitOp: emulator.OpV1UploadMask,
+			server: func(t *testing.T) *emulator.Server { return newTestServer(t, emulator.Options{Token: v1AccKey}) },
+			config: func(srv *emulator.Server, ref string) string {
+				return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf(`
+resource "svc_upload" "mask" {
+  source       = %q
+  kind         = "mask"
+  original_ref = %s
+}
+`, mask, ref)
+			},
+			original:     `jsonencode({ filename = "cat.png", subfolder = "", type = "input" })`,
+			reformatted:  "<<-EOT\n    {\n      \"type\": \"input\",\n      \"subfolder\": \"\",\n      \"filename\": \"cat.png\"\n    }\n  EOT",
+			changed:      `jsonencode({ filename = "dog.png", subfolder = "", type = "input" })`,
+			changeAction: plancheck.ResourceActionReplace,
 		},
 	}
 	for _, tt := range tests {
