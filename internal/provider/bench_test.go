@@ -323,12 +323,18 @@ resource "svc_job" "many" {
 func buildProvider(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-svc"), ".")
+	goBuild(t, ".", filepath.Join(dir, "terraform-provider-svc"))
+	return dir
+}
+
+// goBuild builds the module's package pkg (a path from the module root) into the file bin.
+func goBuild(t *testing.T, pkg, bin string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
 	cmd.Dir = filepath.Join("..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the provider: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}
-	return dir
 }
 
 // newBinaryTerraform is a terraformCLI that runs the built provider through dev_overrides (no

@@ -89,14 +89,6 @@ func (f *cliFeature) probe(t *testing.T) {
 	}
 }
 
-// cliPath is the CLI the tests run: TF_ACC_TERRAFORM_PATH, else terraform on PATH.
-func cliPath() string {
-	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
-		return p
-	}
-	return "terraform"
-}
-
 // The probes tell a feature the CLI lacks from one it has, and a broken probe from both.
 func TestCLIFeatureProbes(t *testing.T) {
 	t.Parallel()

@@ -106,14 +106,10 @@ func (c *terraformCLI) try(args ...string) (string, error) {
 	return out.String(), err
 }
 
-// command prepares terraform (TF_ACC_TERRAFORM_PATH, else the one on PATH) with args in the
-// working directory; its combined output goes to the buffer.
+// command prepares the CLI under test (cliPath) with args in the working directory; its
+// combined output goes to the buffer.
 func (c *terraformCLI) command(args ...string) (*exec.Cmd, *bytes.Buffer) {
-	path := os.Getenv("TF_ACC_TERRAFORM_PATH")
-	if path == "" {
-		path = "terraform"
-	}
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(cliPath(), args...)
 	cmd.Dir, cmd.Env = c.dir, c.env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -126,6 +122,14 @@ func (c *terraformCLI) writeConfig(config string) {
 	if err := os.WriteFile(filepath.Join(c.dir, "main.tf"), []byte(config), 0o600); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// cliPath is the CLI the tests run: TF_ACC_TERRAFORM_PATH, else terraform on PATH.
+func cliPath() string {
+	if p := os.Getenv("TF_ACC_TERRAFORM_PATH"); p != "" {
+		return p
+	}
+	return "terraform"
 }
 
 // providerAddress is the address the CLI gives source "svc-org/svc": its default registry host

@@ -80,11 +80,7 @@ func TestAccEmulatorBinary_failingNodeExample(t *testing.T) {
 func startEmulatorBinary(t *testing.T, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "svc-emulator")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/svc-emulator")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building svc-emulator: %v\n%s", err, out)
-	}
+	goBuild(t, "./cmd/svc-emulator", bin)
 	cmd := exec.Command(bin, append([]string{"-listen", "127.0.0.1:0"}, args...)...)
 	announced := &firstLineWriter{line: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = announced, os.Stderr

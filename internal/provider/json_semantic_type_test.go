@@ -3,12 +3,13 @@ package provider
 import (
 	"context"
 	"fmt"
+	"image/color"
+	"path/filepath"
 	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
@@ -39,6 +40,8 @@ func TestJSONEquivalent(t *testing.T) {
 func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 	t.Parallel()
 	jobWorkflow := imageWorkflowHCL(1)
+	mask := filepath.Join(t.TempDir(), "mask.png")
+	writePNG(t, mask, color.NRGBA{A: 128})
 	jobReformatted := `<<-EOT
     {
       "3": {"inputs": {"filename_prefix": "acc", "images": ["2", 0e0]}, "class_type": "SaveImage"},
@@ -95,36 +98,45 @@ func TestAccJSONArguments_reformattingIsNoChange(t *testing.T) {
 			changed:      `jsonencode({ fr = { title = "Salut" }, de = { title = "Hallo" } })`,
 			changeAction: plancheck.ResourceActionUpdate,
 		},
+		{
+			name: "svc_upload.original_ref", address: "svc_upload.mask", submitOp: emulator.OpV1UploadMask,
+			server: func(t *testing.T) *emulator.Server { return newTestServer(t, emulator.Options{Token: v1AccKey}) },
+			config: func(srv *emulator.Server, ref string) string {
+				return providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)) + fmt.Sprintf(`
+resource "svc_upload" "mask" {
+  source       = %q
+  kind         = "mask"
+  original_ref = %s
+}
+`, mask, ref)
+			},
+			original:     `jsonencode({ filename = "cat.png", subfolder = "", type = "input" })`,
+			reformatted:  "<<-EOT\n    {\n      \"type\": \"input\",\n      \"subfolder\": \"\",\n      \"filename\": \"cat.png\"\n    }\n  EOT",
+			changed:      `jsonencode({ filename = "dog.png", subfolder = "", type = "input" })`,
+			changeAction: plancheck.ResourceActionReplace,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tt.server(t)
-			sent := func(want int) resource.TestCheckFunc {
-				return func(*terraform.State) error {
-					if n := srv.Requests(tt.submitOp); n != want {
-						return fmt.Errorf("%d requests reached %s, want %d", n, tt.submitOp, want)
-					}
-					return nil
-				}
-			}
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{
-					{Config: tt.config(srv, tt.original), Check: sent(1)},
+					{Config: tt.config(srv, tt.original), Check: submissions(srv, tt.submitOp, 1)},
 					{
 						Config: tt.config(srv, tt.reformatted),
 						ConfigPlanChecks: resource.ConfigPlanChecks{
 							PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()},
 						},
-						Check: sent(1),
+						Check: submissions(srv, tt.submitOp, 1),
 					},
 					{
 						Config: tt.config(srv, tt.changed),
 						ConfigPlanChecks: resource.ConfigPlanChecks{
 							PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(tt.address, tt.changeAction)},
 						},
-						Check: sent(2),
+						Check: submissions(srv, tt.submitOp, 2),
 					},
 				},
 			})

@@ -83,6 +83,32 @@ resource "svc_job" "test" {
 	})
 }
 
+// A request that was not sent to an endpoint taken from SVC_ENDPOINT says where the value came from.
+// Not parallel: it sets the environment of the provider, which runs in this process.
+func TestAccProvider_notSentNamesSVCEndpoint(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	t.Setenv("SVC_ENDPOINT", closed)
+	for name, res := range map[string]string{
+		"svc_job":            `resource "svc_job" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
+		"svc_router_request": "resource \"svc_router_request\" \"test\" {\n  model = \"demo/echo\"\n  input = jsonencode({ prompt = \"x\" })\n}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      "provider \"svc\" {\n  max_retries = 0\n}\n" + res + "\n",
+					ExpectError: regexp.MustCompile(`(?s)Not sent: nothing was created.*Nothing listens at.*environment\s+variable\s+SVC_ENDPOINT`),
+				}},
+			})
+		})
+	}
+}
+
 // A refresh against an endpoint where nothing listens (any more) says the request never reached
 // the service and which setting to check.
 func TestAccJob_refreshAgainstAClosedPortNamesTheSetting(t *testing.T) {

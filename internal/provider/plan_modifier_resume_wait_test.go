@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -123,11 +122,6 @@ func TestAccJob_importOfARunningJobPlansTheWait(t *testing.T) {
 				}},
 			},
 		},
-		CheckDestroy: func(*terraform.State) error {
-			if n := srv.Requests(emulator.OpSubmitJob); n != 1 {
-				return fmt.Errorf("%d submissions, want 1", n)
-			}
-			return nil
-		},
+		CheckDestroy: submissions(srv, emulator.OpSubmitJob, 1),
 	})
 }

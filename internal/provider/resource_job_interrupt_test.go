@@ -116,6 +116,72 @@ func TestCLI_untaintAfterTimeoutWaitsForTheSameJob(t *testing.T) {
 	}
 }
 
+// The same for svc_prompt (followed by its id: v1 has no key) and a queued svc_router_request
+// (followed by its request id): after a create timeout and `terraform untaint`, the next apply
+// waits for the run the first one started, and nothing runs twice.
+func TestCLI_untaintAfterTimeoutFollowsTheSameRun(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	tests := []struct {
+		name, address, wantStatus string
+		server                    func(t *testing.T) *emulator.Server
+		config                    func(srv *emulator.Server, timeout string) string
+		ranOnce                   func(srv *emulator.Server) error
+	}{
+		{
+			name: "svc_prompt", address: "svc_prompt.test", wantStatus: "success",
+			server: func(t *testing.T) *emulator.Server {
+				return newTestServer(t, emulator.Options{Token: v1AccKey, StepDuration: 100 * time.Millisecond})
+			},
+			config: func(srv *emulator.Server, timeout string) string {
+				return promptConfig(srv, samplerWorkflowHCL(40), fmt.Sprintf(`timeouts = { create = %q }`, timeout)) // about 4 s
+			},
+			ranOnce: func(srv *emulator.Server) error { return submissions(srv, emulator.OpV1Prompt, 1)(nil) },
+		},
+		{
+			name: "svc_router_request", address: routerRes, wantStatus: "COMPLETED",
+			server: func(t *testing.T) *emulator.Server {
+				return newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: 4 * time.Second}})
+			},
+			config: func(srv *emulator.Server, timeout string) string {
+				return routerRequestConfig(srv, 2, fmt.Sprintf(`
+  model    = "demo/slow"
+  input    = jsonencode({ prompt = "x" })
+  timeouts = { create = %q }
+`, timeout))
+			},
+			ranOnce: func(srv *emulator.Server) error { return checkRuns(srv, emulator.ModelSlow, 1)(nil) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tt.server(t)
+			cli := newTerraformCLI(t, "")
+			cli.writeConfig(tt.config(srv, "1s"))
+			out, err := cli.try("apply", "-auto-approve", "-no-color")
+			if err == nil {
+				t.Fatalf("the apply did not time out:\n%s", out)
+			}
+			if !strings.Contains(oneLine(out), "terraform untaint") {
+				t.Errorf("the timeout error does not say how to keep the run:\n%s", out)
+			}
+			if res := cli.stateResource(tt.address); res == nil || !res.Tainted {
+				t.Fatalf("state %+v; want %s tainted", res, tt.address)
+			}
+			cli.run("untaint", tt.address)
+			cli.writeConfig(tt.config(srv, "10m"))
+			cli.run("apply", "-auto-approve", "-no-color")
+			if res := cli.stateResource(tt.address); res == nil || res.Values["status"] != tt.wantStatus {
+				t.Fatalf("%s after the apply: %+v", tt.address, res)
+			}
+			if err := tt.ranOnce(srv); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 type stateResource struct {
 	Address string         `json:"address"`
 	Tainted bool           `json:"tainted"`

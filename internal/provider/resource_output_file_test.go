@@ -46,9 +46,22 @@ func checkFileMatchesState(file string) resource.TestCheckFunc {
 			if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 				return fmt.Errorf("%s is not a PNG", file)
 			}
-			return nil
+			return checkDocumentedFileMode(file)
 		},
 	)
+}
+
+// checkDocumentedFileMode checks a written file has the mode the schemas document, 0644
+// whatever the umask (the literal here, not the writer's constant, so a change to it is seen).
+func checkDocumentedFileMode(file string) error {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if got := fi.Mode().Perm(); got != 0o644 {
+		return fmt.Errorf("%s has mode %v, want -rw-r--r-- (0644)", file, got)
+	}
+	return nil
 }
 
 func TestAccOutputFile_sources(t *testing.T) {

@@ -61,11 +61,7 @@ func TestAccPrompt_partnerKeyInExtraData(t *testing.T) {
 			if tc.want == "" && sent || tc.want != "" && got != tc.want {
 				t.Fatalf("extra_data.api_key_svc_org = %v (sent %v), want %q", got, sent, tc.want)
 			}
-			for _, secret := range []string{v1AccKey, partnerKey, writeOnlyKey} {
-				if strings.Contains(stateJSON, secret) {
-					t.Errorf("state holds the secret %q", secret)
-				}
-			}
+			assertSecretsAbsent(t, stateJSON, nil, v1AccKey, partnerKey, writeOnlyKey)
 		})
 	}
 }

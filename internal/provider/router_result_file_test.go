@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -31,12 +30,8 @@ func pixelToFileConfig(srv *emulator.Server, out string) string {
 // checkResultFile checks the file holds the result state describes, with mode 0644.
 func checkResultFile(out string) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
-		fi, err := os.Stat(out)
-		if err != nil {
+		if err := checkDocumentedFileMode(out); err != nil {
 			return err
-		}
-		if fi.Mode().Perm() != atomicfile.Mode {
-			return fmt.Errorf("%s has mode %v, want %v", out, fi.Mode().Perm(), atomicfile.Mode)
 		}
 		if changed, err := resultFileChanged(out, routerAttr(s, "result_sha256")); err != nil || changed {
 			return fmt.Errorf("%s does not hold the result in state (changed %v): %w", out, changed, err)
