@@ -50,7 +50,8 @@ type PromptResult struct {
 	// deliver its terminal message): outputs come only from the socket and some may be missing.
 	OutputsComplete bool
 	// OutputsDropped counts the distinct outputs reported beyond MaxPromptOutputs: they are not
-	// kept, so a socket that floods executed messages cannot grow the result without bound.
+	// kept, so a socket that floods executed messages cannot grow the result without bound. Repeats
+	// are told apart for the first maxRememberedOutputs files; past that, a repeat counts again.
 	OutputsDropped int
 	Previews       int // binary preview images received for the prompt (TEXT frames are not counted)
 	Redials        int // attempts to reconnect the socket after it closed mid-run
@@ -83,6 +84,10 @@ const promptStatusMissingReads = 3
 // MaxPromptOutputs bounds the outputs a prompt wait keeps; further distinct outputs are counted
 // in PromptResult.OutputsDropped.
 const MaxPromptOutputs = 1000
+
+// maxRememberedOutputs bounds the files a prompt wait remembers to tell a repeat from a new
+// one (kept and dropped alike): a few MiB at most, whatever the socket sends.
+const maxRememberedOutputs = 100_000
 
 // maxSocketRedials bounds the reconnections of a socket that closes before the prompt ends.
 const maxSocketRedials = 3
@@ -415,11 +420,13 @@ func (w *promptWait) addOutputs(outs []PromptOutput) {
 		if w.seen[key] {
 			continue
 		}
+		if len(w.seen) < maxRememberedOutputs {
+			w.seen[key] = true
+		}
 		if len(w.res.Outputs) >= MaxPromptOutputs {
 			w.res.OutputsDropped++
 			continue
 		}
-		w.seen[key] = true
 		w.res.Outputs = append(w.res.Outputs, o)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -141,5 +142,22 @@ func TestPromptOutputsDeduplicated(t *testing.T) {
 	}
 	if len(w.res.Outputs) != 3 || w.res.OutputsDropped != 0 {
 		t.Fatalf("outputs %+v (dropped %d); want a.png, s/a.png and temp a.png once each", w.res.Outputs, w.res.OutputsDropped)
+	}
+}
+
+// An output dropped past MaxPromptOutputs and reported again is counted once.
+func TestPromptDroppedOutputRepeatsCountedOnce(t *testing.T) {
+	t.Parallel()
+	w := &promptWait{res: &PromptResult{}}
+	for i := range MaxPromptOutputs + 5 {
+		w.addOutputs([]PromptOutput{{Filename: fmt.Sprintf("f%d.png", i), Type: "output"}})
+	}
+	for range 3 { // the five dropped files, reported again
+		for i := MaxPromptOutputs; i < MaxPromptOutputs+5; i++ {
+			w.addOutputs([]PromptOutput{{Filename: fmt.Sprintf("f%d.png", i), Type: "output"}})
+		}
+	}
+	if len(w.res.Outputs) != MaxPromptOutputs || w.res.OutputsDropped != 5 {
+		t.Fatalf("%d kept, %d dropped; want %d kept and 5 dropped", len(w.res.Outputs), w.res.OutputsDropped, MaxPromptOutputs)
 	}
 }
