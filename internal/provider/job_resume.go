@@ -62,10 +62,19 @@ func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel,
 			"Nothing was submitted; the next apply tries again.", id, err)))
 		return
 	}
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }})
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, plan.Workflow))
 	diags.Append(plan.setRecord(ctx, final)...)
 	warnOmittedOutputs(diags, plan.jobRecordModel, id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
+}
+
+// jobWaitOptions are how a job of workflow is waited for, submitted now or resumed: progress
+// logged, and the poll paced by what this provider has seen of jobs of the same shape.
+func (d *providerData) jobWaitOptions(ctx context.Context, workflow jsonSemantic) client.WaitOptions {
+	return client.WaitOptions{
+		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
+		Durations: d.durations, Shape: client.WorkflowShape([]byte(workflow.ValueString())),
+	}
 }
 
 // reportJobWaitEnd turns the end of a wait into diagnostics. An interrupt (Ctrl-C) is a

@@ -230,10 +230,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, client.WaitOptions{
-		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
-		Durations: data.durations, Shape: client.WorkflowShape([]byte(plan.Workflow.ValueString())),
-	})
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, plan.Workflow))
 	if final == nil {
 		final = job
 	}
