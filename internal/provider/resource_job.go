@@ -323,7 +323,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	var status types.String
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("cancel_on_destroy"), &cancelOnDestroy)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
-	if resp.Diagnostics.HasError() || !cancelOnDestroy.ValueBool() || client.JobTerminal(status.ValueString()) {
+	if resp.Diagnostics.HasError() || forgottenOnDestroy(cancelOnDestroy.ValueBool(), status.ValueString()) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
 	var state jobResourceModel
@@ -368,6 +368,12 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
+}
+
+// forgottenOnDestroy reports whether destroying a job sends nothing: it has ended, or it is not
+// to be cancelled (cancel_on_destroy false or unset).
+func forgottenOnDestroy(cancelOnDestroy bool, status string) bool {
+	return !cancelOnDestroy || client.JobTerminal(status)
 }
 
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

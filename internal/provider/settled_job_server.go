@@ -17,9 +17,9 @@ import (
 
 const jobTypeName = "svc_job"
 
-// settledJobServer answers three calls about a finished svc_job itself, without the
-// framework, when their answer is "state as it is": the refresh of a settled record, the plan of
-// a job whose configuration changes nothing, and the plan of its destruction. A plan or a destroy
+// settledJobServer answers four calls about a finished svc_job itself, without the framework,
+// when their answer is "state as it is": the refresh of a settled record, the plan of a job
+// whose configuration changes nothing, the plan of its destruction and the destruction itself. A plan or a destroy
 // of a batch of finished jobs is made of these calls; the framework spent most of the
 // provider's time on them (decoding each call's three values and visiting every attribute of the
 // record, its outputs' included) only to conclude that nothing changes.
@@ -35,6 +35,8 @@ const jobTypeName = "svc_job"
 //     planned value that equals the prior state, and ModifyPlan acts only on a changed workflow
 //     or a job still running.
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
+//   - destroy (ApplyResourceChange with a null plan) of a job that has ended, or that is not to
+//     be cancelled: jobResource.Delete sends nothing and the framework answers a null state.
 //
 // It also hands back a state of the current schema version as Terraform sent it
 // (UpgradeResourceState): Terraform has already removed from it any attribute the schema no
@@ -128,6 +130,30 @@ func (s *settledJobServer) PlanResourceChange(ctx context.Context, req *tfprotov
 		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}, nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
+}
+
+func (s *settledJobServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if req.TypeName == jobTypeName && s.forgets(req) {
+		gone, err := tfprotov6.NewDynamicValue(s.jobType, tftypes.NewValue(s.jobType, nil))
+		if err == nil {
+			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
+		}
+	}
+	return s.ProviderServer.ApplyResourceChange(ctx, req)
+}
+
+// forgets reports whether req destroys a job that Delete would forget without a request: one
+// that has ended, or whose cancel_on_destroy is false.
+func (s *settledJobServer) forgets(req *tfprotov6.ApplyResourceChangeRequest) bool {
+	planned, ok := s.decode(req.PlannedState)
+	if !ok || planned != nil {
+		return false
+	}
+	prior, ok := s.decode(req.PriorState)
+	if !ok || prior == nil {
+		return false
+	}
+	return forgottenOnDestroy(boolAttr(prior, "cancel_on_destroy"), stringAttr(prior, "status"))
 }
 
 // plansNoChange reports whether the framework would plan req's prior state unchanged (or the

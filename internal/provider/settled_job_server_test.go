@@ -15,7 +15,12 @@ import (
 // countingServer counts the refreshes and plans that reach the server it wraps.
 type countingServer struct {
 	tfprotov6.ProviderServer
-	reads, plans, upgrades int
+	reads, plans, upgrades, applies int
+}
+
+func (c *countingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	c.applies++
+	return c.ProviderServer.ApplyResourceChange(ctx, req)
 }
 
 func (c *countingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -175,6 +180,58 @@ func TestSettledJobServerUpgradesAsTheFramework(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSettledJobServerForgetsAsTheFramework holds the destruction of a job to the framework's
+// answer: a job that has ended, or is not to be cancelled, is forgotten (a null state, nothing
+// sent) without the framework; a job to cancel goes to the framework, which tries to cancel it
+// (against an endpoint where nothing listens, so both paths fail alike if it is sent there).
+func TestSettledJobServerForgetsAsTheFramework(t *testing.T) {
+	tests := []struct {
+		name     string
+		state    func(map[string]any)
+		answered bool
+	}{
+		{name: "succeeded", answered: true},
+		{name: "failed", state: func(s map[string]any) { s["status"] = "failed" }, answered: true},
+		{name: "canceled", state: func(s map[string]any) { s["status"] = "canceled" }, answered: true},
+		{name: "running, to cancel", state: func(s map[string]any) { s["status"], s["completed_at"] = "running", nil }},
+		{name: "running, not to cancel", state: func(s map[string]any) {
+			s["status"], s["completed_at"], s["cancel_on_destroy"] = "running", nil, false
+		}, answered: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			counted := &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(New("test")())()}}
+			shortcut := newSettledJobServer(counted, time.Now)
+			framework := releasingServer{providerserver.NewProtocol6(New("test")())()}
+			jobType := shortcut.(*settledJobServer).jobType
+			state := settledJobAttributes()
+			if tt.state != nil {
+				tt.state(state)
+			}
+			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
+				configureForTest(t, s)
+			}
+			req := &tfprotov6.ApplyResourceChangeRequest{TypeName: "svc_job", PriorState: jobValue(t, jobType, state),
+				PlannedState: nullJobValue(t, jobType), Config: nullJobValue(t, jobType)}
+			got, want := callApply(t, shortcut, req), callApply(t, framework, req)
+			compareAnswers(t, jobType, "destroy", got, want)
+			if answered := counted.applies == 0; answered != tt.answered {
+				t.Errorf("destroy answered without the framework: %v, want %v", answered, tt.answered)
+			}
+		})
+	}
+}
+
+func callApply(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.ApplyResourceChangeRequest) answer {
+	t.Helper()
+	resp, err := s.ApplyResourceChange(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{state: resp.NewState, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
 }
 
 func callUpgrade(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.UpgradeResourceStateRequest) answer {
