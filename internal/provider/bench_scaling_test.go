@@ -157,10 +157,27 @@ func benchScaling(t *testing.T, pluginDir string) string {
 				run.wall.Seconds(), floorRun.wall.Seconds(), run.wall.Seconds()/floorRun.wall.Seconds(),
 				float64(run.requests)/float64(n), float64(run.usage.cpu)/float64(time.Millisecond)/float64(n),
 				float64(run.usage.peakRSS)/(1<<20))
+			if c.name == "apply" && n <= 1000 {
+				b.WriteString(applyWithoutWaitRow(t, pluginDir, srv, n, floorRun))
+			}
 		}
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// applyWithoutWaitRow applies n more jobs with wait_for_completion = false, in a directory of
+// its own (its state is dropped, not destroyed): the provider's cost of an apply without the
+// wait (plan, submit, state), set beside the terraform_data apply floorRun.
+func applyWithoutWaitRow(t *testing.T, pluginDir string, srv *emulator.Server, n int, floorRun scalingRun) string {
+	tf := newBinaryTerraform(t, pluginDir)
+	writeJobsConfig(t, tf.dir, 1)
+	args := []string{"apply", "-auto-approve", "-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "jobs=" + strconv.Itoa(n), "-var", "wait=false"}
+	run := runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), args)
+	return fmt.Sprintf("| %d | apply, not waiting (`wait_for_completion = false`) | %.2f s | %.2f s | %.2f | %.2f | %.2f ms | %.1f MiB |\n", n,
+		run.wall.Seconds(), floorRun.wall.Seconds(), run.wall.Seconds()/floorRun.wall.Seconds(),
+		float64(run.requests)/float64(n), float64(run.usage.cpu)/float64(time.Millisecond)/float64(n),
+		float64(run.usage.peakRSS)/(1<<20))
 }
 
 // runMeasured runs one Terraform command and measures its wall time, the requests srv received

@@ -305,8 +305,14 @@ provider "svc" {
 func writeJobsConfig(t *testing.T, dir string, steps int) {
 	t.Helper()
 	cfg := countedConfigHeader("jobs") + strings.ReplaceAll(`
+variable "wait" {
+  type    = bool
+  default = true
+}
+
 resource "svc_job" "many" {
-  count = var.jobs
+  count               = var.jobs
+  wait_for_completion = var.wait
   workflow = jsonencode({
     "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = count.index } }
     "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = count.index, steps = STEPS, denoise = 0.5 } }

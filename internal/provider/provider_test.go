@@ -157,3 +157,20 @@ func assertSecretsAbsent(t *testing.T, stateJSON string, logs []byte, secrets ..
 		}
 	}
 }
+
+// A write-only attribute is never in a plan or in state, and Terraform shows it as
+// "(write-only attribute)"; marking it Sensitive hides nothing more but records a sensitive path
+// in every instance's state, which Terraform copies and rewrites for each resource it changes.
+// svc_job, the resource of large batches, leaves its write-only credentials unmarked.
+func TestJobWriteOnlyAttributesAreNotMarkedSensitive(t *testing.T) {
+	attrs := protocolAttributes(t, protocolSchemas(t).ResourceSchemas["svc_job"])
+	for _, name := range []string{"partner_api_key_wo", "partner_auth_token_wo"} {
+		a, ok := attrs[name]
+		if !ok || !a.WriteOnly {
+			t.Fatalf("svc_job.%s is not a write-only attribute", name)
+		}
+		if a.Sensitive {
+			t.Errorf("svc_job.%s is write-only and marked sensitive", name)
+		}
+	}
+}

@@ -330,6 +330,12 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
+// describeInvokeFailure is the error of a synchronous call, first made or resent: not sent when
+// it never left, else what the router said, after the setting it points at.
+func (r *routerRequestResource) describeInvokeFailure(err error, in client.InvokeInput) string {
+	return r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
+}
+
 func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
 	res, err := r.data.client.InvokeModel(ctx, in)
 	if err != nil && waitInterrupted(ctx, err) {
@@ -339,7 +345,7 @@ func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequ
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		resp.Diagnostics.AddError("Model call failed", r.describeInvokeFailure(err, in))
 		return
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})

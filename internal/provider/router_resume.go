@@ -84,7 +84,7 @@ func (r *routerRequestResource) resumeSync(ctx context.Context, plan *routerRequ
 			diags.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
 			return
 		}
-		diags.AddError("Model call failed", r.data.redact(r.data.orNotSent(err, describeRouterCallError(err, in))))
+		diags.AddError("Model call failed", r.describeInvokeFailure(err, in))
 		return
 	}
 	// The id stays the one planned ("sync-<key>"): an update cannot change it.
