@@ -150,6 +150,8 @@ type providerData struct {
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	// A configuration that fails leaves resources no data, here as in the framework.
+	p.configured.Store(nil)
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
