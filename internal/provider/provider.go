@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -34,13 +35,25 @@ func New(version string) func() provider.Provider {
 // newWithClock is New with the clock the provider compares expiry times with (expires_at,
 // url_expires_at); tests move it forward together with the reference server's clock.
 func newWithClock(version string, now func() time.Time) func() provider.Provider {
-	return func() provider.Provider { return &svcProvider{version: version, now: now} }
+	return func() provider.Provider { return newSvcProvider(version, now) }
+}
+
+func newSvcProvider(version string, now func() time.Time) *svcProvider {
+	return &svcProvider{version: version, now: now}
 }
 
 type svcProvider struct {
 	version string
 	now     func() time.Time
+	// configured is the data the last successful Configure gave resources and data sources,
+	// for the plugin's own server layers (serverStack), which answer some calls without the
+	// framework and must judge them by the same settings. A provider instance serves one
+	// plugin server: Terraform configures it once, before any call that needs it.
+	configured atomic.Pointer[providerData]
 }
+
+// configuredData is the data Configure gave resources; nil before Configure succeeded.
+func (p *svcProvider) configuredData() *providerData { return p.configured.Load() }
 
 type providerModel struct {
 	Endpoint         types.String `tfsdk:"endpoint"`
@@ -137,6 +150,8 @@ type providerData struct {
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	// A configuration that fails leaves resources no data, here as in the framework.
+	p.configured.Store(nil)
 	var cfg providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
 	if resp.Diagnostics.HasError() {
@@ -199,6 +214,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	p.configured.Store(data)
 }
 
 func (p *svcProvider) Resources(context.Context) []func() resource.Resource {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -19,13 +18,11 @@ import (
 )
 
 // testAccProtoV6ProviderFactories runs the provider in-process for acceptance tests, behind the
-// same layers as the plugin binary (one provider instance for every server, as
-// providerserver.NewProtocol6WithError would share it).
+// same layers as the plugin binary. Each server has its own provider instance, as each plugin
+// process has: the layers read the settings that instance was configured with.
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"svc": func() (tfprotov6.ProviderServer, error) { return serverStack(testAccFrameworkServer(), time.Now), nil },
+	"svc": func() (tfprotov6.ProviderServer, error) { return protocol6Server("test", time.Now)(), nil },
 }
-
-var testAccFrameworkServer = providerserver.NewProtocol6(New("test")())
 
 func TestMain(m *testing.M) {
 	// terraform-plugin-testing downloads Terraform unless told where it is; use the one on PATH.

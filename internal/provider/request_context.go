@@ -13,7 +13,7 @@ import (
 // NewProtocol6Server returns the provider's plugin server: the framework's, with every
 // per-resource call given a request context that lets go of the call's own context when the
 // call returns, behind settledJobServer, which answers the calls about finished jobs that
-// change nothing.
+// change nothing, and jobCreatePlanServer, which plans new jobs.
 //
 // The framework derives a cancellable context from each call's context and keeps its cancel
 // function until Terraform stops the provider, so that stopping cancels every call. Each kept
@@ -29,13 +29,19 @@ func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 // protocol6Server is NewProtocol6Server with the clock the provider compares expiry times with.
 func protocol6Server(version string, now func() time.Time) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
-		return serverStack(providerserver.NewProtocol6(newWithClock(version, now)())(), now)
+		p := newSvcProvider(version, now)
+		return serverStack(providerserver.NewProtocol6(p)(), p, now)
 	}
 }
 
-// serverStack puts the plugin's own layers over a framework server.
-func serverStack(framework tfprotov6.ProviderServer, now func() time.Time) tfprotov6.ProviderServer {
-	return newSettledJobServer(releasingServer{framework}, now)
+// serverStack puts the plugin's own layers over framework, the framework's server of provider
+// p: each layer answers some calls itself and passes the others on, down to the framework.
+// Layers that judge a call by the provider's settings read them from p once it is configured.
+func serverStack(framework tfprotov6.ProviderServer, p *svcProvider, now func() time.Time) tfprotov6.ProviderServer {
+	var s tfprotov6.ProviderServer = releasingServer{framework}
+	s = newSettledJobServer(s, now)
+	s = newJobCreatePlanServer(s, p.configuredData)
+	return s
 }
 
 // releasingServer passes every per-resource and per-data-source call to the framework with a

@@ -176,7 +176,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // ModifyPlan checks a new or changed workflow against object_info when validate is set, and
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, jobSubmitSurface)
 	planJobResume(ctx, req, resp)
 }
 
