@@ -35,7 +35,7 @@ func protocol6Server(version string, now func() time.Time) func() tfprotov6.Prov
 
 // serverStack puts the plugin's own layers over a framework server.
 func serverStack(framework tfprotov6.ProviderServer, now func() time.Time) tfprotov6.ProviderServer {
-	return newSettledJobServer(releasingServer{framework}, now)
+	return newJobValidateServer(newSettledJobServer(releasingServer{framework}, now))
 }
 
 // releasingServer passes every per-resource and per-data-source call to the framework with a
