@@ -105,7 +105,7 @@ func validationOf(ctx context.Context, r resource.Resource) (s schema.Schema, ch
 	if resp.Diagnostics.HasError() || len(s.Blocks) > 0 || s.DeprecationMessage != "" {
 		return s, nil, false
 	}
-	checks, ok = attributeChecksOf(s.Attributes, func(name string) (path.Path, path.Expression) {
+	checks, ok = attributeChecksOf(ctx, s.Attributes, func(name string) (path.Path, path.Expression) {
 		return path.Root(name), path.MatchRoot(name)
 	})
 	return s, checks, ok
@@ -123,12 +123,21 @@ const (
 // attributeChecks is what the framework checks of one attribute's configured value.
 type attributeChecks struct {
 	name       string
-	attribute  schema.Attribute
+	flags      attributeFlags
+	typ        attr.Type
 	path       path.Path
 	expression path.Expression
 	validators validatorRun
-	nesting    nesting
-	nested     []attributeChecks
+	// quietWhenNull is whether a null value passes every check but the flags' (see
+	// attributeChecksFor).
+	quietWhenNull bool
+	nesting       nesting
+	nested        []attributeChecks
+}
+
+// attributeFlags are the flags of an attribute that the framework checks a value against.
+type attributeFlags struct {
+	required, optional, computed, writeOnly, deprecated bool
 }
 
 // validationRequest is what every validator of a configuration is given; path and expression
@@ -145,11 +154,11 @@ type validatorRun func(ctx context.Context, value attr.Value, req validationRequ
 
 // attributeChecksOf reads the checks of attrs, each named at at(name); ok is false when one of
 // them has validation these checks do not run.
-func attributeChecksOf(attrs map[string]schema.Attribute, at func(name string) (path.Path, path.Expression)) ([]attributeChecks, bool) {
+func attributeChecksOf(ctx context.Context, attrs map[string]schema.Attribute, at func(name string) (path.Path, path.Expression)) ([]attributeChecks, bool) {
 	checks := make([]attributeChecks, 0, len(attrs))
 	for name, a := range attrs {
 		p, e := at(name)
-		c, ok := attributeChecksFor(name, a, p, e)
+		c, ok := attributeChecksFor(ctx, name, a, p, e)
 		if !ok {
 			return nil, false
 		}
@@ -159,25 +168,37 @@ func attributeChecksOf(attrs map[string]schema.Attribute, at func(name string) (
 }
 
 // attributeChecksFor reads the checks of attribute a; ok is false when its definition is one the
-// framework refuses, its type is dynamic, it has validators of a kind validatorRunOf does not
+// framework refuses, its type is dynamic, it has validators of a kind validatorsOf does not
 // run, or it nests attributes in a way not followed here.
-func attributeChecksFor(name string, a schema.Attribute, p path.Path, e path.Expression) (attributeChecks, bool) {
-	c := attributeChecks{name: name, attribute: a, path: p, expression: e}
-	if !wellDefined(a) {
+//
+// An attribute without validators is checked here once with a null value: what the framework
+// then does with a null value besides checking the flags (converting it, and its own
+// validation, given the path only) depends on nothing but the attribute, so a null value that
+// passes once passes every time. Most of svc_job's attributes are null in a configuration.
+func attributeChecksFor(ctx context.Context, name string, a schema.Attribute, p path.Path, e path.Expression) (attributeChecks, bool) {
+	c := attributeChecks{name: name, typ: a.GetType(), path: p, expression: e, flags: attributeFlags{
+		required: a.IsRequired(), optional: a.IsOptional(), computed: a.IsComputed(),
+		writeOnly: a.IsWriteOnly(), deprecated: a.GetDeprecationMessage() != "",
+	}}
+	if !c.flags.wellDefined() {
 		return c, false
 	}
-	if _, dynamic := a.GetType().(basetypes.DynamicTypable); dynamic {
+	if _, dynamic := c.typ.(basetypes.DynamicTypable); dynamic {
 		return c, false
 	}
-	run, ok := validatorRunOf(a)
-	if !ok {
+	run, count := validatorsOf(a)
+	if run == nil && count > 0 {
 		return c, false
 	}
 	c.validators = run
+	if count == 0 {
+		c.quietWhenNull = c.valueQuiet(ctx, tftypes.NewValue(c.typ.TerraformType(ctx), nil), validationRequest{})
+	}
 	switch a := a.(type) {
 	case schema.SingleNestedAttribute:
+		var ok bool
 		c.nesting = singleNested
-		c.nested, ok = attributeChecksOf(a.Attributes, func(name string) (path.Path, path.Expression) {
+		c.nested, ok = attributeChecksOf(ctx, a.Attributes, func(name string) (path.Path, path.Expression) {
 			return p.AtName(name), e.AtName(name)
 		})
 		return c, ok
@@ -191,14 +212,17 @@ func attributeChecksFor(name string, a schema.Attribute, p path.Path, e path.Exp
 	return c, true
 }
 
-// wellDefined reports whether a passes the framework's checks of an attribute's definition:
+// wellDefined reports whether f passes the framework's checks of an attribute's definition:
 // required, optional or computed; and if write-only, neither computed nor both required and
 // optional.
-func wellDefined(a schema.Attribute) bool {
-	if !a.IsRequired() && !a.IsOptional() && !a.IsComputed() {
+func (f attributeFlags) wellDefined() bool {
+	if !f.required && !f.optional && !f.computed {
 		return false
 	}
-	return !a.IsWriteOnly() || (!a.IsComputed() && !(a.IsRequired() && a.IsOptional()))
+	if !f.writeOnly {
+		return true
+	}
+	return !f.computed && (!f.required || !f.optional)
 }
 
 // allQuiet reports whether every check in checks passes without a word on values, the
@@ -216,16 +240,13 @@ func allQuiet(ctx context.Context, checks []attributeChecks, values map[string]t
 // quiet reports whether the framework would say nothing of v, the attribute's configured value.
 func (c attributeChecks) quiet(ctx context.Context, v tftypes.Value, base validationRequest) bool {
 	null, unknown := v.IsNull(), !v.IsKnown()
-	if !c.flagsAllow(null, unknown, base.capabilities.WriteOnlyAttributesAllowed) {
+	if !c.flags.allow(null, unknown, base.capabilities.WriteOnlyAttributesAllowed) {
 		return false
 	}
-	typ := c.attribute.GetType()
-	value, err := typ.ValueFromTerraform(ctx, v)
-	if err != nil || !valueQuiet(ctx, typ, v, value, c.path) {
-		return false
+	if null && c.quietWhenNull {
+		return true
 	}
-	base.path, base.expression = c.path, c.expression
-	if c.validators != nil && !c.validators(ctx, value, base) {
+	if !c.valueQuiet(ctx, v, base) {
 		return false
 	}
 	if null || unknown || c.nesting == notNested {
@@ -238,30 +259,40 @@ func (c attributeChecks) quiet(ctx context.Context, v tftypes.Value, base valida
 	return allQuiet(ctx, c.nested, nested, base)
 }
 
-// flagsAllow reports whether the attribute's flags allow a value that is null or unknown as
-// given: the framework refuses a read-only attribute that is set, a required one that is null,
-// a write-only one that is set when the client does not take write-only values, and warns of a
-// deprecated one that is set to a known value.
-func (c attributeChecks) flagsAllow(null, unknown, writeOnlyAllowed bool) bool {
-	a := c.attribute
+// valueQuiet reports whether v converts to the attribute's type, and its own validation and the
+// attribute's validators say nothing of it.
+func (c attributeChecks) valueQuiet(ctx context.Context, v tftypes.Value, base validationRequest) bool {
+	value, err := c.typ.ValueFromTerraform(ctx, v)
+	if err != nil || !ownValidationQuiet(ctx, c.typ, v, value, c.path) {
+		return false
+	}
+	base.path, base.expression = c.path, c.expression
+	return c.validators == nil || c.validators(ctx, value, base)
+}
+
+// allow reports whether the flags allow a value that is null or unknown as given: the framework
+// refuses a read-only attribute that is set, a required one that is null, a write-only one that
+// is set when the client does not take write-only values, and warns of a deprecated one that is
+// set to a known value.
+func (f attributeFlags) allow(null, unknown, writeOnlyAllowed bool) bool {
 	switch {
-	case a.IsComputed() && !a.IsOptional() && !null:
+	case f.computed && !f.optional && !null:
 		return false
-	case a.IsRequired() && null:
+	case f.required && null:
 		return false
-	case a.IsWriteOnly() && !null && !writeOnlyAllowed:
+	case f.writeOnly && !null && !writeOnlyAllowed:
 		return false
-	case a.GetDeprecationMessage() != "" && !null && !unknown:
+	case f.deprecated && !null && !unknown:
 		return false
 	}
 	return true
 }
 
-// valueQuiet runs the value's own validation as the framework does when it reads a value from
-// the configuration: the value's (xattr.ValidateableAttribute, given the path only), or else
-// its type's (xattr.TypeWithValidate, deprecated but still run: the framework's number types
-// check there that an integer is one).
-func valueQuiet(ctx context.Context, typ attr.Type, v tftypes.Value, value attr.Value, p path.Path) bool {
+// ownValidationQuiet runs a value's own validation as the framework does when it reads a value
+// from the configuration: the value's (xattr.ValidateableAttribute, given the path only), or
+// else its type's (xattr.TypeWithValidate, deprecated but still run: the framework's number
+// types check there that an integer is one).
+func ownValidationQuiet(ctx context.Context, typ attr.Type, v tftypes.Value, value attr.Value, p path.Path) bool {
 	if validateable, ok := value.(xattr.ValidateableAttribute); ok {
 		var resp xattr.ValidateAttributeResponse
 		validateable.ValidateAttribute(ctx, xattr.ValidateAttributeRequest{Path: p}, &resp)
@@ -274,22 +305,23 @@ func valueQuiet(ctx context.Context, typ attr.Type, v tftypes.Value, value attr.
 	return true
 }
 
-// validatorRunOf returns what runs a's validators: those of a string, bool or object attribute
-// (a single nested one), the kinds svc_job uses. ok is false when a has validators of another
-// kind; an attribute of another kind without validators needs no run.
-func validatorRunOf(a schema.Attribute) (run validatorRun, ok bool) {
+// validatorsOf returns what runs a's validators, and how many it has. Only the validators of a
+// string, bool or object attribute (a single nested one) are run, the kinds svc_job uses: run
+// is nil for another kind. The run converts the value as the framework does even when there is
+// no validator.
+func validatorsOf(a schema.Attribute) (run validatorRun, count int) {
 	switch a := a.(type) {
 	case interface{ StringValidators() []validator.String }:
-		return stringValidatorRun(a.StringValidators()), true
+		return stringValidatorRun(a.StringValidators()), len(a.StringValidators())
 	case interface{ BoolValidators() []validator.Bool }:
-		return boolValidatorRun(a.BoolValidators()), true
+		return boolValidatorRun(a.BoolValidators()), len(a.BoolValidators())
 	case interface{ ObjectValidators() []validator.Object }:
-		return objectValidatorRun(a.ObjectValidators()), true
+		return objectValidatorRun(a.ObjectValidators()), len(a.ObjectValidators())
 	}
-	return nil, otherValidatorCount(a) == 0
+	return nil, otherValidatorCount(a)
 }
 
-// otherValidatorCount is the number of validators of a of the kinds validatorRunOf does not run.
+// otherValidatorCount is the number of validators of a of the kinds validatorsOf does not run.
 func otherValidatorCount(a schema.Attribute) int {
 	switch a := a.(type) {
 	case interface{ Int64Validators() []validator.Int64 }:

@@ -185,6 +185,12 @@ func TestJobValidateServerGuard(t *testing.T) {
 				Optional: true, Validators: []validator.List{listvalidator.SizeAtMost(2)}}}})}},
 		{name: "dynamic attribute", resource: schemaOnlyResource{with("any", schema.DynamicAttribute{Optional: true})}},
 		{name: "attribute neither required, optional nor computed", resource: schemaOnlyResource{with("lost", schema.StringAttribute{})}},
+		{name: "write-only and computed", resource: schemaOnlyResource{with("secret", schema.StringAttribute{WriteOnly: true,
+			Optional: true, Computed: true})}},
+		{name: "write-only, required and optional", resource: schemaOnlyResource{with("secret", schema.StringAttribute{WriteOnly: true,
+			Required: true, Optional: true})}},
+		{name: "write-only and optional", resource: schemaOnlyResource{with("secret", schema.StringAttribute{WriteOnly: true,
+			Optional: true})}, answers: true},
 		{name: "block", resource: schemaOnlyResource{schema.Schema{Attributes: known(),
 			Blocks: map[string]schema.Block{"b": schema.SingleNestedBlock{}}}}},
 		{name: "deprecated schema", resource: schemaOnlyResource{schema.Schema{Attributes: known(), DeprecationMessage: "old"}}},
@@ -284,4 +290,31 @@ func jobConfigValue(t *testing.T, typ tftypes.Object, attrs map[string]any) *tfp
 		t.Fatal(err)
 	}
 	return &dv
+}
+
+// BenchmarkJobValidateServer compares one validation of a valid svc_job configuration, as
+// Terraform sends it for each instance, through the framework and through jobValidateServer.
+func BenchmarkJobValidateServer(b *testing.B) {
+	t := &testing.T{}
+	typ := jobConfigType(t)
+	req := &tfprotov6.ValidateResourceConfigRequest{TypeName: "svc_job",
+		ClientCapabilities: &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true},
+		Config: jobConfigValue(t, typ, map[string]any{"workflow": `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":7}},` +
+			`"2":{"class_type":"ImageNoiseSampler","inputs":{"image":["1",0],"seed":7,"steps":1,"denoise":0.5}},` +
+			`"3":{"class_type":"SaveImage","inputs":{"images":["2",0],"filename_prefix":"job"}}}`})}
+	framework := releasingServer{providerserver.NewProtocol6(New("test")())()}
+	for _, s := range []struct {
+		name   string
+		server tfprotov6.ProviderServer
+	}{{"framework", framework}, {"layer", newJobValidateServer(framework)}} {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := s.server.ValidateResourceConfig(context.Background(), req)
+				if err != nil || len(resp.Diagnostics) > 0 {
+					b.Fatal(err, resp.Diagnostics)
+				}
+			}
+		})
+	}
 }
