@@ -41,6 +41,7 @@ func serverStack(framework tfprotov6.ProviderServer, p *svcProvider, now func() 
 	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, now)
 	s = newJobCreatePlanServer(s, p.configuredData)
+	s = newJobValidateServer(s)
 	return s
 }
 
