@@ -12,8 +12,10 @@ import (
 
 // NewProtocol6Server returns the provider's plugin server: the framework's, with every
 // per-resource call given a request context that lets go of the call's own context when the
-// call returns, behind settledJobServer, which answers the calls about finished jobs that
-// change nothing, and jobCreatePlanServer, which plans new jobs.
+// call returns, behind three layers that answer the commonest svc_job calls of a batch
+// themselves where the framework is known to give the same answer: settledJobServer (finished
+// jobs that change nothing, their states and their destruction), jobCreatePlanServer (the plan
+// of a new job) and jobValidateServer (a configuration with nothing wrong).
 //
 // The framework derives a cancellable context from each call's context and keeps its cancel
 // function until Terraform stops the provider, so that stopping cancels every call. Each kept
