@@ -64,7 +64,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel,
 	}
 	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, plan.Workflow))
 	diags.Append(plan.setRecord(ctx, final)...)
-	warnOmittedOutputs(diags, plan.jobRecordModel, id)
+	warnOmittedOutputs(diags, plan.OutputsOmitted.ValueInt64(), id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }
 

@@ -19,7 +19,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -35,6 +37,9 @@ const (
 	defaultJobCreateTimeout = 30 * time.Minute
 	defaultJobDeleteTimeout = 10 * time.Minute
 )
+
+// jobTimeoutsOpts are the timeouts svc_job takes.
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -162,7 +167,7 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+		"timeouts": timeouts.Attributes(ctx, jobTimeoutsOpts),
 	}
 }
 
@@ -178,69 +183,140 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan jobResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var apiKeyWO, authTokenWO types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &apiKeyWO)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_auth_token_wo"), &authTokenWO)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	createTimeout, diags := plan.Timeouts.Create(ctx, defaultJobCreateTimeout)
+	in, diags := readJobCreateInput(ctx, req)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	// The write-only credentials are secrets of this apply: masked like the provider's.
-	data := r.data.withSecrets(apiKeyWO, authTokenWO)
+	data := r.data.withSecrets(in.apiKeyWO, in.authTokenWO)
 	ctx = data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, in.createTimeout)
 	defer cancel()
 
 	// The key is chosen once, here, before the first attempt; the client resends it unchanged.
 	// (Terraform 1.11 plans every resource twice and cannot carry a random value from the first
 	// plan to the second, so an unset key is "known after apply".)
-	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
-		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	if in.key == "" {
+		in.key = uuid.NewString()
 	}
-	key := plan.IdempotencyKey.ValueString()
 
 	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{
-		Workflow:       json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData:      data.partnerExtraData(apiKeyWO, authTokenWO),
-		IdempotencyKey: key,
+		Workflow:       json.RawMessage(in.workflow),
+		ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
+		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, key), err, familyService))))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
 			// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
-			plan.ID = types.StringValue(refused.JobID)
-			resp.Diagnostics.Append(plan.setRecord(ctx, &client.Job{ID: refused.JobID, Status: refused.Status})...)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			in.setState(&resp.State, &client.Job{ID: refused.JobID, Status: refused.Status}, &resp.Diagnostics)
 		}
 		return
 	}
-	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
+	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
 
-	plan.ID = types.StringValue(job.ID)
-	if !plan.WaitForCompletion.ValueBool() {
-		resp.Diagnostics.Append(plan.setRecord(ctx, job)...)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if !in.waitForCompletion {
+		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, plan.Workflow))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
 	// Terraform receives the state when Create returns: setting it once, here, on every path
 	// out of the wait (its failure, timeout and interruption included) puts the id in state
 	// whatever happened while waiting, so the job is not lost.
-	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)
-	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, createTimeout, true)
+	omitted := in.setState(&resp.State, final, &resp.Diagnostics)
+	warnOmittedOutputs(&resp.Diagnostics, int64(omitted), job.ID)
+	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, in.createTimeout, true)
+}
+
+// jobCreateInput is what svc_job's Create acts on, read straight from the plan's and the
+// configuration's values: converting them whole into models, and the new state back, through
+// reflection cost more than the rest of Create in an apply of many jobs.
+type jobCreateInput struct {
+	planType              tftypes.Type
+	planned               map[string]tftypes.Value // the plan's attributes, which the new state keeps
+	workflow              string
+	key                   string // "" when unset (a configured key is never empty): Create draws one
+	waitForCompletion     bool
+	createTimeout         time.Duration
+	apiKeyWO, authTokenWO types.String
+}
+
+func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	in := jobCreateInput{planType: req.Plan.Raw.Type()}
+	var config map[string]tftypes.Value
+	errPlan, errConfig := req.Plan.Raw.As(&in.planned), req.Config.Raw.As(&config)
+	if err := errors.Join(errPlan, errConfig); err != nil || in.planned == nil || config == nil {
+		diags.AddError("Reading the plan failed", fmt.Sprintf("The plan or the configuration of svc_job could not be read (%v). "+
+			"Nothing was submitted. This is a bug in the provider.", err))
+		return in, diags
+	}
+	in.workflow = stringAttr(in.planned, "workflow")
+	in.key = stringAttr(in.planned, "idempotency_key")
+	in.waitForCompletion = boolAttr(in.planned, "wait_for_completion")
+	in.apiKeyWO = stringValueOf(config["partner_api_key_wo"])
+	in.authTokenWO = stringValueOf(config["partner_auth_token_wo"])
+	in.createTimeout, diags = createTimeoutOf(ctx, in.planned["timeouts"])
+	return in, diags
+}
+
+// jobTimeoutsType is the type of svc_job's timeouts attribute.
+var jobTimeoutsType = timeouts.Attributes(context.Background(), jobTimeoutsOpts).GetType()
+
+// createTimeoutOf is timeouts.create, or defaultJobCreateTimeout when it is not set.
+func createTimeoutOf(ctx context.Context, v tftypes.Value) (time.Duration, diag.Diagnostics) {
+	if v.IsKnown() && v.IsNull() {
+		return defaultJobCreateTimeout, nil
+	}
+	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
+	t, ok := value.(timeouts.Value)
+	if err != nil || !ok {
+		var diags diag.Diagnostics
+		diags.AddError("Reading the plan failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). Nothing was "+
+			"submitted. This is a bug in the provider.", err, value))
+		return 0, diags
+	}
+	return t.Create(ctx, defaultJobCreateTimeout)
+}
+
+// stringValueOf is v as a string value: null when v is null, missing or not a string.
+func stringValueOf(v tftypes.Value) types.String {
+	var s string
+	switch {
+	case !v.IsKnown():
+		return types.StringUnknown()
+	case v.IsNull() || v.As(&s) != nil:
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// setState sets state, once, to the plan with the job's id, the idempotency key used and the
+// service's record of job in place of the values the plan left unknown; the other values
+// (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
+// out of the record. The framework then nulls the write-only attributes, as for every state.
+func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
+	diags.Append(recordWarnings(job)...)
+	// tftypes.NewValue panics on a value that does not fit its type. The job exists: a bug
+	// there must still leave an error naming it rather than end the provider.
+	defer func() {
+		if r := recover(); r != nil {
+			diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
+				"built (%v). This is a bug in the provider; import the job by its id.", job.ID, r))
+		}
+	}()
+	attrs := maps.Clone(in.planned)
+	attrs["id"] = tftypes.NewValue(tftypes.String, job.ID)
+	attrs["idempotency_key"] = tftypes.NewValue(tftypes.String, in.key)
+	omitted = putJobRecord(attrs, job)
+	state.Raw = tftypes.NewValue(in.planType, attrs)
+	return omitted
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
