@@ -492,32 +492,59 @@ func (m jobRecordModel) links(ctx context.Context) jobURLsModel {
 // urlKeepMargin is how long a signed URL held in state must stay valid to be kept on refresh.
 const urlKeepMargin = 5 * time.Minute
 
-// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
-// that state holds while it stays valid for at least urlKeepMargin. A service may sign a fresh
-// URL on every read; without this, outputs[*].url would change at every refresh and every
-// resource fed from it would plan an update. Once the held URL nears its expiry, the new one is
-// taken.
-func keepSignedURLs(ctx context.Context, held types.List, job *client.Job, now time.Time) {
-	var prev []outputModel
-	if held.IsNull() || held.IsUnknown() || held.ElementsAs(ctx, &prev, false).HasError() {
-		return
+// heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
+func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
+	var urls map[string]tftypes.Value
+	if v := held["urls"]; !v.IsKnown() || v.IsNull() || v.As(&urls) != nil {
+		return client.JobURLs{}
 	}
-	byAsset := make(map[string]outputModel, len(prev))
-	for _, o := range prev {
-		byAsset[o.ID.ValueString()] = o
+	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),
+		Cancel: stringAttr(urls, "cancel"), Logs: stringAttr(urls, "logs")}
+}
+
+// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
+// that state holds (held, the outputs list) while it stays valid for at least urlKeepMargin. A
+// service may sign a fresh URL on every read; without this, outputs[*].url would change at
+// every refresh and every resource fed from it would plan an update. Once the held URL nears
+// its expiry, the new one is taken.
+func keepSignedURLs(held tftypes.Value, job *client.Job, now time.Time) {
+	byAsset, ok := heldSignedURLs(held)
+	if !ok {
+		return
 	}
 	for i := range job.Outputs {
 		o := &job.Outputs[i]
 		p, ok := byAsset[o.ID]
-		if !ok || p.URL.ValueString() == o.URL || !sameURLPath(p.URL.ValueString(), o.URL) {
+		if !ok || p.url == o.URL || !sameURLPath(p.url, o.URL) {
 			continue
 		}
-		exp, err := time.Parse(time.RFC3339Nano, p.URLExpiresAt.ValueString())
+		exp, err := time.Parse(time.RFC3339Nano, p.expiresAt)
 		if err != nil || exp.Sub(now) < urlKeepMargin {
 			continue
 		}
-		o.URL, o.URLExpiresAt = p.URL.ValueString(), p.URLExpiresAt.ValueString()
+		o.URL, o.URLExpiresAt = p.url, p.expiresAt
 	}
+}
+
+// signedURL is an output's signed URL held in state.
+type signedURL struct{ url, expiresAt string }
+
+// heldSignedURLs indexes the held outputs list's signed URLs by asset id; ok is false when the
+// list is null, unknown or not a list of objects.
+func heldSignedURLs(held tftypes.Value) (byAsset map[string]signedURL, ok bool) {
+	var outputs []tftypes.Value
+	if !held.IsKnown() || held.IsNull() || held.As(&outputs) != nil {
+		return nil, false
+	}
+	byAsset = make(map[string]signedURL, len(outputs))
+	for _, o := range outputs {
+		var attrs map[string]tftypes.Value
+		if o.As(&attrs) != nil {
+			return nil, false
+		}
+		byAsset[stringAttr(attrs, "id")] = signedURL{url: stringAttr(attrs, "url"), expiresAt: stringAttr(attrs, "url_expires_at")}
+	}
+	return byAsset, true
 }
 
 // sameURLPath reports whether two URLs name the same resource: scheme, host and path equal,

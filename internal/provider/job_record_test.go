@@ -45,7 +45,11 @@ func TestKeepSignedURLs(t *testing.T) {
 				t.Fatal(d)
 			}
 			job := &client.Job{Outputs: []client.Output{{Asset: client.Asset{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}}
-			keepSignedURLs(ctx, list, job, time.Now())
+			heldOutputs, err := list.ToTerraformValue(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keepSignedURLs(heldOutputs, job, time.Now())
 			if kept := job.Outputs[0].URL == held; kept != tt.wantKept {
 				t.Fatalf("url = %q; kept %v, want %v", job.Outputs[0].URL, kept, tt.wantKept)
 			}

@@ -262,27 +262,30 @@ func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCre
 	in.waitForCompletion = boolAttr(in.planned, "wait_for_completion")
 	in.apiKeyWO = stringValueOf(config["partner_api_key_wo"])
 	in.authTokenWO = stringValueOf(config["partner_auth_token_wo"])
-	in.createTimeout, diags = createTimeoutOf(ctx, in.planned["timeouts"])
+	in.createTimeout, diags = jobTimeoutOf(ctx, in.planned["timeouts"], defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
 }
 
 // jobTimeoutsType is the type of svc_job's timeouts attribute.
 var jobTimeoutsType = timeouts.Attributes(context.Background(), jobTimeoutsOpts).GetType()
 
-// createTimeoutOf is timeouts.create, or defaultJobCreateTimeout when it is not set.
-func createTimeoutOf(ctx context.Context, v tftypes.Value) (time.Duration, diag.Diagnostics) {
+// jobTimeoutOf is the timeout that timeout (timeouts.Value.Create or .Delete) reads from
+// svc_job's timeouts value v, or def when it is not set.
+func jobTimeoutOf(ctx context.Context, v tftypes.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
 	if v.IsKnown() && v.IsNull() {
-		return defaultJobCreateTimeout, nil
+		return def, nil
 	}
 	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
 	t, ok := value.(timeouts.Value)
 	if err != nil || !ok {
 		var diags diag.Diagnostics
-		diags.AddError("Reading the plan failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). Nothing was "+
-			"submitted. This is a bug in the provider.", err, value))
+		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). "+
+			"This is a bug in the provider.", err, value))
 		return 0, diags
 	}
-	return t.Create(ctx, defaultJobCreateTimeout)
+	return timeout(t, ctx, def)
 }
 
 // stringValueOf is v as a string value: null when v is null, missing or not a string.
@@ -303,74 +306,94 @@ func stringValueOf(v tftypes.Value) types.String {
 // out of the record. The framework then nulls the write-only attributes, as for every state.
 func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
-	// tftypes.NewValue panics on a value that does not fit its type. The job exists: a bug
-	// there must still leave an error naming it rather than end the provider.
-	defer func() {
-		if r := recover(); r != nil {
-			diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
-				"built (%v). This is a bug in the provider; import the job by its id.", job.ID, r))
-		}
-	}()
 	attrs := maps.Clone(in.planned)
 	attrs["id"] = tftypes.NewValue(tftypes.String, job.ID)
 	attrs["idempotency_key"] = tftypes.NewValue(tftypes.String, in.key)
-	omitted = putJobRecord(attrs, job)
-	state.Raw = tftypes.NewValue(in.planType, attrs)
+	value, omitted, err := withJobRecord(in.planType, attrs, job)
+	if err != nil {
+		// The job exists: the error names it.
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
+			"built (%v). This is a bug in the provider; import the job by its id.", job.ID, err))
+		return omitted
+	}
+	state.Raw = value
 	return omitted
 }
 
+// withJobRecord is values, svc_job's attributes, with the service's record of job put in place
+// of the record they hold, as a value of typ; omitted counts the outputs left out of it.
+func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job) (state tftypes.Value, omitted int, err error) {
+	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	attrs := maps.Clone(values)
+	omitted = putJobRecord(attrs, job)
+	return tftypes.NewValue(typ, attrs), omitted, nil
+}
+
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !r.data.configUnknown && jobSettledInState(ctx, req.State, r.data.now()) {
-		return // nothing in a finished job's record can change before it expires: no request
-	}
-	var state jobResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// The held values are read as they are, not converted into a model: a plan refreshes every
+	// job of a batch that has not settled.
+	var held map[string]tftypes.Value
+	if err := req.State.Raw.As(&held); err != nil || held == nil {
+		resp.Diagnostics.AddError("Reading the state failed", fmt.Sprintf("svc_job's state could not be read (%v). This is a bug in the provider.", err))
 		return
 	}
+	if !r.data.configUnknown && settledRecordOf(held).settledAt(r.data.now()) {
+		return // nothing in a finished job's record can change before it expires: no request
+	}
 	ctx = r.data.logContext(ctx)
+	id := stringAttr(held, "id")
 	if r.data.configUnknown {
 		// The provider's settings (an endpoint or key from a resource not applied yet) are not
 		// known during this plan: reading now would ask the wrong service. Keep state.
-		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
+		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": id})
 		return
 	}
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
-	job, err := r.data.client.ReadJob(readCtx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
+	job, err := r.data.client.ReadJob(readCtx, id, heldJobLinks(held).Self)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
-		if !pastExpiry(state.ExpiresAt, r.data.now()) {
+		if expiresAt := stringAttr(held, "expires_at"); !pastExpiry(expiresAt, r.data.now()) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
-					state.ID.ValueString(), state.ExpiresAt.ValueString()))
+					id, expiresAt))
 			resp.State.RemoveResource(ctx)
 			return
 		}
-		r.readExpired(ctx, state, resp)
+		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
-		r.readExpired(ctx, state, resp)
+		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
 		return
 	}
-	keepSignedURLs(ctx, state.Outputs, job, r.data.now())
-	resp.Diagnostics.Append(state.setRecord(ctx, job)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	keepSignedURLs(held["outputs"], job, r.data.now())
+	resp.Diagnostics.Append(recordWarnings(job)...)
+	state, _, err := withJobRecord(req.State.Raw.Type(), held, job)
+	if err != nil {
+		resp.Diagnostics.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
+		return
+	}
+	resp.State.Raw = state
 }
 
 // readExpired handles a job the service has aged out. That is not drift: state keeps what it
 // held, unless the user asked for the job to be run again.
-func (r *jobResource) readExpired(ctx context.Context, state jobResourceModel, resp *resource.ReadResponse) {
-	if state.RerunOnExpiry.ValueBool() {
+func readExpired(ctx context.Context, id string, rerunOnExpiry bool, resp *resource.ReadResponse) {
+	if rerunOnExpiry {
 		resp.Diagnostics.AddWarning("Job expired: it will run again",
-			fmt.Sprintf("Job %s has expired on the service and rerun_on_expiry is true: it is removed from state and the next apply submits the workflow again.", state.ID.ValueString()))
+			fmt.Sprintf("Job %s has expired on the service and rerun_on_expiry is true: it is removed from state and the next apply submits the workflow again.", id))
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	logInfo(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": state.ID.ValueString()})
+	logInfo(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": id})
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -390,21 +413,18 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	// Two attributes decide whether anything is sent: a batch of finished jobs is forgotten
-	// without converting each whole record into a model.
-	var cancelOnDestroy types.Bool
-	var status types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("cancel_on_destroy"), &cancelOnDestroy)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
-	if resp.Diagnostics.HasError() || !cancelOnDestroy.ValueBool() || client.JobTerminal(status.ValueString()) {
-		return // nothing runs; the job is forgotten, the service keeps it until it expires
-	}
-	var state jobResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// Two held values decide whether anything is sent, read as they are: a batch of finished
+	// jobs is forgotten without converting any record.
+	var held map[string]tftypes.Value
+	if err := req.State.Raw.As(&held); err != nil || held == nil {
+		resp.Diagnostics.AddError("Reading the state failed", fmt.Sprintf("svc_job's state could not be read (%v). This is a bug in the provider.", err))
 		return
 	}
-	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultJobDeleteTimeout)
+	status := stringAttr(held, "status")
+	if !boolAttr(held, "cancel_on_destroy") || client.JobTerminal(status) {
+		return // nothing runs; the job is forgotten, the service keeps it until it expires
+	}
+	deleteTimeout, diags := jobTimeoutOf(ctx, held["timeouts"], defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -413,10 +433,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
 
-	links := state.links(ctx)
-	job := &client.Job{ID: state.ID.ValueString(), Status: state.Status.ValueString(), URLs: client.JobURLs{
-		Self: links.Self.ValueString(), Events: links.Events.ValueString(), Cancel: links.Cancel.ValueString(),
-	}}
+	job := &client.Job{ID: stringAttr(held, "id"), Status: status, URLs: heldJobLinks(held)}
 	if job.URLs.Cancel == "" {
 		fresh, err := r.data.client.GetJob(ctx, job.ID)
 		if client.Gone(err) {
@@ -466,8 +483,8 @@ func (m *jobResourceModel) setRecord(ctx context.Context, job *client.Job) diag.
 	return diags
 }
 
-func pastExpiry(expiresAt types.String, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, expiresAt.ValueString())
+func pastExpiry(expiresAt string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, expiresAt)
 	return err == nil && now.After(t)
 }
 

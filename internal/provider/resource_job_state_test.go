@@ -304,3 +304,44 @@ func newJobAttrs(t *testing.T, typ tftypes.Object, set map[string]tftypes.Value)
 	}
 	return attrs
 }
+
+// A refresh keeps every held value but the record, which it replaces with the service's, as
+// the model path did (state read into the model, the record set, the model written back), for
+// every shape of record.
+func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
+	t.Parallel()
+	schema, typ := jobSchemaForTest(t)
+	held := settledJobAttributes()
+	held["idempotency_key"], held["wait_for_completion"], held["timeouts"] = "k-held", false, map[string]any{"create": "5m", "delete": nil}
+	heldValue, err := jobValue(t, typ, held).Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heldAttrs map[string]tftypes.Value
+	if err := heldValue.As(&heldAttrs); err != nil {
+		t.Fatal(err)
+	}
+	for name, job := range recordsForTest() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			got, _, err := withJobRecord(typ, heldAttrs, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			state := tfsdk.State{Schema: schema.Schema, Raw: heldValue}
+			var m jobResourceModel
+			if d := state.Get(ctx, &m); d.HasError() {
+				t.Fatal(d)
+			}
+			m.jobRecordModel = reflectedJobRecordModel(t, job)
+			if d := state.Set(ctx, &m); d.HasError() {
+				t.Fatal(d)
+			}
+			if !got.Equal(state.Raw) {
+				diffs, _ := got.Diff(state.Raw)
+				t.Fatalf("state differs from the model path's: %v", diffs)
+			}
+		})
+	}
+}
