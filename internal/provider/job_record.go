@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -477,16 +476,6 @@ func recordWarnings(job *client.Job) diag.Diagnostics {
 				"empty and the rest of the record kept:\n  %s", job.ID, strings.Join(job.DecodeWarnings, "\n  ")))
 	}
 	return diags
-}
-
-// links returns the job's links held in state (zero values when there are none yet).
-func (m jobRecordModel) links(ctx context.Context) jobURLsModel {
-	var u jobURLsModel
-	if m.URLs.IsNull() || m.URLs.IsUnknown() {
-		return u
-	}
-	_ = m.URLs.As(ctx, &u, basetypes.ObjectAsOptions{})
-	return u
 }
 
 // urlKeepMargin is how long a signed URL held in state must stay valid to be kept on refresh.

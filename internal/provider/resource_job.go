@@ -277,15 +277,23 @@ func jobTimeoutOf(ctx context.Context, v tftypes.Value, def time.Duration,
 	if v.IsKnown() && v.IsNull() {
 		return def, nil
 	}
-	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
-	t, ok := value.(timeouts.Value)
-	if err != nil || !ok {
-		var diags diag.Diagnostics
-		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). "+
-			"This is a bug in the provider.", err, value))
+	t, diags := jobTimeoutsValue(ctx, v)
+	if diags.HasError() {
 		return 0, diags
 	}
 	return timeout(t, ctx, def)
+}
+
+// jobTimeoutsValue is svc_job's timeouts value v as the timeouts package reads it.
+func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
+	t, ok := value.(timeouts.Value)
+	if err != nil || !ok {
+		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). "+
+			"This is a bug in the provider.", err, value))
+	}
+	return t, diags
 }
 
 // stringValueOf is v as a string value: null when v is null, missing or not a string.
@@ -399,17 +407,25 @@ func readExpired(ctx context.Context, id string, rerunOnExpiry bool, resp *resou
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
 	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
-	// is ever sent to the service.
-	var plan, state jobResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// is ever sent to the service. The values are read as they are, not converted into models.
+	var planned, held map[string]tftypes.Value
+	errPlan, errState := req.Plan.Raw.As(&planned), req.State.Raw.As(&held)
+	if err := errors.Join(errPlan, errState); err != nil || planned == nil || held == nil {
+		resp.Diagnostics.AddError("Reading the plan failed", fmt.Sprintf("The plan or the state of svc_job could not be read (%v). "+
+			"This is a bug in the provider.", err))
 		return
 	}
-	if plan.WaitForCompletion.ValueBool() && jobStillRunning(state) {
-		r.resumeJobWait(ctx, &plan, state, &resp.Diagnostics)
+	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
+	if !boolAttr(planned, "wait_for_completion") || !stillInFlight(types.StringValue(job.ID), types.StringValue(job.Status), client.JobTerminal) {
+		resp.State.Raw = req.Plan.Raw
+		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	values := maps.Clone(planned)
+	for name := range jobRecordAttrTypes {
+		values[name] = held[name]
+	}
+	resp.State.Raw = req.Plan.Raw
+	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -472,15 +488,6 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
-}
-
-// setRecord copies the service's job record into the model.
-func (m *jobResourceModel) setRecord(ctx context.Context, job *client.Job) diag.Diagnostics {
-	rec, diags := newJobRecordModel(ctx, job)
-	if !diags.HasError() {
-		m.jobRecordModel = rec
-	}
-	return diags
 }
 
 func pastExpiry(expiresAt string, now time.Time) bool {

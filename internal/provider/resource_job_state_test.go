@@ -345,3 +345,110 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 		})
 	}
 }
+
+// An update of a job state holds as still running waits for it and saves, with the plan's
+// settings, the record the service ends with, as the model path did; one that only changes
+// settings saves the plan as it is; one whose job cannot be read keeps the held record.
+func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
+	t.Parallel()
+	schema, typ := jobSchemaForTest(t)
+	tests := []struct {
+		name        string
+		heldStatus  string
+		purge       bool
+		wantRecord  bool // the service's record replaces the held one
+		wantSummary []string
+	}{
+		{name: "running in state, finished on the service", heldStatus: client.JobRunning, wantRecord: true},
+		{name: "finished in state: settings only", heldStatus: client.JobSucceeded},
+		{name: "running in state, gone from the service", heldStatus: client.JobRunning, purge: true,
+			wantSummary: []string{"ERROR: Reading job failed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			srv := emulator.New(emulator.Options{})
+			if err := srv.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			submitted, err := c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: "k-update"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, err := c.WaitJob(ctx, submitted, client.WaitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The state an interrupted apply left: the job as it was first seen, running.
+			stale := *submitted
+			stale.Status, stale.Outputs = tt.heldStatus, nil
+			heldValues := newJobAttrs(t, typ, map[string]tftypes.Value{
+				"id": tftypes.NewValue(tftypes.String, stale.ID), "idempotency_key": tftypes.NewValue(tftypes.String, "k-update")})
+			held, _, err := withJobRecord(typ, heldValues, &stale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plannedValues := maps.Clone(heldValues)
+			plannedValues["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, false)
+			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale)
+			if err != nil {
+				t.Fatal(err)
+			}
+			planned := plannedKnown
+			if tt.heldStatus == client.JobRunning {
+				// As planJobResume plans a wait: the record unknown but what cannot change.
+				var known map[string]tftypes.Value
+				if err := plannedKnown.As(&known); err != nil {
+					t.Fatal(err)
+				}
+				attrs := maps.Clone(known) // As hands over the value's own map
+				for name := range jobRecordAttrTypes {
+					if name != "created_at" && name != "urls" {
+						attrs[name] = tftypes.NewValue(attrs[name].Type(), tftypes.UnknownValue)
+					}
+				}
+				planned = tftypes.NewValue(typ, attrs)
+			}
+			if tt.purge {
+				srv.PurgeJob(stale.ID)
+			}
+			s := releasingServer{providerserver.NewProtocol6(New("test")())()}
+			configureAt(t, s, srv.URL())
+			dv := func(v tftypes.Value) *tfprotov6.DynamicValue {
+				d, err := tfprotov6.NewDynamicValue(typ, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return &d
+			}
+			config := newJobConfig(typ, map[string]tftypes.Value{"cancel_on_destroy": tftypes.NewValue(tftypes.Bool, false)})
+			resp, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{
+				TypeName: "svc_job", PriorState: dv(held), PlannedState: dv(planned), Config: dv(config)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summaries(resp.Diagnostics); strings.Join(got, "\n") != strings.Join(tt.wantSummary, "\n") {
+				t.Errorf("diagnostics %q, want %q", got, tt.wantSummary)
+			}
+			got, err := resp.NewState.Unmarshal(typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := plannedKnown // the plan's settings, the record held
+			if tt.wantRecord {
+				plan := tfsdk.Plan{Schema: schema.Schema, Raw: planned}
+				want = stateByModelPath(t, plan, "k-update", done)
+			}
+			if !got.Equal(want) {
+				diffs, _ := got.Diff(want)
+				t.Fatalf("state differs from the model path's: %v", diffs)
+			}
+		})
+	}
+}
