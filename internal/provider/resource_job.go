@@ -250,13 +250,14 @@ type jobCreateInput struct {
 func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	in := jobCreateInput{planType: req.Plan.Raw.Type()}
-	var config map[string]tftypes.Value
-	errPlan, errConfig := req.Plan.Raw.As(&in.planned), req.Config.Raw.As(&config)
-	if err := errors.Join(errPlan, errConfig); err != nil || in.planned == nil || config == nil {
-		diags.AddError("Reading the plan failed", fmt.Sprintf("The plan or the configuration of svc_job could not be read (%v). "+
-			"Nothing was submitted. This is a bug in the provider.", err))
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	config, okConfig := objectAttrs(req.Config.Raw)
+	if !okPlan || !okConfig {
+		diags.AddError("Reading the plan failed", "The plan or the configuration of svc_job is not a known object. "+
+			"Nothing was submitted. This is a bug in the provider.")
 		return in, diags
 	}
+	in.planned = planned
 	in.workflow = stringAttr(in.planned, "workflow")
 	in.key = stringAttr(in.planned, "idempotency_key")
 	in.waitForCompletion = boolAttr(in.planned, "wait_for_completion")
@@ -294,6 +295,15 @@ func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, dia
 			"This is a bug in the provider.", err, value))
 	}
 	return t, diags
+}
+
+// objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
+// object. The map is v's own (tftypes hands it over): it is cloned before any change.
+func objectAttrs(v tftypes.Value) (attrs map[string]tftypes.Value, ok bool) {
+	if !v.IsKnown() || v.IsNull() || v.As(&attrs) != nil {
+		return nil, false
+	}
+	return attrs, true
 }
 
 // stringValueOf is v as a string value: null when v is null, missing or not a string.
@@ -345,9 +355,9 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
 	// job of a batch that has not settled.
-	var held map[string]tftypes.Value
-	if err := req.State.Raw.As(&held); err != nil || held == nil {
-		resp.Diagnostics.AddError("Reading the state failed", fmt.Sprintf("svc_job's state could not be read (%v). This is a bug in the provider.", err))
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
 	if !r.data.configUnknown && settledRecordOf(held).settledAt(r.data.now()) {
@@ -408,11 +418,11 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
 	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
 	// is ever sent to the service. The values are read as they are, not converted into models.
-	var planned, held map[string]tftypes.Value
-	errPlan, errState := req.Plan.Raw.As(&planned), req.State.Raw.As(&held)
-	if err := errors.Join(errPlan, errState); err != nil || planned == nil || held == nil {
-		resp.Diagnostics.AddError("Reading the plan failed", fmt.Sprintf("The plan or the state of svc_job could not be read (%v). "+
-			"This is a bug in the provider.", err))
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	held, okState := objectAttrs(req.State.Raw)
+	if !okPlan || !okState {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan or the state of svc_job is not a known object. "+
+			"This is a bug in the provider.")
 		return
 	}
 	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
@@ -431,9 +441,9 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	// Two held values decide whether anything is sent, read as they are: a batch of finished
 	// jobs is forgotten without converting any record.
-	var held map[string]tftypes.Value
-	if err := req.State.Raw.As(&held); err != nil || held == nil {
-		resp.Diagnostics.AddError("Reading the state failed", fmt.Sprintf("svc_job's state could not be read (%v). This is a bug in the provider.", err))
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
 	status := stringAttr(held, "status")

@@ -452,3 +452,25 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 		})
 	}
 }
+
+// objectAttrs gives an object's attributes, and refuses what has none: tftypes reads a null
+// object as an empty map, which would pass for a job with no id.
+func TestObjectAttrs(t *testing.T) {
+	t.Parallel()
+	typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"id": tftypes.String}}
+	for _, tt := range []struct {
+		name   string
+		value  tftypes.Value
+		wantOK bool
+	}{
+		{"object", tftypes.NewValue(typ, map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, "j1")}), true},
+		{"null", tftypes.NewValue(typ, nil), false},
+		{"unknown", tftypes.NewValue(typ, tftypes.UnknownValue), false},
+		{"not an object", tftypes.NewValue(tftypes.String, "j1"), false},
+	} {
+		attrs, ok := objectAttrs(tt.value)
+		if ok != tt.wantOK || (ok && stringAttr(attrs, "id") != "j1") {
+			t.Errorf("%s: attrs %v, ok %v; want ok %v", tt.name, attrs, ok, tt.wantOK)
+		}
+	}
+}
