@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -299,93 +301,167 @@ const (
 	jobURLsLogsDoc   = "Where the run's logs are read; null when the surface captures no logs."
 )
 
-// newJobRecordModel converts a service record into attribute values.
-func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
-	var diags, d diag.Diagnostics
-	diags.Append(recordWarnings(job)...)
-	m := jobRecordModel{
-		Status:        types.StringValue(job.Status),
-		CreatedAt:     types.StringValue(job.CreatedAt),
-		StartedAt:     types.StringPointerValue(job.StartedAt),
-		CompletedAt:   types.StringPointerValue(job.CompletedAt),
-		ExpiresAt:     types.StringValue(job.ExpiresAt),
-		QueuePosition: types.Int64PointerValue(job.QueuePosition),
-		Progress:      types.ObjectNull(progressAttrTypes),
-		Error:         types.ObjectNull(jobErrorAttrTypes),
+// The Terraform types of the job record's nested values, derived once from their attribute types.
+var (
+	progressTerraformType = types.ObjectType{AttrTypes: progressAttrTypes}.TerraformType(context.Background())
+	outputsTerraformType  = types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}}.TerraformType(context.Background())
+	outputTerraformType   = outputsTerraformType.(tftypes.List).ElementType
+	jobErrorTerraformType = types.ObjectType{AttrTypes: jobErrorAttrTypes}.TerraformType(context.Background())
+	metricsTerraformType  = types.MapType{ElemType: types.Int64Type}.TerraformType(context.Background())
+	jobURLsTerraformType  = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
+)
+
+// putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
+// of the job record (jobRecordAttrTypes), and returns how many distinct outputs were left out of
+// the outputs kept. It is the one conversion of a record into state: svc_job's Create returns
+// these values as they are, and newJobRecordModel turns them into the model the other paths use.
+// Values are built directly, without reflection: a batch of jobs converts one record per job.
+func putJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted int) {
+	attrs["status"] = tftypes.NewValue(tftypes.String, job.Status)
+	attrs["created_at"] = tftypes.NewValue(tftypes.String, job.CreatedAt)
+	attrs["started_at"] = tftypes.NewValue(tftypes.String, job.StartedAt)
+	attrs["completed_at"] = tftypes.NewValue(tftypes.String, job.CompletedAt)
+	attrs["expires_at"] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
+	attrs["queue_position"] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
+	attrs["progress"] = progressTerraformValue(job.Progress)
+	attrs["outputs"], omitted = outputsTerraformValue(job.Outputs)
+	attrs["outputs_omitted"] = tftypes.NewValue(tftypes.Number, int64(omitted))
+	attrs["error"] = jobErrorTerraformValue(job.Error)
+	attrs["metrics"] = metricsTerraformValue(job.Metrics)
+	attrs["urls"] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
+		"self":   tftypes.NewValue(tftypes.String, job.URLs.Self),
+		"events": tftypes.NewValue(tftypes.String, job.URLs.Events),
+		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
+		"logs":   tftypes.NewValue(tftypes.String, emptyAsNull(job.URLs.Logs)), // null when the surface captures no logs
+	})
+	return omitted
+}
+
+// progressTerraformValue is the progress snapshot in state; null until the job runs.
+func progressTerraformValue(p *client.Progress) tftypes.Value {
+	if p == nil {
+		return tftypes.NewValue(progressTerraformType, nil)
 	}
-	if p := job.Progress; p != nil {
-		m.Progress, d = types.ObjectValueFrom(ctx, progressAttrTypes, progressModel{
-			Value:            types.Float64Value(p.Value),
-			NodesDone:        types.Int64Value(p.NodesDone),
-			NodesTotal:       types.Int64Value(p.NodesTotal),
-			CurrentNode:      types.StringPointerValue(p.CurrentNode),
-			CurrentNodeClass: types.StringPointerValue(p.CurrentNodeClass),
-			Step:             types.Int64PointerValue(p.Step),
-			Steps:            types.Int64PointerValue(p.Steps),
-			Message:          types.StringPointerValue(p.Message),
-		})
-		diags.Append(d...)
+	return tftypes.NewValue(progressTerraformType, map[string]tftypes.Value{
+		"value":              tftypes.NewValue(tftypes.Number, p.Value),
+		"nodes_done":         tftypes.NewValue(tftypes.Number, p.NodesDone),
+		"nodes_total":        tftypes.NewValue(tftypes.Number, p.NodesTotal),
+		"current_node":       tftypes.NewValue(tftypes.String, p.CurrentNode),
+		"current_node_class": tftypes.NewValue(tftypes.String, p.CurrentNodeClass),
+		"step":               tftypes.NewValue(tftypes.Number, p.Step),
+		"steps":              tftypes.NewValue(tftypes.Number, p.Steps),
+		"message":            tftypes.NewValue(tftypes.String, p.Message),
+	})
+}
+
+// outputsTerraformValue is the outputs list kept in state: each asset once, at most
+// maxOutputsInState, every text bounded; omitted counts the distinct outputs left out.
+func outputsTerraformValue(outs []client.Output) (list tftypes.Value, omitted int) {
+	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
+	elems := make([]tftypes.Value, 0, len(kept))
+	for _, o := range kept {
+		elems = append(elems, tftypes.NewValue(outputTerraformType, map[string]tftypes.Value{
+			"node_id":        tftypes.NewValue(tftypes.String, boundText(o.NodeID)),
+			"name":           tftypes.NewValue(tftypes.String, boundText(o.Name)),
+			"type":           tftypes.NewValue(tftypes.String, boundText(o.Type)),
+			"content_type":   tftypes.NewValue(tftypes.String, boundText(o.ContentType)),
+			"size_bytes":     tftypes.NewValue(tftypes.Number, o.SizeBytes),
+			"id":             tftypes.NewValue(tftypes.String, boundText(o.ID)),
+			"hash":           tftypes.NewValue(tftypes.String, boundTextPtr(o.Hash)),
+			"url":            tftypes.NewValue(tftypes.String, boundText(o.URL)),
+			"url_expires_at": tftypes.NewValue(tftypes.String, boundText(o.URLExpiresAt)),
+			"job_id":         tftypes.NewValue(tftypes.String, boundTextPtr(o.JobID)),
+		}))
 	}
-	var omitted int
-	m.Outputs, omitted, d = outputsValue(ctx, job.Outputs)
-	m.OutputsOmitted = types.Int64Value(int64(omitted))
-	diags.Append(d...)
-	if e := job.Error; e != nil {
-		m.Error, d = types.ObjectValueFrom(ctx, jobErrorAttrTypes, jobErrorModel{
-			Code:      types.StringValue(boundText(e.Code)),
-			Message:   types.StringValue(boundText(e.Message)),
-			NodeID:    types.StringPointerValue(boundTextPtr(e.NodeID)),
-			ClassType: types.StringPointerValue(boundTextPtr(e.ClassType)),
-			Traceback: types.StringPointerValue(boundTracebackPtr(e.Traceback)),
-		})
-		diags.Append(d...)
+	return tftypes.NewValue(outputsTerraformType, elems), omitted
+}
+
+// jobErrorTerraformValue is the failure detail in state, its texts bounded; null unless the job
+// failed.
+func jobErrorTerraformValue(e *client.JobError) tftypes.Value {
+	if e == nil {
+		return tftypes.NewValue(jobErrorTerraformType, nil)
 	}
-	metrics := map[string]int64{}
-	for k, v := range job.Metrics {
+	return tftypes.NewValue(jobErrorTerraformType, map[string]tftypes.Value{
+		"code":       tftypes.NewValue(tftypes.String, boundText(e.Code)),
+		"message":    tftypes.NewValue(tftypes.String, boundText(e.Message)),
+		"node_id":    tftypes.NewValue(tftypes.String, boundTextPtr(e.NodeID)),
+		"class_type": tftypes.NewValue(tftypes.String, boundTextPtr(e.ClassType)),
+		"traceback":  tftypes.NewValue(tftypes.String, boundTracebackPtr(e.Traceback)),
+	})
+}
+
+// metricsTerraformValue is the metrics map in state: a metric the service has not measured yet
+// (null) is left out, and no metric at all is an empty map.
+func metricsTerraformValue(metrics map[string]*int64) tftypes.Value {
+	elems := make(map[string]tftypes.Value, len(metrics))
+	for k, v := range metrics {
 		if v != nil {
-			metrics[k] = *v
+			elems[k] = tftypes.NewValue(tftypes.Number, *v)
 		}
 	}
-	m.Metrics, d = types.MapValueFrom(ctx, types.Int64Type, metrics)
-	diags.Append(d...)
-	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
-		Self:   types.StringValue(job.URLs.Self),
-		Events: types.StringValue(job.URLs.Events),
-		Cancel: types.StringValue(job.URLs.Cancel),
-		Logs:   optString(job.URLs.Logs), // null when the surface captures no logs
-	})
-	diags.Append(d...)
+	return tftypes.NewValue(metricsTerraformType, elems)
+}
+
+// emptyAsNull is s, or nil (a null value) when s is empty.
+func emptyAsNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// newJobRecordModel converts a service record into the model's attribute values, by way of
+// putJobRecord.
+func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
+	diags := recordWarnings(job)
+	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
+	putJobRecord(attrs, job)
+	m, err := jobRecordModelOf(ctx, attrs)
+	if err != nil {
+		diags.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+	}
 	return m, diags
 }
 
-// outputsValue is the outputs list kept in state: each asset once, at most maxOutputsInState,
-// every text bounded; omitted counts the distinct outputs left out.
-func outputsValue(ctx context.Context, outs []client.Output) (list types.List, omitted int, diags diag.Diagnostics) {
-	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
-	outputs := make([]outputModel, 0, len(kept))
-	for _, o := range kept {
-		outputs = append(outputs, outputModel{
-			NodeID:       types.StringValue(boundText(o.NodeID)),
-			Name:         types.StringValue(boundText(o.Name)),
-			Type:         types.StringValue(boundText(o.Type)),
-			ContentType:  types.StringValue(boundText(o.ContentType)),
-			SizeBytes:    types.Int64Value(o.SizeBytes),
-			ID:           types.StringValue(boundText(o.ID)),
-			Hash:         types.StringPointerValue(boundTextPtr(o.Hash)),
-			URL:          types.StringValue(boundText(o.URL)),
-			URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)),
-			JobID:        types.StringPointerValue(boundTextPtr(o.JobID)),
-		})
+// jobRecordModelOf converts the job record's Terraform values into the model, each by its
+// attribute type.
+func jobRecordModelOf(ctx context.Context, attrs map[string]tftypes.Value) (jobRecordModel, error) {
+	values := make(map[string]attr.Value, len(jobRecordAttrTypes))
+	for name, typ := range jobRecordAttrTypes {
+		v, err := typ.ValueFromTerraform(ctx, attrs[name])
+		if err != nil {
+			return jobRecordModel{}, fmt.Errorf("%s: %w", name, err)
+		}
+		values[name] = v
 	}
-	list, diags = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
-	return list, omitted, diags
+	var m jobRecordModel
+	assigned := []bool{
+		assignAs(&m.Status, values["status"]), assignAs(&m.CreatedAt, values["created_at"]),
+		assignAs(&m.StartedAt, values["started_at"]), assignAs(&m.CompletedAt, values["completed_at"]),
+		assignAs(&m.ExpiresAt, values["expires_at"]), assignAs(&m.QueuePosition, values["queue_position"]),
+		assignAs(&m.Progress, values["progress"]), assignAs(&m.Outputs, values["outputs"]),
+		assignAs(&m.OutputsOmitted, values["outputs_omitted"]), assignAs(&m.Error, values["error"]),
+		assignAs(&m.Metrics, values["metrics"]), assignAs(&m.URLs, values["urls"]),
+	}
+	if slices.Contains(assigned, false) {
+		return jobRecordModel{}, errors.New("a value does not have its model field's type")
+	}
+	return m, nil
+}
+
+// assignAs stores v in field when v has the field's type, and reports whether it did.
+func assignAs[T attr.Value](field *T, v attr.Value) bool {
+	t, ok := v.(T)
+	*field = t
+	return ok
 }
 
 // warnOmittedOutputs says, once the job is done, that state lists only some of its outputs.
-func warnOmittedOutputs(diags *diag.Diagnostics, m jobRecordModel, jobID string) {
-	if n := m.OutputsOmitted.ValueInt64(); n > 0 {
+func warnOmittedOutputs(diags *diag.Diagnostics, omitted int64, jobID string) {
+	if omitted > 0 {
 		diags.AddWarning("Not every output is in state", fmt.Sprintf("Job %s listed %d more distinct outputs than the %d "+
-			"kept in outputs; outputs_omitted counts them. They stay on the service until the job expires.", jobID, n, maxOutputsInState))
+			"kept in outputs; outputs_omitted counts them. They stay on the service until the job expires.", jobID, omitted, maxOutputsInState))
 	}
 }
 
@@ -402,45 +478,62 @@ func recordWarnings(job *client.Job) diag.Diagnostics {
 	return diags
 }
 
-// links returns the job's links held in state (zero values when there are none yet).
-func (m jobRecordModel) links(ctx context.Context) jobURLsModel {
-	var u jobURLsModel
-	if m.URLs.IsNull() || m.URLs.IsUnknown() {
-		return u
-	}
-	_ = m.URLs.As(ctx, &u, basetypes.ObjectAsOptions{})
-	return u
-}
-
 // urlKeepMargin is how long a signed URL held in state must stay valid to be kept on refresh.
 const urlKeepMargin = 5 * time.Minute
 
-// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
-// that state holds while it stays valid for at least urlKeepMargin. A service may sign a fresh
-// URL on every read; without this, outputs[*].url would change at every refresh and every
-// resource fed from it would plan an update. Once the held URL nears its expiry, the new one is
-// taken.
-func keepSignedURLs(ctx context.Context, held types.List, job *client.Job, now time.Time) {
-	var prev []outputModel
-	if held.IsNull() || held.IsUnknown() || held.ElementsAs(ctx, &prev, false).HasError() {
-		return
+// heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
+func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
+	var urls map[string]tftypes.Value
+	if v := held["urls"]; !v.IsKnown() || v.IsNull() || v.As(&urls) != nil {
+		return client.JobURLs{}
 	}
-	byAsset := make(map[string]outputModel, len(prev))
-	for _, o := range prev {
-		byAsset[o.ID.ValueString()] = o
+	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),
+		Cancel: stringAttr(urls, "cancel"), Logs: stringAttr(urls, "logs")}
+}
+
+// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
+// that state holds (held, the outputs list) while it stays valid for at least urlKeepMargin. A
+// service may sign a fresh URL on every read; without this, outputs[*].url would change at
+// every refresh and every resource fed from it would plan an update. Once the held URL nears
+// its expiry, the new one is taken.
+func keepSignedURLs(held tftypes.Value, job *client.Job, now time.Time) {
+	byAsset, ok := heldSignedURLs(held)
+	if !ok {
+		return
 	}
 	for i := range job.Outputs {
 		o := &job.Outputs[i]
 		p, ok := byAsset[o.ID]
-		if !ok || p.URL.ValueString() == o.URL || !sameURLPath(p.URL.ValueString(), o.URL) {
+		if !ok || p.url == o.URL || !sameURLPath(p.url, o.URL) {
 			continue
 		}
-		exp, err := time.Parse(time.RFC3339Nano, p.URLExpiresAt.ValueString())
+		exp, err := time.Parse(time.RFC3339Nano, p.expiresAt)
 		if err != nil || exp.Sub(now) < urlKeepMargin {
 			continue
 		}
-		o.URL, o.URLExpiresAt = p.URL.ValueString(), p.URLExpiresAt.ValueString()
+		o.URL, o.URLExpiresAt = p.url, p.expiresAt
 	}
+}
+
+// signedURL is an output's signed URL held in state.
+type signedURL struct{ url, expiresAt string }
+
+// heldSignedURLs indexes the held outputs list's signed URLs by asset id; ok is false when the
+// list is null, unknown or not a list of objects.
+func heldSignedURLs(held tftypes.Value) (byAsset map[string]signedURL, ok bool) {
+	var outputs []tftypes.Value
+	if !held.IsKnown() || held.IsNull() || held.As(&outputs) != nil {
+		return nil, false
+	}
+	byAsset = make(map[string]signedURL, len(outputs))
+	for _, o := range outputs {
+		var attrs map[string]tftypes.Value
+		if o.As(&attrs) != nil {
+			return nil, false
+		}
+		byAsset[stringAttr(attrs, "id")] = signedURL{url: stringAttr(attrs, "url"), expiresAt: stringAttr(attrs, "url_expires_at")}
+	}
+	return byAsset, true
 }
 
 // sameURLPath reports whether two URLs name the same resource: scheme, host and path equal,

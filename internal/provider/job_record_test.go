@@ -3,11 +3,13 @@ package provider
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
@@ -43,7 +45,11 @@ func TestKeepSignedURLs(t *testing.T) {
 				t.Fatal(d)
 			}
 			job := &client.Job{Outputs: []client.Output{{Asset: client.Asset{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}}
-			keepSignedURLs(ctx, list, job, time.Now())
+			heldOutputs, err := list.ToTerraformValue(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keepSignedURLs(heldOutputs, job, time.Now())
 			if kept := job.Outputs[0].URL == held; kept != tt.wantKept {
 				t.Fatalf("url = %q; kept %v, want %v", job.Outputs[0].URL, kept, tt.wantKept)
 			}
@@ -103,5 +109,137 @@ func TestJobRecordNestedModelsMatchTheirTypes(t *testing.T) {
 		{jobURLsModel{}, jobURLsAttrTypes},
 	} {
 		assertSameNames(t, reflect.TypeOf(tt.model).Name(), tfsdkNames(tt.model), sortedKeys(tt.types))
+	}
+}
+
+// recordsForTest are service records of every shape a job record takes in state.
+func recordsForTest() map[string]*client.Job {
+	str := func(s string) *string { return &s }
+	num := func(n int64) *int64 { return &n }
+	urls := client.JobURLs{Self: "http://svc.test/api/v2/jobs/j1", Events: "http://svc.test/api/v2/jobs/j1/events",
+		Cancel: "http://svc.test/api/v2/jobs/j1/cancel"}
+	withLogs := urls
+	withLogs.Logs = "http://svc.test/api/v2/jobs/j1/logs"
+	out := func(id string, hash, jobID *string) client.Output {
+		return client.Output{NodeID: "3", Type: "image", Asset: client.Asset{ID: id, Name: id + ".png", ContentType: "image/png",
+			SizeBytes: 1 << 40, Hash: hash, URL: "http://svc.test/api/v2/assets/" + id + "/content?sig=1",
+			URLExpiresAt: "2026-11-23T13:00:00Z", JobID: jobID}}
+	}
+	var many []client.Output
+	for i := range maxOutputsInState + 200 {
+		many = append(many, out(strconv.Itoa(i), str("blake3:00"), nil))
+	}
+	long := strings.Repeat("frame\n", 20000) + "ValueError: x"
+	return map[string]*client.Job{
+		"queued": {ID: "j1", Status: client.JobQueued, CreatedAt: "2026-11-23T10:00:00Z", ExpiresAt: "2026-11-24T10:00:00Z",
+			QueuePosition: num(3), URLs: urls},
+		"queued first": {ID: "j1", Status: client.JobQueued, QueuePosition: num(0), URLs: urls},
+		"running with progress": {ID: "j1", Status: client.JobRunning, CreatedAt: "2026-11-23T10:00:00Z", StartedAt: str("2026-11-23T10:00:01Z"),
+			ExpiresAt: "2026-11-24T10:00:00Z", Progress: &client.Progress{Value: 0.37, NodesDone: 1, NodesTotal: 3, CurrentNode: str("2"),
+				CurrentNodeClass: str("ImageNoiseSampler"), Step: num(4), Steps: num(20), Message: str("sampling")},
+			Metrics: map[string]*int64{"queue_ms": num(12), "execution_ms": nil}, URLs: withLogs},
+		"running, progress without a node": {ID: "j1", Status: client.JobRunning, Progress: &client.Progress{}, URLs: urls},
+		"succeeded with outputs": {ID: "j1", Status: client.JobSucceeded, CreatedAt: "2026-11-23T10:00:00Z",
+			StartedAt: str("2026-11-23T10:00:01Z"), CompletedAt: str("2026-11-23T10:00:02Z"), ExpiresAt: "2026-11-24T10:00:02Z",
+			Progress: &client.Progress{Value: 1, NodesDone: 3, NodesTotal: 3, Message: str("done")},
+			Outputs: []client.Output{out("a1", str("blake3:ed2c"), nil), out("a2", nil, str("j1")), out("a1", str("blake3:ed2c"), nil),
+				out("a3", str(strings.Repeat("h", 2*maxTextInState)), str(strings.Repeat("j", 2*maxTextInState)))},
+			Metrics: map[string]*int64{"queue_ms": num(0), "execution_ms": num(1500)}, URLs: withLogs},
+		"outputs omitted": {ID: "j1", Status: client.JobSucceeded, Outputs: many, URLs: urls},
+		"failed with error and traceback": {ID: "j1", Status: client.JobFailed, CompletedAt: str("2026-11-23T10:00:02Z"),
+			Error: &client.JobError{Code: "node_execution_error", Message: strings.Repeat("m", 3*maxTextInState), NodeID: str("2"),
+				ClassType: str("RaiseError"), Traceback: &long}, URLs: urls},
+		"failed without detail":               {ID: "j1", Status: client.JobFailed, Error: &client.JobError{Code: "internal", Message: "boom"}, URLs: urls},
+		"canceled, no metrics":                {ID: "j1", Status: client.JobCanceled, Metrics: map[string]*int64{}, URLs: urls},
+		"record refused (id and status only)": {ID: "j1", Status: client.JobQueued},
+		"values left out": {ID: "j1", Status: client.JobSucceeded, URLs: urls,
+			DecodeWarnings: []string{"progress.value = 1e400 does not fit a finite number; it was left empty"}},
+	}
+}
+
+// reflectedJobRecordModel is the job record's model built by the framework's reflection, as the
+// provider built it before putJobRecord: the reference the builder is held to.
+func reflectedJobRecordModel(t *testing.T, job *client.Job) jobRecordModel {
+	t.Helper()
+	ctx := context.Background()
+	var diags, d diag.Diagnostics
+	m := jobRecordModel{
+		Status: types.StringValue(job.Status), CreatedAt: types.StringValue(job.CreatedAt),
+		StartedAt: types.StringPointerValue(job.StartedAt), CompletedAt: types.StringPointerValue(job.CompletedAt),
+		ExpiresAt: types.StringValue(job.ExpiresAt), QueuePosition: types.Int64PointerValue(job.QueuePosition),
+		Progress: types.ObjectNull(progressAttrTypes), Error: types.ObjectNull(jobErrorAttrTypes),
+	}
+	if p := job.Progress; p != nil {
+		m.Progress, d = types.ObjectValueFrom(ctx, progressAttrTypes, progressModel{
+			Value: types.Float64Value(p.Value), NodesDone: types.Int64Value(p.NodesDone), NodesTotal: types.Int64Value(p.NodesTotal),
+			CurrentNode: types.StringPointerValue(p.CurrentNode), CurrentNodeClass: types.StringPointerValue(p.CurrentNodeClass),
+			Step: types.Int64PointerValue(p.Step), Steps: types.Int64PointerValue(p.Steps), Message: types.StringPointerValue(p.Message),
+		})
+		diags.Append(d...)
+	}
+	kept, omitted := uniqueBounded(job.Outputs, func(o client.Output) string { return o.ID })
+	outputs := []outputModel{}
+	for _, o := range kept {
+		outputs = append(outputs, outputModel{
+			NodeID: types.StringValue(boundText(o.NodeID)), Name: types.StringValue(boundText(o.Name)),
+			Type: types.StringValue(boundText(o.Type)), ContentType: types.StringValue(boundText(o.ContentType)),
+			SizeBytes: types.Int64Value(o.SizeBytes), ID: types.StringValue(boundText(o.ID)),
+			Hash: types.StringPointerValue(boundTextPtr(o.Hash)), URL: types.StringValue(boundText(o.URL)),
+			URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)), JobID: types.StringPointerValue(boundTextPtr(o.JobID)),
+		})
+	}
+	m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	diags.Append(d...)
+	m.OutputsOmitted = types.Int64Value(int64(omitted))
+	if e := job.Error; e != nil {
+		m.Error, d = types.ObjectValueFrom(ctx, jobErrorAttrTypes, jobErrorModel{
+			Code: types.StringValue(boundText(e.Code)), Message: types.StringValue(boundText(e.Message)),
+			NodeID: types.StringPointerValue(boundTextPtr(e.NodeID)), ClassType: types.StringPointerValue(boundTextPtr(e.ClassType)),
+			Traceback: types.StringPointerValue(boundTracebackPtr(e.Traceback)),
+		})
+		diags.Append(d...)
+	}
+	metrics := map[string]int64{}
+	for k, v := range job.Metrics {
+		if v != nil {
+			metrics[k] = *v
+		}
+	}
+	m.Metrics, d = types.MapValueFrom(ctx, types.Int64Type, metrics)
+	diags.Append(d...)
+	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
+		Self: types.StringValue(job.URLs.Self), Events: types.StringValue(job.URLs.Events),
+		Cancel: types.StringValue(job.URLs.Cancel), Logs: optString(job.URLs.Logs),
+	})
+	diags.Append(d...)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	return m
+}
+
+// The model the provider builds from a record (by putJobRecord) holds the values the
+// framework's reflection built from it, for every shape of record.
+func TestNewJobRecordModelMatchesReflection(t *testing.T) {
+	t.Parallel()
+	for name, job := range recordsForTest() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, diags := newJobRecordModel(context.Background(), job)
+			if diags.HasError() {
+				t.Fatal(diags)
+			}
+			if want := len(job.DecodeWarnings) > 0; (diags.WarningsCount() == 1) != want {
+				t.Errorf("warnings %v; want one: %v", diags, want)
+			}
+			want := reflectedJobRecordModel(t, job)
+			g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+			for i := range g.NumField() {
+				gv, wv := g.Field(i).Interface().(attr.Value), w.Field(i).Interface().(attr.Value)
+				if !gv.Equal(wv) {
+					t.Errorf("%s = %s; reflection built %s", g.Type().Field(i).Name, gv, wv)
+				}
+			}
+		})
 	}
 }

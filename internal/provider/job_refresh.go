@@ -1,18 +1,13 @@
 package provider
 
 import (
-	"context"
 	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
 // settledRecord is what decides whether a refresh of svc_job can keep state without asking the
-// service: read from state by jobSettledInState (through the framework) and by
+// service: read from state's values (settledRecordOf) by jobResource.Read and by
 // settledJobServer (from the bytes Terraform sent), so both apply one rule.
 type settledRecord struct {
 	rerunOnExpiry bool
@@ -49,36 +44,6 @@ func (r settledRecord) settledAt(now time.Time) bool {
 		}
 	}
 	return true
-}
-
-// jobSettledInState reports whether a refresh at now can keep state without asking the service.
-// It reads only the attributes that decide, so a batch of finished jobs is not converted whole
-// into models at every refresh.
-func jobSettledInState(ctx context.Context, state tfsdk.State, now time.Time) bool {
-	var status, expiresAt types.String
-	var rerunOnExpiry types.Bool
-	var outputs types.List
-	for name, target := range map[string]any{
-		"rerun_on_expiry": &rerunOnExpiry, "status": &status, "expires_at": &expiresAt, "outputs": &outputs,
-	} {
-		if state.GetAttribute(ctx, path.Root(name), target).HasError() {
-			return false
-		}
-	}
-	r := settledRecord{
-		rerunOnExpiry: rerunOnExpiry.ValueBool(), status: status.ValueString(), expiresAt: expiresAt.ValueString(),
-		outputsKnown: !outputs.IsNull() && !outputs.IsUnknown(),
-	}
-	if r.outputsKnown {
-		var held []outputModel
-		if outputs.ElementsAs(ctx, &held, false).HasError() {
-			return false
-		}
-		for _, o := range held {
-			r.outputs = append(r.outputs, settledOutput{hash: o.Hash.ValueString(), urlExpiresAt: o.URLExpiresAt.ValueString()})
-		}
-	}
-	return r.settledAt(now)
 }
 
 // validUntil reports whether an RFC 3339 expiry is after t.

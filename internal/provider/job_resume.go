@@ -8,7 +8,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -44,27 +46,41 @@ func jobStillRunning(state jobResourceModel) bool {
 	return stillInFlight(state.ID, state.Status, client.JobTerminal)
 }
 
-// resumeJobWait waits, in an update, for the job in state: re-read it, then wait as Create
-// does. The record lands in plan, which the caller saves.
-func (r *jobResource) resumeJobWait(ctx context.Context, plan *jobResourceModel, state jobResourceModel, diags *diag.Diagnostics) {
-	plan.jobRecordModel = state.jobRecordModel // what is known, should the wait not get further
-	w, ok := r.data.startResumedWait(ctx, plan.Timeouts, defaultJobCreateTimeout, diags)
+// resumeJobWait waits, in an update, for the job in state (id, status and self link held):
+// re-read it, then wait as Create does. values are the new state's: the plan's, with the record
+// state holds, which is what is known should the wait not get further; the record the wait
+// ends with replaces it. state is set on every way out.
+func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values map[string]tftypes.Value, held client.Job, diags *diag.Diagnostics) {
+	typ := state.Raw.Type()
+	state.Raw = tftypes.NewValue(typ, values)
+	timeouts, d := jobTimeoutsValue(ctx, values["timeouts"])
+	diags.Append(d...)
+	w, ok := r.data.startResumedWait(ctx, timeouts, defaultJobCreateTimeout, diags)
 	if !ok {
 		return
 	}
 	defer w.cancel()
 	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
-	id := state.ID.ValueString()
-	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": state.Status.ValueString()})
-	job, err := r.data.client.ReadJob(waitCtx, id, state.links(ctx).Self.ValueString())
+	id := held.ID
+	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": held.Status})
+	job, err := r.data.client.ReadJob(waitCtx, id, held.URLs.Self)
 	if err != nil {
 		diags.AddError("Reading job failed", r.data.redact(fmt.Sprintf("Job %s could not be read to resume waiting for it: %v\n\n"+
 			"Nothing was submitted; the next apply tries again.", id, err)))
 		return
 	}
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, plan.Workflow))
-	diags.Append(plan.setRecord(ctx, final)...)
-	warnOmittedOutputs(diags, plan.jobRecordModel, id)
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, newJSONSemanticValue(stringAttr(values, "workflow"))))
+	if final == nil {
+		final = job
+	}
+	diags.Append(recordWarnings(final)...)
+	value, omitted, err := withJobRecord(typ, values, final)
+	if err != nil {
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
+	} else {
+		state.Raw = value
+	}
+	warnOmittedOutputs(diags, int64(omitted), id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }
 

@@ -19,7 +19,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -35,6 +37,9 @@ const (
 	defaultJobCreateTimeout = 30 * time.Minute
 	defaultJobDeleteTimeout = 10 * time.Minute
 )
+
+// jobTimeoutsOpts are the timeouts svc_job takes.
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -165,7 +170,7 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+		"timeouts": timeouts.Attributes(ctx, jobTimeoutsOpts),
 	}
 }
 
@@ -181,157 +186,274 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan jobResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var apiKeyWO, authTokenWO types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_api_key_wo"), &apiKeyWO)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("partner_auth_token_wo"), &authTokenWO)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	createTimeout, diags := plan.Timeouts.Create(ctx, defaultJobCreateTimeout)
+	in, diags := readJobCreateInput(ctx, req)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	// The write-only credentials are secrets of this apply: masked like the provider's.
-	data := r.data.withSecrets(apiKeyWO, authTokenWO)
+	data := r.data.withSecrets(in.apiKeyWO, in.authTokenWO)
 	ctx = data.logContext(ctx)
-	waitCtx, cancel := context.WithTimeout(ctx, createTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, in.createTimeout)
 	defer cancel()
 
 	// The key is chosen once, here, before the first attempt; the client resends it unchanged.
 	// (Terraform 1.11 plans every resource twice and cannot carry a random value from the first
 	// plan to the second, so an unset key is "known after apply".)
-	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
-		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	if in.key == "" {
+		in.key = uuid.NewString()
 	}
-	key := plan.IdempotencyKey.ValueString()
 
 	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{
-		Workflow:       json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData:      data.partnerExtraData(apiKeyWO, authTokenWO),
-		IdempotencyKey: key,
+		Workflow:       json.RawMessage(in.workflow),
+		ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
+		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, key), err, familyService))))
+		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
 			// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
-			plan.ID = types.StringValue(refused.JobID)
-			resp.Diagnostics.Append(plan.setRecord(ctx, &client.Job{ID: refused.JobID, Status: refused.Status})...)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+			in.setState(&resp.State, &client.Job{ID: refused.JobID, Status: refused.Status}, &resp.Diagnostics)
 		}
 		return
 	}
-	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": key, "request_id": job.RequestID})
+	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
 
-	plan.ID = types.StringValue(job.ID)
-	if !plan.WaitForCompletion.ValueBool() {
-		resp.Diagnostics.Append(plan.setRecord(ctx, job)...)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if !in.waitForCompletion {
+		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, plan.Workflow))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
 	// Terraform receives the state when Create returns: setting it once, here, on every path
 	// out of the wait (its failure, timeout and interruption included) puts the id in state
 	// whatever happened while waiting, so the job is not lost.
-	resp.Diagnostics.Append(plan.setRecord(ctx, final)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	warnOmittedOutputs(&resp.Diagnostics, plan.jobRecordModel, job.ID)
-	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, createTimeout, true)
+	omitted := in.setState(&resp.State, final, &resp.Diagnostics)
+	warnOmittedOutputs(&resp.Diagnostics, int64(omitted), job.ID)
+	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, in.createTimeout, true)
+}
+
+// jobCreateInput is what svc_job's Create acts on, read straight from the plan's and the
+// configuration's values: converting them whole into models, and the new state back, through
+// reflection cost more than the rest of Create in an apply of many jobs.
+type jobCreateInput struct {
+	planType              tftypes.Type
+	planned               map[string]tftypes.Value // the plan's attributes, which the new state keeps
+	workflow              string
+	key                   string // "" when unset (a configured key is never empty): Create draws one
+	waitForCompletion     bool
+	createTimeout         time.Duration
+	apiKeyWO, authTokenWO types.String
+}
+
+func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	in := jobCreateInput{planType: req.Plan.Raw.Type()}
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	config, okConfig := objectAttrs(req.Config.Raw)
+	if !okPlan || !okConfig {
+		diags.AddError("Reading the plan failed", "The plan or the configuration of svc_job is not a known object. "+
+			"Nothing was submitted. This is a bug in the provider.")
+		return in, diags
+	}
+	in.planned = planned
+	in.workflow = stringAttr(in.planned, "workflow")
+	in.key = stringAttr(in.planned, "idempotency_key")
+	in.waitForCompletion = boolAttr(in.planned, "wait_for_completion")
+	in.apiKeyWO = stringValueOf(config["partner_api_key_wo"])
+	in.authTokenWO = stringValueOf(config["partner_auth_token_wo"])
+	in.createTimeout, diags = jobTimeoutOf(ctx, in.planned["timeouts"], defaultJobCreateTimeout, timeouts.Value.Create)
+	return in, diags
+}
+
+// jobTimeoutsType is the type of svc_job's timeouts attribute.
+var jobTimeoutsType = timeouts.Attributes(context.Background(), jobTimeoutsOpts).GetType()
+
+// jobTimeoutOf is the timeout that timeout (timeouts.Value.Create or .Delete) reads from
+// svc_job's timeouts value v, or def when it is not set.
+func jobTimeoutOf(ctx context.Context, v tftypes.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
+	if v.IsKnown() && v.IsNull() {
+		return def, nil
+	}
+	t, diags := jobTimeoutsValue(ctx, v)
+	if diags.HasError() {
+		return 0, diags
+	}
+	return timeout(t, ctx, def)
+}
+
+// jobTimeoutsValue is svc_job's timeouts value v as the timeouts package reads it.
+func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
+	t, ok := value.(timeouts.Value)
+	if err != nil || !ok {
+		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). "+
+			"This is a bug in the provider.", err, value))
+	}
+	return t, diags
+}
+
+// objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
+// object. The map is v's own (tftypes hands it over): it is cloned before any change.
+func objectAttrs(v tftypes.Value) (attrs map[string]tftypes.Value, ok bool) {
+	if !v.IsKnown() || v.IsNull() || v.As(&attrs) != nil {
+		return nil, false
+	}
+	return attrs, true
+}
+
+// stringValueOf is v as a string value: null when v is null, missing or not a string.
+func stringValueOf(v tftypes.Value) types.String {
+	var s string
+	switch {
+	case !v.IsKnown():
+		return types.StringUnknown()
+	case v.IsNull() || v.As(&s) != nil:
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// setState sets state, once, to the plan with the job's id, the idempotency key used and the
+// service's record of job in place of the values the plan left unknown; the other values
+// (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
+// out of the record. The framework then nulls the write-only attributes, as for every state.
+func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
+	diags.Append(recordWarnings(job)...)
+	attrs := maps.Clone(in.planned)
+	attrs["id"] = tftypes.NewValue(tftypes.String, job.ID)
+	attrs["idempotency_key"] = tftypes.NewValue(tftypes.String, in.key)
+	value, omitted, err := withJobRecord(in.planType, attrs, job)
+	if err != nil {
+		// The job exists: the error names it.
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
+			"built (%v). This is a bug in the provider; import the job by its id.", job.ID, err))
+		return omitted
+	}
+	state.Raw = value
+	return omitted
+}
+
+// withJobRecord is values, svc_job's attributes, with the service's record of job put in place
+// of the record they hold, as a value of typ; omitted counts the outputs left out of it.
+func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job) (state tftypes.Value, omitted int, err error) {
+	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	attrs := maps.Clone(values)
+	omitted = putJobRecord(attrs, job)
+	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	if !r.data.configUnknown && jobSettledInState(ctx, req.State, r.data.now()) {
-		return // nothing in a finished job's record can change before it expires: no request
-	}
-	var state jobResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// The held values are read as they are, not converted into a model: a plan refreshes every
+	// job of a batch that has not settled.
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
+	if !r.data.configUnknown && settledRecordOf(held).settledAt(r.data.now()) {
+		return // nothing in a finished job's record can change before it expires: no request
+	}
 	ctx = r.data.logContext(ctx)
+	id := stringAttr(held, "id")
 	if r.data.configUnknown {
 		// The provider's settings (an endpoint or key from a resource not applied yet) are not
 		// known during this plan: reading now would ask the wrong service. Keep state.
-		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": state.ID.ValueString()})
+		logInfo(ctx, "provider settings unknown during plan; job not refreshed", map[string]any{"job_id": id})
 		return
 	}
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
-	job, err := r.data.client.ReadJob(readCtx, state.ID.ValueString(), state.links(ctx).Self.ValueString())
+	job, err := r.data.client.ReadJob(readCtx, id, heldJobLinks(held).Self)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
-		if !pastExpiry(state.ExpiresAt, r.data.now()) {
+		if expiresAt := stringAttr(held, "expires_at"); !pastExpiry(expiresAt, r.data.now()) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
-					state.ID.ValueString(), state.ExpiresAt.ValueString()))
+					id, expiresAt))
 			resp.State.RemoveResource(ctx)
 			return
 		}
-		r.readExpired(ctx, state, resp)
+		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
-		r.readExpired(ctx, state, resp)
+		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
 		return
 	}
-	keepSignedURLs(ctx, state.Outputs, job, r.data.now())
-	resp.Diagnostics.Append(state.setRecord(ctx, job)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	keepSignedURLs(held["outputs"], job, r.data.now())
+	resp.Diagnostics.Append(recordWarnings(job)...)
+	state, _, err := withJobRecord(req.State.Raw.Type(), held, job)
+	if err != nil {
+		resp.Diagnostics.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
+		return
+	}
+	resp.State.Raw = state
 }
 
 // readExpired handles a job the service has aged out. That is not drift: state keeps what it
 // held, unless the user asked for the job to be run again.
-func (r *jobResource) readExpired(ctx context.Context, state jobResourceModel, resp *resource.ReadResponse) {
-	if state.RerunOnExpiry.ValueBool() {
+func readExpired(ctx context.Context, id string, rerunOnExpiry bool, resp *resource.ReadResponse) {
+	if rerunOnExpiry {
 		resp.Diagnostics.AddWarning("Job expired: it will run again",
-			fmt.Sprintf("Job %s has expired on the service and rerun_on_expiry is true: it is removed from state and the next apply submits the workflow again.", state.ID.ValueString()))
+			fmt.Sprintf("Job %s has expired on the service and rerun_on_expiry is true: it is removed from state and the next apply submits the workflow again.", id))
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	logInfo(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": state.ID.ValueString()})
+	logInfo(ctx, "job has expired on the service; keeping state as it is", map[string]any{"job_id": id})
 }
 
 func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
 	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
-	// is ever sent to the service.
-	var plan, state jobResourceModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// is ever sent to the service. The values are read as they are, not converted into models.
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	held, okState := objectAttrs(req.State.Raw)
+	if !okPlan || !okState {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan or the state of svc_job is not a known object. "+
+			"This is a bug in the provider.")
 		return
 	}
-	if plan.WaitForCompletion.ValueBool() && jobStillRunning(state) {
-		r.resumeJobWait(ctx, &plan, state, &resp.Diagnostics)
+	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
+	if !boolAttr(planned, "wait_for_completion") || !stillInFlight(types.StringValue(job.ID), types.StringValue(job.Status), client.JobTerminal) {
+		resp.State.Raw = req.Plan.Raw
+		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	values := maps.Clone(planned)
+	for name := range jobRecordAttrTypes {
+		values[name] = held[name]
+	}
+	resp.State.Raw = req.Plan.Raw
+	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	// Two attributes decide whether anything is sent: a batch of finished jobs is forgotten
-	// without converting each whole record into a model.
-	var cancelOnDestroy types.Bool
-	var status types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("cancel_on_destroy"), &cancelOnDestroy)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
-	if resp.Diagnostics.HasError() || forgottenOnDestroy(cancelOnDestroy.ValueBool(), status.ValueString()) {
-		return // nothing runs; the job is forgotten, the service keeps it until it expires
-	}
-	var state jobResourceModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// Two held values decide whether anything is sent, read as they are: a batch of finished
+	// jobs is forgotten without converting any record.
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultJobDeleteTimeout)
+	status := stringAttr(held, "status")
+	if forgottenOnDestroy(boolAttr(held, "cancel_on_destroy"), status) {
+		return // nothing runs; the job is forgotten, the service keeps it until it expires
+	}
+	deleteTimeout, diags := jobTimeoutOf(ctx, held["timeouts"], defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -340,10 +462,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
 
-	links := state.links(ctx)
-	job := &client.Job{ID: state.ID.ValueString(), Status: state.Status.ValueString(), URLs: client.JobURLs{
-		Self: links.Self.ValueString(), Events: links.Events.ValueString(), Cancel: links.Cancel.ValueString(),
-	}}
+	job := &client.Job{ID: stringAttr(held, "id"), Status: status, URLs: heldJobLinks(held)}
 	if job.URLs.Cancel == "" {
 		fresh, err := r.data.client.GetJob(ctx, job.ID)
 		if client.Gone(err) {
@@ -390,17 +509,8 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
 }
 
-// setRecord copies the service's job record into the model.
-func (m *jobResourceModel) setRecord(ctx context.Context, job *client.Job) diag.Diagnostics {
-	rec, diags := newJobRecordModel(ctx, job)
-	if !diags.HasError() {
-		m.jobRecordModel = rec
-	}
-	return diags
-}
-
-func pastExpiry(expiresAt types.String, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, expiresAt.ValueString())
+func pastExpiry(expiresAt string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, expiresAt)
 	return err == nil && now.After(t)
 }
 

@@ -312,26 +312,7 @@ func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answe
 // a read that reaches the network fails the same way on both paths.
 func configureForTest(t *testing.T, s tfprotov6.ProviderServer) {
 	t.Helper()
-	ctx := context.Background()
-	schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	typ := schemaResp.Provider.ValueType().(tftypes.Object)
-	settings := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		settings[name] = tftypes.NewValue(at, nil)
-	}
-	settings["endpoint"] = tftypes.NewValue(tftypes.String, "http://127.0.0.1:1")
-	settings["max_retries"] = tftypes.NewValue(tftypes.Number, 0)
-	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, settings))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
-	}
+	configureAt(t, s, "http://127.0.0.1:1", false)
 }
 
 // settledJobAttributes is the state of a job that succeeded with one output, settled at
