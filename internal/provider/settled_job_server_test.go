@@ -87,10 +87,7 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			counted := &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(newWithClock("test", clock)())()}}
-			shortcut := newSettledJobServer(counted, clock)
-			framework := releasingServer{providerserver.NewProtocol6(newWithClock("test", clock)())()}
-			jobType := shortcut.(*settledJobServer).jobType
+			counted, shortcut, framework, jobType := settledAndFramework(clock)
 			state := settledJobAttributes()
 			if tt.state != nil {
 				tt.state(state)
@@ -157,10 +154,7 @@ func TestSettledJobServerUpgradesAsTheFramework(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			counted := &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(New("test")())()}}
-			shortcut := newSettledJobServer(counted, time.Now)
-			framework := releasingServer{providerserver.NewProtocol6(New("test")())()}
-			jobType := shortcut.(*settledJobServer).jobType
+			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
 			state := settledJobAttributes()
 			if tt.state != nil {
 				tt.state(state)
@@ -203,10 +197,7 @@ func TestSettledJobServerForgetsAsTheFramework(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			counted := &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(New("test")())()}}
-			shortcut := newSettledJobServer(counted, time.Now)
-			framework := releasingServer{providerserver.NewProtocol6(New("test")())()}
-			jobType := shortcut.(*settledJobServer).jobType
+			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
 			state := settledJobAttributes()
 			if tt.state != nil {
 				tt.state(state)
@@ -241,6 +232,16 @@ func callUpgrade(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.Upgrad
 		t.Fatal(err)
 	}
 	return answer{state: resp.UpgradedState, diagnostics: summaries(resp.Diagnostics)}
+}
+
+// settledAndFramework returns the two paths a test compares, on providers of their own with the
+// clock now: settledJobServer over a framework server whose calls are counted (a call the layer
+// answers itself is not), the framework server alone, and svc_job's type.
+func settledAndFramework(now func() time.Time) (counted *countingServer, shortcut, framework tfprotov6.ProviderServer, jobType tftypes.Type) {
+	counted = &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(newWithClock("test", now)())()}}
+	shortcut = newSettledJobServer(counted, now)
+	framework = releasingServer{providerserver.NewProtocol6(newWithClock("test", now)())()}
+	return counted, shortcut, framework, shortcut.(*settledJobServer).jobType
 }
 
 // answer is what a refresh or a plan returns that Terraform acts on.
