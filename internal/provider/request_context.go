@@ -41,7 +41,7 @@ func protocol6Server(version string, now func() time.Time) func() tfprotov6.Prov
 // Layers that judge a call by the provider's settings read them from p once it is configured.
 func serverStack(framework tfprotov6.ProviderServer, p *svcProvider, now func() time.Time) tfprotov6.ProviderServer {
 	var s tfprotov6.ProviderServer = releasingServer{framework}
-	s = newSettledJobServer(s, now)
+	s = newSettledJobServer(s, now, p.configuredData)
 	s = newJobCreatePlanServer(s, p.configuredData)
 	s = newJobValidateServer(s)
 	return s

@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -27,7 +26,8 @@ const jobTypeName = "svc_job"
 // It answers only where the framework path is known to answer the same, by the rules that path
 // applies:
 //   - refresh (ReadResource): the record is settled (settledRecord) and the provider's settings
-//     were known when it was configured; jobResource.Read then keeps state and sends nothing.
+//     were known when it was configured (jobResource.Read reads the same flag); Read then keeps
+//     state and sends nothing.
 //   - plan (PlanResourceChange): the proposed new state is the prior state, byte for byte (no
 //     configured value differs, none is unknown), the job has ended (nothing to wait for), and
 //     each attribute with a default that the configuration leaves null already holds that
@@ -52,15 +52,15 @@ type settledJobServer struct {
 	jobType      tftypes.Type
 	boolDefaults map[string]bool // svc_job's attributes with a default, and the default
 	version      int64           // svc_job's schema version
-	// settingsKnown is whether every provider setting was known when the provider was
-	// configured: otherwise Read keeps state for another reason, and says so in a log line.
-	settingsKnown atomic.Bool
-	providerType  tftypes.Type
+	// configured is the provider's configured data, nil until it is configured. With a setting
+	// unknown, Read keeps state for another reason and says so in a log line: the framework
+	// answers.
+	configured func() *providerData
 }
 
 // newSettledJobServer wraps next. Should svc_job ever have a default this server does not
 // read, it answers nothing itself.
-func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time) tfprotov6.ProviderServer {
+func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, configured func() *providerData) tfprotov6.ProviderServer {
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
@@ -69,7 +69,7 @@ func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time) tf
 		return next
 	}
 	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx),
-		boolDefaults: defaults, version: resp.Schema.Version}
+		boolDefaults: defaults, version: resp.Schema.Version, configured: configured}
 }
 
 // boolDefaultsOf returns the default of every attribute of s that has one; ok is false when an
@@ -101,11 +101,6 @@ func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[stri
 	return boolDefaults, true
 }
 
-func (s *settledJobServer) ConfigureProvider(ctx context.Context, req *tfprotov6.ConfigureProviderRequest) (*tfprotov6.ConfigureProviderResponse, error) {
-	s.settingsKnown.Store(s.fullyKnown(ctx, req.Config))
-	return s.ProviderServer.ConfigureProvider(ctx, req)
-}
-
 func (s *settledJobServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	if req.TypeName != jobTypeName || req.Version != s.version || req.RawState == nil ||
 		len(req.RawState.JSON) == 0 || len(req.RawState.Flatmap) > 0 {
@@ -115,7 +110,7 @@ func (s *settledJobServer) UpgradeResourceState(ctx context.Context, req *tfprot
 }
 
 func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	if req.TypeName != jobTypeName || !s.settingsKnown.Load() {
+	if data := s.configured(); req.TypeName != jobTypeName || data == nil || data.configUnknown {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	state, ok := s.decode(req.CurrentState)
@@ -201,22 +196,6 @@ func (s *settledJobServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]t
 		return nil, false
 	}
 	return attrs, true
-}
-
-// fullyKnown reports whether the provider configuration config holds no unknown value.
-func (s *settledJobServer) fullyKnown(ctx context.Context, config *tfprotov6.DynamicValue) bool {
-	if s.providerType == nil {
-		schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-		if err != nil || schemaResp.Provider == nil {
-			return false
-		}
-		s.providerType = schemaResp.Provider.ValueType()
-	}
-	if config == nil {
-		return false
-	}
-	val, err := config.Unmarshal(s.providerType)
-	return err == nil && val.IsFullyKnown()
 }
 
 // settledRecordOf reads from svc_job's state attributes what settledAt decides by; a null state

@@ -50,10 +50,12 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		state      func(map[string]any)      // changes to a settled record
 		config     func(map[string]any)      // changes to the configuration (workflow only)
 		proposed   func(map[string]any) bool // changes to the proposed new state; false: destroy
+		unknown    bool                      // a provider setting is unknown (from a resource not applied yet)
 		answerRead bool                      // the refresh is answered without the framework
 		answerPlan bool                      // the plan is answered without the framework
 	}{
 		{name: "settled and unchanged", answerRead: true, answerPlan: true},
+		{name: "provider settings unknown", unknown: true, answerPlan: true},
 		{name: "destroy", proposed: func(map[string]any) bool { return false }, answerRead: true, answerPlan: true},
 		{name: "failed job", state: func(s map[string]any) {
 			s["status"], s["outputs"] = "failed", []any{}
@@ -107,7 +109,7 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 				plan.ProposedNewState = nullJobValue(t, jobType)
 			}
 			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
-				configureForTest(t, s)
+				configureAt(t, s, "http://127.0.0.1:1", tt.unknown)
 			}
 			gotRead, wantRead := callRead(t, shortcut, read), callRead(t, framework, read)
 			compareAnswers(t, jobType, "refresh", gotRead, wantRead)
@@ -238,8 +240,9 @@ func callUpgrade(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.Upgrad
 // clock now: settledJobServer over a framework server whose calls are counted (a call the layer
 // answers itself is not), the framework server alone, and svc_job's type.
 func settledAndFramework(now func() time.Time) (counted *countingServer, shortcut, framework tfprotov6.ProviderServer, jobType tftypes.Type) {
-	counted = &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(newWithClock("test", now)())()}}
-	shortcut = newSettledJobServer(counted, now)
+	p := newSvcProvider("test", now)
+	counted = &countingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(p)()}}
+	shortcut = newSettledJobServer(counted, now, p.configuredData)
 	framework = releasingServer{providerserver.NewProtocol6(newWithClock("test", now)())()}
 	return counted, shortcut, framework, shortcut.(*settledJobServer).jobType
 }
