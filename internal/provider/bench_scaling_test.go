@@ -153,10 +153,7 @@ func benchScaling(t *testing.T, pluginDir string) string {
 		for _, c := range commands {
 			run := runMeasured(tf, srv, exe, append(append(c.args, "-input=false", "-no-color"), vars...))
 			floorRun := runMeasured(floor, nil, "", append(append(c.floorArgs, "-input=false", "-no-color"), floorVars...))
-			fmt.Fprintf(&b, "| %d | %s | %.2f s | %.2f s | %.2f | %.2f | %.2f ms | %.1f MiB |\n", n, c.name,
-				run.wall.Seconds(), floorRun.wall.Seconds(), run.wall.Seconds()/floorRun.wall.Seconds(),
-				float64(run.requests)/float64(n), float64(run.usage.cpu)/float64(time.Millisecond)/float64(n),
-				float64(run.usage.peakRSS)/(1<<20))
+			b.WriteString(scalingRow(n, c.name, run, floorRun))
 			if c.name == "apply" && n <= 1000 {
 				b.WriteString(applyWithoutWaitRow(t, pluginDir, srv, n, floorRun))
 			}
@@ -174,7 +171,13 @@ func applyWithoutWaitRow(t *testing.T, pluginDir string, srv *emulator.Server, n
 	writeJobsConfig(t, tf.dir, 1)
 	args := []string{"apply", "-auto-approve", "-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "jobs=" + strconv.Itoa(n), "-var", "wait=false"}
 	run := runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), args)
-	return fmt.Sprintf("| %d | apply, not waiting (`wait_for_completion = false`) | %.2f s | %.2f s | %.2f | %.2f | %.2f ms | %.1f MiB |\n", n,
+	return scalingRow(n, "apply, not waiting (`wait_for_completion = false`)", run, floorRun)
+}
+
+// scalingRow is one line of the scaling table: run of n svc_job beside floorRun, the same
+// command on as many terraform_data.
+func scalingRow(n int, command string, run, floorRun scalingRun) string {
+	return fmt.Sprintf("| %d | %s | %.2f s | %.2f s | %.2f | %.2f | %.2f ms | %.1f MiB |\n", n, command,
 		run.wall.Seconds(), floorRun.wall.Seconds(), run.wall.Seconds()/floorRun.wall.Seconds(),
 		float64(run.requests)/float64(n), float64(run.usage.cpu)/float64(time.Millisecond)/float64(n),
 		float64(run.usage.peakRSS)/(1<<20))
