@@ -19,9 +19,10 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// createPlanWorkflow is a workflow the reference server's object_info accepts.
-const createPlanWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":3}},` +
-	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"job"}}}`
+// createTestWorkflow is a workflow of a new job that the reference server's object_info accepts
+// and that it runs.
+const createTestWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"t"}}}`
 
 // TestJobCreatePlanServerAnswersAsTheFramework holds jobCreatePlanServer to the framework's
 // answers: for each configuration of a new job, the plan it returns (planned state, private
@@ -84,7 +85,7 @@ func TestJobCreatePlanServerAnswersAsTheFramework(t *testing.T) {
 				configureAt(t, s, srv.URL(), tt.settingsUnknown)
 			}
 			config := jobConfigOf(settledJobAttributes())
-			config["workflow"] = createPlanWorkflow
+			config["workflow"] = createTestWorkflow
 			if !tt.objectInfoCold {
 				// A first plan reads object_info (through the framework); later plans use it.
 				callPlan(t, shortcut, createPlanRequest(t, jobType, config, ""))
