@@ -146,27 +146,19 @@ func (s *jobCreatePlanServer) plannedAttributes(config, proposed map[string]tfty
 // that would have to read it is left to the framework, which keeps it for the next plans (and,
 // should the read fail, reads once per plan as before rather than twice).
 func (s *jobCreatePlanServer) workflowCheckSilent(ctx context.Context, data *providerData, planned map[string]tftypes.Value) bool {
-	validate, err := types.BoolType.ValueFromTerraform(ctx, planned["validate"])
-	if err != nil {
+	var validate bool // known and not null: planned holds its default when unset
+	if planned["validate"].As(&validate) != nil {
 		return false
 	}
-	workflow, err := jsonSemanticType{}.ValueFromTerraform(ctx, planned["workflow"])
-	if err != nil {
-		return false
-	}
-	validateValue, isBool := validate.(types.Bool)
-	workflowValue, isJSON := workflow.(jsonSemantic)
-	if !isBool || !isJSON {
-		return false
-	}
-	if !workflowToCheck(ctx, validateValue, workflowValue, newJSONSemanticNull()) {
+	workflow := jsonSemantic{StringValue: stringValueOf(planned["workflow"])}
+	if !workflowToCheck(ctx, types.BoolValue(validate), workflow, newJSONSemanticNull()) {
 		return true
 	}
 	if data.objectInfoCache == nil || !data.objectInfoCache.holds() {
 		return false
 	}
 	var diags diag.Diagnostics
-	data.validateWorkflowAtPlan(ctx, path.Root("workflow"), workflowValue.ValueString(), jobSubmitSurface, &diags)
+	data.validateWorkflowAtPlan(ctx, path.Root("workflow"), workflow.ValueString(), jobSubmitSurface, &diags)
 	return len(diags) == 0
 }
 
