@@ -182,24 +182,11 @@ func TestCreatePlanRulesRefuseWhatTheyDoNotKnow(t *testing.T) {
 // state is the configuration (nothing in state to keep), with unknown, when set, unknown in both.
 func createPlanRequest(t *testing.T, typ tftypes.Object, config map[string]any, unknown string) *tfprotov6.PlanResourceChangeRequest {
 	t.Helper()
-	value := jobValue(t, typ, config)
+	attrs := maps.Clone(config)
 	if unknown != "" {
-		decoded, err := value.Unmarshal(typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var attrs map[string]tftypes.Value
-		if err := decoded.As(&attrs); err != nil {
-			t.Fatal(err)
-		}
-		attrs = maps.Clone(attrs)
 		attrs[unknown] = tftypes.NewValue(typ.AttributeTypes[unknown], tftypes.UnknownValue)
-		dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, attrs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		value = &dv
 	}
+	value := jobConfigValue(t, typ, attrs)
 	return &tfprotov6.PlanResourceChangeRequest{TypeName: "svc_job", PriorState: nullJobValue(t, typ), Config: value, ProposedNewState: value}
 }
 
