@@ -94,14 +94,14 @@ func (s *jobCreatePlanServer) planCreate(ctx context.Context, req *tfprotov6.Pla
 	if data == nil || data.configUnknown || len(req.PriorPrivate) > 0 {
 		return nil
 	}
-	if prior, ok := s.decode(req.PriorState); !ok || !prior.IsNull() {
+	if prior, ok := decodeJobValue(s.jobType, req.PriorState); !ok || prior != nil {
 		return nil
 	}
-	config, ok := s.decodeObject(req.Config)
+	config, ok := s.decodeKnownJob(req.Config)
 	if !ok {
 		return nil
 	}
-	proposed, ok := s.decodeObject(req.ProposedNewState)
+	proposed, ok := s.decodeKnownJob(req.ProposedNewState)
 	if !ok {
 		return nil
 	}
@@ -146,49 +146,33 @@ func (s *jobCreatePlanServer) plannedAttributes(config, proposed map[string]tfty
 // that would have to read it is left to the framework, which keeps it for the next plans (and,
 // should the read fail, reads once per plan as before rather than twice).
 func (s *jobCreatePlanServer) workflowCheckSilent(ctx context.Context, data *providerData, planned map[string]tftypes.Value) bool {
-	validate, err := types.BoolType.ValueFromTerraform(ctx, planned["validate"])
-	if err != nil {
+	var validate bool // known and not null: planned holds its default when unset
+	if planned["validate"].As(&validate) != nil {
 		return false
 	}
-	workflow, err := jsonSemanticType{}.ValueFromTerraform(ctx, planned["workflow"])
-	if err != nil {
-		return false
-	}
-	validateValue, isBool := validate.(types.Bool)
-	workflowValue, isJSON := workflow.(jsonSemantic)
-	if !isBool || !isJSON {
-		return false
-	}
-	if !workflowToCheck(ctx, validateValue, workflowValue, newJSONSemanticNull()) {
+	workflow := jsonSemantic{StringValue: stringValueOf(planned["workflow"])}
+	if !workflowToCheck(ctx, types.BoolValue(validate), workflow, newJSONSemanticNull()) {
 		return true
 	}
 	if data.objectInfoCache == nil || !data.objectInfoCache.holds() {
 		return false
 	}
 	var diags diag.Diagnostics
-	data.validateWorkflowAtPlan(ctx, path.Root("workflow"), workflowValue.ValueString(), jobSubmitSurface, &diags)
+	data.validateWorkflowAtPlan(ctx, path.Root("workflow"), workflow.ValueString(), jobSubmitSurface, &diags)
 	return len(diags) == 0
 }
 
-// decode returns v as svc_job's type; a missing value is null, as the framework takes it. ok
-// is false when v does not decode.
-func (s *jobCreatePlanServer) decode(v *tfprotov6.DynamicValue) (tftypes.Value, bool) {
-	if v == nil {
-		return tftypes.NewValue(s.jobType, nil), true
-	}
-	val, err := v.Unmarshal(s.jobType)
-	return val, err == nil
-}
-
-// decodeObject returns v's attributes when v decodes as a wholly known svc_job object.
-func (s *jobCreatePlanServer) decodeObject(v *tfprotov6.DynamicValue) (map[string]tftypes.Value, bool) {
-	val, ok := s.decode(v)
-	if !ok || val.IsNull() || !val.IsFullyKnown() {
+// decodeKnownJob returns v's attributes when v decodes as a svc_job object that is wholly
+// known.
+func (s *jobCreatePlanServer) decodeKnownJob(v *tfprotov6.DynamicValue) (map[string]tftypes.Value, bool) {
+	attrs, ok := decodeJobValue(s.jobType, v)
+	if !ok || attrs == nil {
 		return nil, false
 	}
-	var attrs map[string]tftypes.Value
-	if err := val.As(&attrs); err != nil {
-		return nil, false
+	for _, a := range attrs {
+		if !a.IsFullyKnown() {
+			return nil, false
+		}
 	}
 	return attrs, true
 }

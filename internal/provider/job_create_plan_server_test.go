@@ -19,9 +19,10 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-// createPlanWorkflow is a workflow the reference server's object_info accepts.
-const createPlanWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":3}},` +
-	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"job"}}}`
+// createTestWorkflow is a workflow of a new job that the reference server's object_info accepts
+// and that it runs.
+const createTestWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"t"}}}`
 
 // TestJobCreatePlanServerAnswersAsTheFramework holds jobCreatePlanServer to the framework's
 // answers: for each configuration of a new job, the plan it returns (planned state, private
@@ -84,7 +85,7 @@ func TestJobCreatePlanServerAnswersAsTheFramework(t *testing.T) {
 				configureAt(t, s, srv.URL(), tt.settingsUnknown)
 			}
 			config := jobConfigOf(settledJobAttributes())
-			config["workflow"] = createPlanWorkflow
+			config["workflow"] = createTestWorkflow
 			if !tt.objectInfoCold {
 				// A first plan reads object_info (through the framework); later plans use it.
 				callPlan(t, shortcut, createPlanRequest(t, jobType, config, ""))
@@ -181,24 +182,11 @@ func TestCreatePlanRulesRefuseWhatTheyDoNotKnow(t *testing.T) {
 // state is the configuration (nothing in state to keep), with unknown, when set, unknown in both.
 func createPlanRequest(t *testing.T, typ tftypes.Object, config map[string]any, unknown string) *tfprotov6.PlanResourceChangeRequest {
 	t.Helper()
-	value := jobValue(t, typ, config)
+	attrs := maps.Clone(config)
 	if unknown != "" {
-		decoded, err := value.Unmarshal(typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var attrs map[string]tftypes.Value
-		if err := decoded.As(&attrs); err != nil {
-			t.Fatal(err)
-		}
-		attrs = maps.Clone(attrs)
 		attrs[unknown] = tftypes.NewValue(typ.AttributeTypes[unknown], tftypes.UnknownValue)
-		dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, attrs))
-		if err != nil {
-			t.Fatal(err)
-		}
-		value = &dv
 	}
+	value := jobConfigValue(t, typ, attrs)
 	return &tfprotov6.PlanResourceChangeRequest{TypeName: "svc_job", PriorState: nullJobValue(t, typ), Config: value, ProposedNewState: value}
 }
 

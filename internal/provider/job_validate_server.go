@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/attr/xattr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -346,22 +347,19 @@ func otherValidatorCount(a schema.Attribute) int {
 	return 0
 }
 
-func stringValidatorRun(validators []validator.String) validatorRun {
+// runValidators returns what runs validators of one kind: request converts the attribute's
+// value to the kind's and builds the request the framework gives each validator (false when the
+// value does not convert, which the framework reports), and validate runs one validator on it.
+func runValidators[V, R any](validators []V, request func(context.Context, attr.Value, validationRequest) (R, bool),
+	validate func(context.Context, V, R) diag.Diagnostics,
+) validatorRun {
 	return func(ctx context.Context, value attr.Value, base validationRequest) bool {
-		valuable, ok := value.(basetypes.StringValuable)
+		req, ok := request(ctx, value, base)
 		if !ok {
 			return false
 		}
-		v, diags := valuable.ToStringValue(ctx)
-		if len(diags) > 0 {
-			return false
-		}
-		req := validator.StringRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
-			Path: base.path, PathExpression: base.expression}
 		for _, each := range validators {
-			var resp validator.StringResponse
-			each.ValidateString(ctx, req, &resp)
-			if len(resp.Diagnostics) > 0 {
+			if len(validate(ctx, each, req)) > 0 {
 				return false
 			}
 		}
@@ -369,50 +367,52 @@ func stringValidatorRun(validators []validator.String) validatorRun {
 	}
 }
 
-func boolValidatorRun(validators []validator.Bool) validatorRun {
-	return func(ctx context.Context, value attr.Value, base validationRequest) bool {
-		valuable, ok := value.(basetypes.BoolValuable)
-		if !ok {
-			return false
-		}
-		v, diags := valuable.ToBoolValue(ctx)
-		if len(diags) > 0 {
-			return false
-		}
-		req := validator.BoolRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
-			Path: base.path, PathExpression: base.expression}
-		for _, each := range validators {
-			var resp validator.BoolResponse
-			each.ValidateBool(ctx, req, &resp)
-			if len(resp.Diagnostics) > 0 {
-				return false
-			}
-		}
-		return true
+// converted is value as the value type a validator kind takes, by to, the conversion of the
+// kind's valuable interface I (such as basetypes.StringValuable.ToStringValue); ok is false
+// when value is not an I or the conversion says anything.
+func converted[I, T any](ctx context.Context, value attr.Value, to func(I, context.Context) (T, diag.Diagnostics)) (v T, ok bool) {
+	valuable, ok := value.(I)
+	if !ok {
+		return v, false
 	}
+	v, diags := to(valuable, ctx)
+	return v, len(diags) == 0
+}
+
+func stringValidatorRun(validators []validator.String) validatorRun {
+	return runValidators(validators, func(ctx context.Context, value attr.Value, base validationRequest) (validator.StringRequest, bool) {
+		v, ok := converted(ctx, value, basetypes.StringValuable.ToStringValue)
+		return validator.StringRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
+			Path: base.path, PathExpression: base.expression}, ok
+	}, func(ctx context.Context, each validator.String, req validator.StringRequest) diag.Diagnostics {
+		var resp validator.StringResponse
+		each.ValidateString(ctx, req, &resp)
+		return resp.Diagnostics
+	})
+}
+
+func boolValidatorRun(validators []validator.Bool) validatorRun {
+	return runValidators(validators, func(ctx context.Context, value attr.Value, base validationRequest) (validator.BoolRequest, bool) {
+		v, ok := converted(ctx, value, basetypes.BoolValuable.ToBoolValue)
+		return validator.BoolRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
+			Path: base.path, PathExpression: base.expression}, ok
+	}, func(ctx context.Context, each validator.Bool, req validator.BoolRequest) diag.Diagnostics {
+		var resp validator.BoolResponse
+		each.ValidateBool(ctx, req, &resp)
+		return resp.Diagnostics
+	})
 }
 
 // objectValidatorRun runs a single nested attribute's validators; the framework runs them a
 // second time on a set object's nested object, on the same value, which can say nothing new.
 func objectValidatorRun(validators []validator.Object) validatorRun {
-	return func(ctx context.Context, value attr.Value, base validationRequest) bool {
-		valuable, ok := value.(basetypes.ObjectValuable)
-		if !ok {
-			return false
-		}
-		v, diags := valuable.ToObjectValue(ctx)
-		if len(diags) > 0 {
-			return false
-		}
-		req := validator.ObjectRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
-			Path: base.path, PathExpression: base.expression}
-		for _, each := range validators {
-			var resp validator.ObjectResponse
-			each.ValidateObject(ctx, req, &resp)
-			if len(resp.Diagnostics) > 0 {
-				return false
-			}
-		}
-		return true
-	}
+	return runValidators(validators, func(ctx context.Context, value attr.Value, base validationRequest) (validator.ObjectRequest, bool) {
+		v, ok := converted(ctx, value, basetypes.ObjectValuable.ToObjectValue)
+		return validator.ObjectRequest{ClientCapabilities: base.capabilities, Config: base.config, ConfigValue: v,
+			Path: base.path, PathExpression: base.expression}, ok
+	}, func(ctx context.Context, each validator.Object, req validator.ObjectRequest) diag.Diagnostics {
+		var resp validator.ObjectResponse
+		each.ValidateObject(ctx, req, &resp)
+		return resp.Diagnostics
+	})
 }

@@ -38,6 +38,7 @@ func (c *validateCountingServer) ValidateResourceConfig(ctx context.Context, req
 func TestJobValidateServerAnswersAsTheFramework(t *testing.T) {
 	const validWorkflow = `{"1":{"class_type":"SaveImage","inputs":{"images":["2",0]}},"2":{"class_type":"EmptyImage","inputs":{}}}`
 	allowed := &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true}
+	_, typ := jobSchemaForTest(t)
 	unknownString := tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
 	tests := []struct {
 		name         string
@@ -80,10 +81,10 @@ func TestJobValidateServerAnswersAsTheFramework(t *testing.T) {
 		{name: "timeouts invalid", capabilities: allowed, attrs: map[string]any{"timeouts": map[string]any{"create": "soon", "delete": nil}},
 			frameworkSay: "Invalid Attribute Value Time Duration"},
 		{name: "timeouts unknown", capabilities: allowed,
-			attrs:    map[string]any{"timeouts": tftypes.NewValue(jobConfigType(t).AttributeTypes["timeouts"], tftypes.UnknownValue)},
+			attrs:    map[string]any{"timeouts": tftypes.NewValue(typ.AttributeTypes["timeouts"], tftypes.UnknownValue)},
 			answered: true},
 		{name: "timeout unknown", capabilities: allowed, attrs: map[string]any{"timeouts": tftypes.NewValue(
-			jobConfigType(t).AttributeTypes["timeouts"], map[string]tftypes.Value{"create": unknownString, "delete": tftypes.NewValue(tftypes.String, nil)})},
+			typ.AttributeTypes["timeouts"], map[string]tftypes.Value{"create": unknownString, "delete": tftypes.NewValue(tftypes.String, nil)})},
 			answered: true},
 		{name: "workflow unknown", capabilities: allowed, attrs: map[string]any{"workflow": unknownString}, answered: true},
 		{name: "idempotency_key unknown", capabilities: allowed, attrs: map[string]any{"idempotency_key": unknownString}, answered: true},
@@ -113,7 +114,6 @@ func TestJobValidateServerAnswersAsTheFramework(t *testing.T) {
 			counted := &validateCountingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(New("test")())()}}
 			shortcut := newJobValidateServer(counted)
 			framework := releasingServer{providerserver.NewProtocol6(New("test")())()}
-			typ := jobConfigType(t)
 			attrs := map[string]any{"workflow": validWorkflow}
 			for name, v := range tt.attrs {
 				attrs[name] = v
@@ -144,7 +144,7 @@ func TestJobValidateServerPassesOtherTypesOn(t *testing.T) {
 	t.Parallel()
 	counted := &validateCountingServer{ProviderServer: releasingServer{providerserver.NewProtocol6(New("test")())()}}
 	s := newJobValidateServer(counted)
-	typ := jobConfigType(t)
+	_, typ := jobSchemaForTest(t)
 	req := &tfprotov6.ValidateResourceConfigRequest{TypeName: "svc_prompt", Config: jobConfigValue(t, typ, map[string]any{"workflow": `{}`})}
 	if _, err := s.ValidateResourceConfig(context.Background(), req); err != nil {
 		t.Fatal(err)
@@ -252,21 +252,9 @@ func callValidate(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.Valid
 	return out
 }
 
-// jobConfigType is the type of svc_job's configuration.
-func jobConfigType(t *testing.T) tftypes.Object {
-	t.Helper()
-	var resp resource.SchemaResponse
-	NewJobResource().Schema(context.Background(), resource.SchemaRequest{}, &resp)
-	typ, ok := resp.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
-	if !ok {
-		t.Fatal("svc_job's schema is not an object")
-	}
-	return typ
-}
-
 // jobConfigValue is the configuration of typ holding attrs, every other attribute null; a
 // tftypes.Value in attrs is taken as it is, anything else as its JSON.
-func jobConfigValue(t *testing.T, typ tftypes.Object, attrs map[string]any) *tfprotov6.DynamicValue {
+func jobConfigValue(t testing.TB, typ tftypes.Object, attrs map[string]any) *tfprotov6.DynamicValue {
 	t.Helper()
 	values := map[string]tftypes.Value{}
 	for name, at := range typ.AttributeTypes {
@@ -295,11 +283,10 @@ func jobConfigValue(t *testing.T, typ tftypes.Object, attrs map[string]any) *tfp
 // BenchmarkJobValidateServer compares one validation of a valid svc_job configuration, as
 // Terraform sends it for each instance, through the framework and through jobValidateServer.
 func BenchmarkJobValidateServer(b *testing.B) {
-	t := &testing.T{}
-	typ := jobConfigType(t)
+	_, typ := jobSchemaForTest(b)
 	req := &tfprotov6.ValidateResourceConfigRequest{TypeName: "svc_job",
 		ClientCapabilities: &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true},
-		Config: jobConfigValue(t, typ, map[string]any{"workflow": `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":7}},` +
+		Config: jobConfigValue(b, typ, map[string]any{"workflow": `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":7}},` +
 			`"2":{"class_type":"ImageNoiseSampler","inputs":{"image":["1",0],"seed":7,"steps":1,"denoise":0.5}},` +
 			`"3":{"class_type":"SaveImage","inputs":{"images":["2",0],"filename_prefix":"job"}}}`})}
 	framework := releasingServer{providerserver.NewProtocol6(New("test")())()}

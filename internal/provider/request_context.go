@@ -30,18 +30,15 @@ func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 
 // protocol6Server is NewProtocol6Server with the clock the provider compares expiry times with.
 func protocol6Server(version string, now func() time.Time) func() tfprotov6.ProviderServer {
-	return func() tfprotov6.ProviderServer {
-		p := newSvcProvider(version, now)
-		return serverStack(providerserver.NewProtocol6(p)(), p, now)
-	}
+	return func() tfprotov6.ProviderServer { return serverStack(newSvcProvider(version, now)) }
 }
 
-// serverStack puts the plugin's own layers over framework, the framework's server of provider
-// p: each layer answers some calls itself and passes the others on, down to the framework.
-// Layers that judge a call by the provider's settings read them from p once it is configured.
-func serverStack(framework tfprotov6.ProviderServer, p *svcProvider, now func() time.Time) tfprotov6.ProviderServer {
-	var s tfprotov6.ProviderServer = releasingServer{framework}
-	s = newSettledJobServer(s, now, p.configuredData)
+// serverStack is the framework's server of provider p under the plugin's own layers: each layer
+// answers some calls itself and passes the others on, down to the framework. Layers that judge a
+// call by the provider's settings or clock read them from p.
+func serverStack(p *svcProvider) tfprotov6.ProviderServer {
+	var s tfprotov6.ProviderServer = releasingServer{providerserver.NewProtocol6(p)()}
+	s = newSettledJobServer(s, p.now, p.configuredData)
 	s = newJobCreatePlanServer(s, p.configuredData)
 	s = newJobValidateServer(s)
 	return s

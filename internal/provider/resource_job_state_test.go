@@ -22,24 +22,6 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
-const createTestWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
-	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"t"}}}`
-
-// jobSchemaForTest is svc_job's schema and the Terraform type of its values.
-func jobSchemaForTest(t *testing.T) (resource.SchemaResponse, tftypes.Object) {
-	t.Helper()
-	var resp resource.SchemaResponse
-	NewJobResource().Schema(context.Background(), resource.SchemaRequest{}, &resp)
-	if resp.Diagnostics.HasError() {
-		t.Fatal(resp.Diagnostics)
-	}
-	typ, ok := resp.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
-	if !ok {
-		t.Fatal("svc_job's type is not an object")
-	}
-	return resp, typ
-}
-
 // newJobPlan is the plan of a new svc_job as Terraform sends it to apply: the id, the record and
 // an unset key unknown, write-only values null, the settings at their defaults; then set.
 func newJobPlan(typ tftypes.Object, set map[string]tftypes.Value) tftypes.Value {

@@ -11,7 +11,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // protocolSchemas returns the schemas Terraform is given, from a provider of its own.
@@ -111,4 +113,20 @@ func nestedAttributes(t *testing.T, a *tfprotov6.SchemaAttribute) map[string]*tf
 		out[n.Name] = n
 	}
 	return out
+}
+
+// jobSchemaForTest is svc_job's schema and the Terraform type of its values (and of its
+// configuration).
+func jobSchemaForTest(t testing.TB) (resource.SchemaResponse, tftypes.Object) {
+	t.Helper()
+	var resp resource.SchemaResponse
+	NewJobResource().Schema(context.Background(), resource.SchemaRequest{}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatal(resp.Diagnostics)
+	}
+	typ, ok := resp.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
+	if !ok {
+		t.Fatal("svc_job's type is not an object")
+	}
+	return resp, typ
 }

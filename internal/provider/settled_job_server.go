@@ -113,7 +113,7 @@ func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.Read
 	if data := s.configured(); req.TypeName != jobTypeName || data == nil || data.configUnknown {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
-	state, ok := s.decode(req.CurrentState)
+	state, ok := decodeJobValue(s.jobType, req.CurrentState)
 	if !ok || !settledRecordOf(state).settledAt(s.now()) {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
@@ -140,11 +140,11 @@ func (s *settledJobServer) ApplyResourceChange(ctx context.Context, req *tfproto
 // forgets reports whether req destroys a job that Delete would forget without a request: one
 // that has ended, or whose cancel_on_destroy is false.
 func (s *settledJobServer) forgets(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	planned, ok := s.decode(req.PlannedState)
+	planned, ok := decodeJobValue(s.jobType, req.PlannedState)
 	if !ok || planned != nil {
 		return false
 	}
-	prior, ok := s.decode(req.PriorState)
+	prior, ok := decodeJobValue(s.jobType, req.PriorState)
 	if !ok || prior == nil {
 		return false
 	}
@@ -154,20 +154,20 @@ func (s *settledJobServer) forgets(req *tfprotov6.ApplyResourceChangeRequest) bo
 // plansNoChange reports whether the framework would plan req's prior state unchanged (or the
 // destruction Terraform proposes), by the rules in settledJobServer's comment.
 func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest) bool {
-	prior, ok := s.decode(req.PriorState)
+	prior, ok := decodeJobValue(s.jobType, req.PriorState)
 	if !ok || prior == nil {
 		return false
 	}
 	// A proposed state equal to the prior one is not null (the prior decoded as an object), so
 	// only a differing one is decoded, to tell a destroy.
 	if req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
-		proposed, ok := s.decode(req.ProposedNewState)
+		proposed, ok := decodeJobValue(s.jobType, req.ProposedNewState)
 		return ok && proposed == nil // destroy
 	}
 	if !client.JobTerminal(stringAttr(prior, "status")) {
 		return false
 	}
-	config, ok := s.decode(req.Config)
+	config, ok := decodeJobValue(s.jobType, req.Config)
 	if !ok || config == nil {
 		return false
 	}
@@ -177,25 +177,6 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		}
 	}
 	return true
-}
-
-// decode returns v's attributes, nil for a null object; ok is false when v is missing, not
-// msgpack, unknown or does not decode as svc_job.
-func (s *settledJobServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]tftypes.Value, ok bool) {
-	if v == nil || v.MsgPack == nil {
-		return nil, false
-	}
-	val, err := v.Unmarshal(s.jobType)
-	if err != nil || !val.IsKnown() {
-		return nil, false
-	}
-	if val.IsNull() {
-		return nil, true
-	}
-	if err := val.As(&attrs); err != nil {
-		return nil, false
-	}
-	return attrs, true
 }
 
 // settledRecordOf reads from svc_job's state attributes what settledAt decides by; a null state
