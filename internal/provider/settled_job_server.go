@@ -7,7 +7,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -50,8 +49,8 @@ type settledJobServer struct {
 	tfprotov6.ProviderServer
 	now          func() time.Time
 	jobType      tftypes.Type
-	boolDefaults map[string]bool // svc_job's attributes with a default, and the default
-	version      int64           // svc_job's schema version
+	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default
+	version      int64                    // svc_job's schema version
 	// configured is the provider's configured data, nil until it is configured. With a setting
 	// unknown, Read keeps state for another reason and says so in a log line: the framework
 	// answers.
@@ -72,30 +71,21 @@ func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, co
 		boolDefaults: defaults, version: resp.Schema.Version, configured: configured}
 }
 
-// boolDefaultsOf returns the default of every attribute of s that has one; ok is false when an
-// attribute other than a bool has a default.
-func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[string]bool, ok bool) {
-	boolDefaults = map[string]bool{}
+// boolDefaultsOf returns the default of every top-level attribute of s that has one, as the
+// framework plans it; ok is false when a default is not a static bool, or an attribute is of a
+// kind attributeFactsOf does not read.
+func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[string]tftypes.Value, ok bool) {
+	boolDefaults = map[string]tftypes.Value{}
 	for name, a := range s.Attributes {
-		switch a := a.(type) {
-		case schema.BoolAttribute:
-			if a.Default != nil {
-				var resp defaults.BoolResponse
-				a.Default.DefaultBool(ctx, defaults.BoolRequest{}, &resp)
-				boolDefaults[name] = resp.PlanValue.ValueBool()
-			}
-		case schema.StringAttribute:
-			if a.Default != nil {
-				return nil, false
-			}
-		case schema.Int64Attribute:
-			if a.Default != nil {
-				return nil, false
-			}
-		case schema.Float64Attribute:
-			if a.Default != nil {
-				return nil, false
-			}
+		facts, known := attributeFactsOf(a)
+		if !known || facts.otherDefault {
+			return nil, false
+		}
+		if facts.boolDefault == nil {
+			continue
+		}
+		if boolDefaults[name], known = staticBoolDefault(ctx, name, facts.boolDefault); !known {
+			return nil, false
 		}
 	}
 	return boolDefaults, true
@@ -172,7 +162,7 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		return false
 	}
 	for name, def := range s.boolDefaults {
-		if config[name].IsNull() && !prior[name].Equal(tftypes.NewValue(tftypes.Bool, def)) {
+		if config[name].IsNull() && !prior[name].Equal(def) {
 			return false
 		}
 	}
