@@ -48,20 +48,6 @@ type jobResource struct {
 	data *providerData
 }
 
-type jobResourceModel struct {
-	ID                 types.String   `tfsdk:"id"`
-	Workflow           jsonSemantic   `tfsdk:"workflow"`
-	IdempotencyKey     types.String   `tfsdk:"idempotency_key"`
-	PartnerAPIKeyWO    types.String   `tfsdk:"partner_api_key_wo"`
-	PartnerAuthTokenWO types.String   `tfsdk:"partner_auth_token_wo"`
-	WaitForCompletion  types.Bool     `tfsdk:"wait_for_completion"`
-	CancelOnDestroy    types.Bool     `tfsdk:"cancel_on_destroy"`
-	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
-	Validate           types.Bool     `tfsdk:"validate"`
-	Timeouts           timeouts.Value `tfsdk:"timeouts"`
-	jobRecordModel
-}
-
 func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_job"
 }
@@ -429,7 +415,7 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 		return
 	}
 	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
-	if !boolAttr(planned, "wait_for_completion") || !stillInFlight(types.StringValue(job.ID), types.StringValue(job.Status), client.JobTerminal) {
+	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(job.ID, job.Status) {
 		resp.State.Raw = req.Plan.Raw
 		return
 	}
