@@ -2,17 +2,27 @@ package provider
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 func TestKeepSignedURLs(t *testing.T) {
@@ -241,5 +251,171 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// jobRecordModel holds the job record's attributes as the provider's models did before the record
+// was built as Terraform values (putJobRecord): the reference the tests hold the builder to.
+type jobRecordModel struct {
+	Status         types.String `tfsdk:"status"`
+	CreatedAt      types.String `tfsdk:"created_at"`
+	StartedAt      types.String `tfsdk:"started_at"`
+	CompletedAt    types.String `tfsdk:"completed_at"`
+	ExpiresAt      types.String `tfsdk:"expires_at"`
+	QueuePosition  types.Int64  `tfsdk:"queue_position"`
+	Progress       types.Object `tfsdk:"progress"`
+	Outputs        types.List   `tfsdk:"outputs"`
+	OutputsOmitted types.Int64  `tfsdk:"outputs_omitted"`
+	Error          types.Object `tfsdk:"error"`
+	Metrics        types.Map    `tfsdk:"metrics"`
+	URLs           types.Object `tfsdk:"urls"`
+}
+
+// progressModel is the job's latest progress snapshot.
+type progressModel struct {
+	Value            types.Float64 `tfsdk:"value"`
+	NodesDone        types.Int64   `tfsdk:"nodes_done"`
+	NodesTotal       types.Int64   `tfsdk:"nodes_total"`
+	CurrentNode      types.String  `tfsdk:"current_node"`
+	CurrentNodeClass types.String  `tfsdk:"current_node_class"`
+	Step             types.Int64   `tfsdk:"step"`
+	Steps            types.Int64   `tfsdk:"steps"`
+	Message          types.String  `tfsdk:"message"`
+}
+
+// outputModel is one committed output of the job: an asset.
+type outputModel struct {
+	NodeID       types.String `tfsdk:"node_id"`
+	Name         types.String `tfsdk:"name"`
+	Type         types.String `tfsdk:"type"`
+	ContentType  types.String `tfsdk:"content_type"`
+	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
+	ID           types.String `tfsdk:"id"`
+	Hash         types.String `tfsdk:"hash"`
+	URL          types.String `tfsdk:"url"`
+	URLExpiresAt types.String `tfsdk:"url_expires_at"`
+	JobID        types.String `tfsdk:"job_id"`
+}
+
+// jobErrorModel is the job's execution failure detail.
+type jobErrorModel struct {
+	Code      types.String `tfsdk:"code"`
+	Message   types.String `tfsdk:"message"`
+	NodeID    types.String `tfsdk:"node_id"`
+	ClassType types.String `tfsdk:"class_type"`
+	Traceback types.String `tfsdk:"traceback"`
+}
+
+// jobURLsModel holds the job's links.
+type jobURLsModel struct {
+	Self   types.String `tfsdk:"self"`
+	Events types.String `tfsdk:"events"`
+	Cancel types.String `tfsdk:"cancel"`
+	Logs   types.String `tfsdk:"logs"`
+}
+
+// newJobRecordModel is putJobRecord's values for job, converted into the model for assertions,
+// with the record's warnings.
+func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
+	diags := recordWarnings(job)
+	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
+	putJobRecord(attrs, job)
+	m, err := jobRecordModelOf(ctx, attrs)
+	if err != nil {
+		diags.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+	}
+	return m, diags
+}
+
+// jobRecordModelOf converts the job record's Terraform values into the model, each by its
+// attribute type.
+func jobRecordModelOf(ctx context.Context, attrs map[string]tftypes.Value) (jobRecordModel, error) {
+	values := make(map[string]attr.Value, len(jobRecordAttrTypes))
+	for name, typ := range jobRecordAttrTypes {
+		v, err := typ.ValueFromTerraform(ctx, attrs[name])
+		if err != nil {
+			return jobRecordModel{}, fmt.Errorf("%s: %w", name, err)
+		}
+		values[name] = v
+	}
+	var m jobRecordModel
+	assigned := []bool{
+		assignAs(&m.Status, values["status"]), assignAs(&m.CreatedAt, values["created_at"]),
+		assignAs(&m.StartedAt, values["started_at"]), assignAs(&m.CompletedAt, values["completed_at"]),
+		assignAs(&m.ExpiresAt, values["expires_at"]), assignAs(&m.QueuePosition, values["queue_position"]),
+		assignAs(&m.Progress, values["progress"]), assignAs(&m.Outputs, values["outputs"]),
+		assignAs(&m.OutputsOmitted, values["outputs_omitted"]), assignAs(&m.Error, values["error"]),
+		assignAs(&m.Metrics, values["metrics"]), assignAs(&m.URLs, values["urls"]),
+	}
+	if slices.Contains(assigned, false) {
+		return jobRecordModel{}, errors.New("a value does not have its model field's type")
+	}
+	return m, nil
+}
+
+// assignAs stores v in field when v has the field's type, and reports whether it did.
+func assignAs[T attr.Value](field *T, v attr.Value) bool {
+	t, ok := v.(T)
+	*field = t
+	return ok
+}
+
+// The data source's state is the configured id and the record the model path built from the
+// service's record (the model written by reflection), and it carries the record's warnings.
+func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := emulator.New(emulator.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted, err := c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: "k-data-source"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.WaitJob(ctx, submitted, client.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sresp datasource.SchemaResponse
+	NewJobDataSource().Schema(ctx, datasource.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx)
+	config := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)} // a state sets values as a configuration holds them
+	if d := config.SetAttribute(ctx, path.Root("id"), done.ID); d.HasError() {
+		t.Fatal(d)
+	}
+	configValue, err := tfprotov6.NewDynamicValue(typ, config.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := releasingServer{providerserver.NewProtocol6(New("test")())()}
+	configureAt(t, s, srv.URL(), false)
+	resp, err := s.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "svc_job", Config: &configValue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Diagnostics) != 0 || resp.State == nil {
+		t.Fatalf("diagnostics %v, state %v", summaries(resp.Diagnostics), resp.State)
+	}
+	got, err := resp.State.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference := struct {
+		ID types.String `tfsdk:"id"`
+		jobRecordModel
+	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done)}
+	want := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if d := want.Set(ctx, &reference); d.HasError() {
+		t.Fatal(d)
+	}
+	if !got.Equal(want.Raw) {
+		diffs, _ := got.Diff(want.Raw)
+		t.Fatalf("state differs from the model path's: %v", diffs)
 	}
 }
