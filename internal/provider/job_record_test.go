@@ -2,10 +2,7 @@ package provider
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -314,50 +312,21 @@ type jobURLsModel struct {
 	Logs   types.String `tfsdk:"logs"`
 }
 
-// newJobRecordModel is putJobRecord's values for job, converted into the model for assertions,
-// with the record's warnings.
+// newJobRecordModel is putJobRecord's values for job, read into the model by the framework (for
+// assertions), with the record's warnings.
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
 	diags := recordWarnings(job)
 	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
 	putJobRecord(attrs, job)
-	m, err := jobRecordModelOf(ctx, attrs)
+	typ := types.ObjectType{AttrTypes: jobRecordAttrTypes}
+	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), attrs))
 	if err != nil {
-		diags.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
-	}
-	return m, diags
-}
-
-// jobRecordModelOf converts the job record's Terraform values into the model, each by its
-// attribute type.
-func jobRecordModelOf(ctx context.Context, attrs map[string]tftypes.Value) (jobRecordModel, error) {
-	values := make(map[string]attr.Value, len(jobRecordAttrTypes))
-	for name, typ := range jobRecordAttrTypes {
-		v, err := typ.ValueFromTerraform(ctx, attrs[name])
-		if err != nil {
-			return jobRecordModel{}, fmt.Errorf("%s: %w", name, err)
-		}
-		values[name] = v
+		diags.AddError("Converting the job record failed", err.Error())
+		return jobRecordModel{}, diags
 	}
 	var m jobRecordModel
-	assigned := []bool{
-		assignAs(&m.Status, values["status"]), assignAs(&m.CreatedAt, values["created_at"]),
-		assignAs(&m.StartedAt, values["started_at"]), assignAs(&m.CompletedAt, values["completed_at"]),
-		assignAs(&m.ExpiresAt, values["expires_at"]), assignAs(&m.QueuePosition, values["queue_position"]),
-		assignAs(&m.Progress, values["progress"]), assignAs(&m.Outputs, values["outputs"]),
-		assignAs(&m.OutputsOmitted, values["outputs_omitted"]), assignAs(&m.Error, values["error"]),
-		assignAs(&m.Metrics, values["metrics"]), assignAs(&m.URLs, values["urls"]),
-	}
-	if slices.Contains(assigned, false) {
-		return jobRecordModel{}, errors.New("a value does not have its model field's type")
-	}
-	return m, nil
-}
-
-// assignAs stores v in field when v has the field's type, and reports whether it did.
-func assignAs[T attr.Value](field *T, v attr.Value) bool {
-	t, ok := v.(T)
-	*field = t
-	return ok
+	diags.Append(v.(types.Object).As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	return m, diags
 }
 
 // The data source's state is the configured id and the record the model path built from the
