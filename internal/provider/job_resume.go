@@ -50,8 +50,7 @@ func jobInFlight(id, status string) bool {
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
 func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values map[string]tftypes.Value, held client.Job, diags *diag.Diagnostics) {
-	typ := state.Raw.Type()
-	state.Raw = tftypes.NewValue(typ, values)
+	state.Raw = tftypes.NewValue(state.Raw.Type(), values)
 	timeouts, d := jobTimeoutsValue(ctx, values["timeouts"])
 	diags.Append(d...)
 	w, ok := r.data.startResumedWait(ctx, timeouts, defaultJobCreateTimeout, diags)
@@ -72,13 +71,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	if final == nil {
 		final = job
 	}
-	diags.Append(recordWarnings(final)...)
-	value, omitted, err := withJobRecord(typ, values, final)
-	if err != nil {
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
-	} else {
-		state.Raw = value
-	}
+	omitted := saveJobRecord(state, values, final, diags)
 	warnOmittedOutputs(diags, int64(omitted), id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }

@@ -341,6 +341,21 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
+// saveJobRecord sets state to values with the service's record of job in place of the record
+// they hold (withJobRecord), and reports the record's warnings. A state that cannot be built, a
+// bug, is an error naming the job and leaves state as it was. It returns how many distinct
+// outputs were left out of the record.
+func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
+	diags.Append(recordWarnings(job)...)
+	value, omitted, err := withJobRecord(state.Raw.Type(), values, job)
+	if err != nil {
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+		return omitted
+	}
+	state.Raw = value
+	return omitted
+}
+
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
 	// job of a batch that has not settled.
@@ -382,13 +397,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	keepSignedURLs(held["outputs"], job, r.data.now())
-	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.State.Raw.Type(), held, job)
-	if err != nil {
-		resp.Diagnostics.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
-		return
-	}
-	resp.State.Raw = state
+	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
 }
 
 // readExpired handles a job the service has aged out. That is not drift: state keeps what it
