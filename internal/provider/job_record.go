@@ -376,8 +376,8 @@ const urlKeepMargin = 5 * time.Minute
 
 // heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
 func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
-	var urls map[string]tftypes.Value
-	if v := held["urls"]; !v.IsKnown() || v.IsNull() || v.As(&urls) != nil {
+	urls, ok := objectAttrs(held["urls"])
+	if !ok {
 		return client.JobURLs{}
 	}
 	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),

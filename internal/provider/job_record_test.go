@@ -388,3 +388,31 @@ func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
 		t.Fatalf("state differs from the model path's: %v", diffs)
 	}
 }
+
+// The links svc_job holds are read from its urls object; a null, unknown or missing one gives
+// none (a job whose record was refused, or one just imported), so the id alone is followed.
+func TestHeldJobLinks(t *testing.T) {
+	t.Parallel()
+	links := client.JobURLs{Self: "https://svc.test/j1", Events: "https://svc.test/j1/events", Cancel: "https://svc.test/j1/cancel"}
+	known := map[string]tftypes.Value{}
+	putJobRecord(known, &client.Job{ID: "j1", Status: client.JobRunning, URLs: links})
+	for _, tt := range []struct {
+		name    string
+		urls    tftypes.Value
+		missing bool // no urls attribute at all
+		want    client.JobURLs
+	}{
+		{name: "known", urls: known["urls"], want: links},
+		{name: "null", urls: tftypes.NewValue(jobURLsTerraformType, nil)},
+		{name: "unknown", urls: tftypes.NewValue(jobURLsTerraformType, tftypes.UnknownValue)},
+		{name: "missing", missing: true},
+	} {
+		held := map[string]tftypes.Value{}
+		if !tt.missing {
+			held["urls"] = tt.urls
+		}
+		if got := heldJobLinks(held); got != tt.want {
+			t.Errorf("%s: links %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
