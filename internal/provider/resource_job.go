@@ -423,16 +423,15 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 			"This is a bug in the provider.")
 		return
 	}
+	resp.State.Raw = req.Plan.Raw
 	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
 	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(job.ID, job.Status) {
-		resp.State.Raw = req.Plan.Raw
 		return
 	}
 	values := maps.Clone(planned)
 	for name := range jobRecordAttrTypes {
 		values[name] = held[name]
 	}
-	resp.State.Raw = req.Plan.Raw
 	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)
 }
 
