@@ -71,9 +71,15 @@ func TestKeepSignedURLs(t *testing.T) {
 func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	t.Parallel()
 	job := &client.Job{ID: "j1", Status: client.JobSucceeded, DecodeWarnings: []string{"progress.value = 1e400 does not fit a finite number; it was left empty"}}
-	_, diags := newJobRecordModel(context.Background(), job)
+	schema, typ := jobSchemaForTest(t)
+	state := tfsdk.State{Schema: schema.Schema, Raw: tftypes.NewValue(typ, nil)}
+	var diags diag.Diagnostics
+	saveJobRecord(&state, newJobAttrs(t, typ, nil), job, &diags)
 	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
 		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
+	}
+	if saved, _ := objectAttrs(state.Raw); stringAttr(saved, "status") != client.JobSucceeded {
+		t.Fatalf("state %v, want the record saved beside the warning", state.Raw)
 	}
 }
 
