@@ -24,6 +24,7 @@ import (
 )
 
 func TestKeepSignedURLs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const held = "https://cdn.example/assets/a1/content?sig=old"
 	later := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339Nano) }
@@ -44,6 +45,7 @@ func TestKeepSignedURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, []outputModel{{
 				NodeID: types.StringValue("3"), Name: types.StringValue("x.png"), Type: types.StringValue("image"),
 				ContentType: types.StringValue("image/png"), SizeBytes: types.Int64Value(1), ID: types.StringValue("a1"),
