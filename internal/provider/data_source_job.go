@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -21,11 +22,6 @@ func NewJobDataSource() datasource.DataSource { return &jobDataSource{} }
 
 type jobDataSource struct {
 	data *providerData
-}
-
-type jobDataSourceModel struct {
-	ID types.String `tfsdk:"id"`
-	jobRecordModel
 }
 
 func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -51,31 +47,35 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	if !d.data.readyToRead("data.svc_job", &resp.Diagnostics) {
 		return
 	}
-	var m jobDataSourceModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	var id types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := uuid.Validate(m.ID.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid job id", "A job id is a UUID; got "+m.ID.String()+".")
+	if err := uuid.Validate(id.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid job id", "A job id is a UUID; got "+id.String()+".")
 		return
 	}
 	readCtx, cancel := d.data.readContext(ctx)
 	defer cancel()
-	job, err := d.data.client.GetJob(readCtx, m.ID.ValueString())
+	job, err := d.data.client.GetJob(readCtx, id.ValueString())
 	if client.Gone(err) && !client.RouteNotFound(err) {
 		resp.Diagnostics.AddAttributeError(path.Root("id"), "Job not found", d.data.redact(fmt.Sprintf(
 			"Job %s does not exist on the service: the id is wrong, or the job aged out after its expires_at (jobs are "+
 				"kept only until then). A configuration that must outlive the job should read what it needs from the "+
-				"svc_job resource, whose state keeps the record.\n\n%v", m.ID.ValueString(), err)))
+				"svc_job resource, whose state keeps the record.\n\n%v", id.ValueString(), err)))
 		return
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Reading job failed", d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
-	rec, diags := newJobRecordModel(ctx, job)
-	resp.Diagnostics.Append(diags...)
-	m.jobRecordModel = rec
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	// The state is the configured id and the record, built as svc_job's resource builds it.
+	resp.Diagnostics.Append(recordWarnings(job)...)
+	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, id.ValueString())}, job)
+	if err != nil {
+		resp.Diagnostics.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+		return
+	}
+	resp.State.Raw = state
 }

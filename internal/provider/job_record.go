@@ -2,10 +2,8 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,24 +17,8 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// jobRecordModel holds the job record's attributes; it is embedded in the resource's and the data
-// source's models.
-type jobRecordModel struct {
-	Status         types.String `tfsdk:"status"`
-	CreatedAt      types.String `tfsdk:"created_at"`
-	StartedAt      types.String `tfsdk:"started_at"`
-	CompletedAt    types.String `tfsdk:"completed_at"`
-	ExpiresAt      types.String `tfsdk:"expires_at"`
-	QueuePosition  types.Int64  `tfsdk:"queue_position"`
-	Progress       types.Object `tfsdk:"progress"`
-	Outputs        types.List   `tfsdk:"outputs"`
-	OutputsOmitted types.Int64  `tfsdk:"outputs_omitted"`
-	Error          types.Object `tfsdk:"error"`
-	Metrics        types.Map    `tfsdk:"metrics"`
-	URLs           types.Object `tfsdk:"urls"`
-}
-
-// jobRecordAttrTypes are the types of jobRecordModel's attributes.
+// jobRecordAttrTypes are the types of the job record's attributes, the same in svc_job's resource
+// and data source.
 var jobRecordAttrTypes = map[string]attr.Type{
 	"status":          types.StringType,
 	"created_at":      types.StringType,
@@ -178,18 +160,6 @@ const (
 	jobURLsDoc    = "The job's links, resolved to absolute URLs."
 )
 
-// progressModel is the job's latest progress snapshot.
-type progressModel struct {
-	Value            types.Float64 `tfsdk:"value"`
-	NodesDone        types.Int64   `tfsdk:"nodes_done"`
-	NodesTotal       types.Int64   `tfsdk:"nodes_total"`
-	CurrentNode      types.String  `tfsdk:"current_node"`
-	CurrentNodeClass types.String  `tfsdk:"current_node_class"`
-	Step             types.Int64   `tfsdk:"step"`
-	Steps            types.Int64   `tfsdk:"steps"`
-	Message          types.String  `tfsdk:"message"`
-}
-
 var progressAttrTypes = map[string]attr.Type{
 	"value":              types.Float64Type,
 	"nodes_done":         types.Int64Type,
@@ -211,20 +181,6 @@ const (
 	progressStepsDoc            = "Sampler steps of the current node."
 	progressMessageDoc          = "Progress message."
 )
-
-// outputModel is one committed output of the job: an asset.
-type outputModel struct {
-	NodeID       types.String `tfsdk:"node_id"`
-	Name         types.String `tfsdk:"name"`
-	Type         types.String `tfsdk:"type"`
-	ContentType  types.String `tfsdk:"content_type"`
-	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
-	ID           types.String `tfsdk:"id"`
-	Hash         types.String `tfsdk:"hash"`
-	URL          types.String `tfsdk:"url"`
-	URLExpiresAt types.String `tfsdk:"url_expires_at"`
-	JobID        types.String `tfsdk:"job_id"`
-}
 
 var outputAttrTypes = map[string]attr.Type{
 	"node_id":        types.StringType,
@@ -254,15 +210,6 @@ const (
 	outputJobIDDoc        = "Id of the producing job, when the service names it."
 )
 
-// jobErrorModel is the job's execution failure detail.
-type jobErrorModel struct {
-	Code      types.String `tfsdk:"code"`
-	Message   types.String `tfsdk:"message"`
-	NodeID    types.String `tfsdk:"node_id"`
-	ClassType types.String `tfsdk:"class_type"`
-	Traceback types.String `tfsdk:"traceback"`
-}
-
 var jobErrorAttrTypes = map[string]attr.Type{
 	"code":       types.StringType,
 	"message":    types.StringType,
@@ -278,14 +225,6 @@ const (
 	jobErrorClassTypeDoc = "Failing node class."
 	jobErrorTracebackDoc = "Traceback, when the service returns one."
 )
-
-// jobURLsModel holds the job's links.
-type jobURLsModel struct {
-	Self   types.String `tfsdk:"self"`
-	Events types.String `tfsdk:"events"`
-	Cancel types.String `tfsdk:"cancel"`
-	Logs   types.String `tfsdk:"logs"`
-}
 
 var jobURLsAttrTypes = map[string]attr.Type{
 	"self":   types.StringType,
@@ -313,8 +252,8 @@ var (
 
 // putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
 // of the job record (jobRecordAttrTypes), and returns how many distinct outputs were left out of
-// the outputs kept. It is the one conversion of a record into state: svc_job's Create returns
-// these values as they are, and newJobRecordModel turns them into the model the other paths use.
+// the outputs kept. It is the one conversion of a record into state, for svc_job's resource and
+// data source alike (withJobRecord).
 // Values are built directly, without reflection: a batch of jobs converts one record per job.
 func putJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted int) {
 	attrs["status"] = tftypes.NewValue(tftypes.String, job.Status)
@@ -411,52 +350,6 @@ func emptyAsNull(s string) *string {
 	return &s
 }
 
-// newJobRecordModel converts a service record into the model's attribute values, by way of
-// putJobRecord.
-func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
-	diags := recordWarnings(job)
-	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
-	putJobRecord(attrs, job)
-	m, err := jobRecordModelOf(ctx, attrs)
-	if err != nil {
-		diags.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
-	}
-	return m, diags
-}
-
-// jobRecordModelOf converts the job record's Terraform values into the model, each by its
-// attribute type.
-func jobRecordModelOf(ctx context.Context, attrs map[string]tftypes.Value) (jobRecordModel, error) {
-	values := make(map[string]attr.Value, len(jobRecordAttrTypes))
-	for name, typ := range jobRecordAttrTypes {
-		v, err := typ.ValueFromTerraform(ctx, attrs[name])
-		if err != nil {
-			return jobRecordModel{}, fmt.Errorf("%s: %w", name, err)
-		}
-		values[name] = v
-	}
-	var m jobRecordModel
-	assigned := []bool{
-		assignAs(&m.Status, values["status"]), assignAs(&m.CreatedAt, values["created_at"]),
-		assignAs(&m.StartedAt, values["started_at"]), assignAs(&m.CompletedAt, values["completed_at"]),
-		assignAs(&m.ExpiresAt, values["expires_at"]), assignAs(&m.QueuePosition, values["queue_position"]),
-		assignAs(&m.Progress, values["progress"]), assignAs(&m.Outputs, values["outputs"]),
-		assignAs(&m.OutputsOmitted, values["outputs_omitted"]), assignAs(&m.Error, values["error"]),
-		assignAs(&m.Metrics, values["metrics"]), assignAs(&m.URLs, values["urls"]),
-	}
-	if slices.Contains(assigned, false) {
-		return jobRecordModel{}, errors.New("a value does not have its model field's type")
-	}
-	return m, nil
-}
-
-// assignAs stores v in field when v has the field's type, and reports whether it did.
-func assignAs[T attr.Value](field *T, v attr.Value) bool {
-	t, ok := v.(T)
-	*field = t
-	return ok
-}
-
 // warnOmittedOutputs says, once the job is done, that state lists only some of its outputs.
 func warnOmittedOutputs(diags *diag.Diagnostics, omitted int64, jobID string) {
 	if omitted > 0 {
@@ -483,8 +376,8 @@ const urlKeepMargin = 5 * time.Minute
 
 // heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
 func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
-	var urls map[string]tftypes.Value
-	if v := held["urls"]; !v.IsKnown() || v.IsNull() || v.As(&urls) != nil {
+	urls, ok := objectAttrs(held["urls"])
+	if !ok {
 		return client.JobURLs{}
 	}
 	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),

@@ -9,13 +9,22 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 func TestKeepSignedURLs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const held = "https://cdn.example/assets/a1/content?sig=old"
 	later := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339Nano) }
@@ -36,6 +45,7 @@ func TestKeepSignedURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, []outputModel{{
 				NodeID: types.StringValue("3"), Name: types.StringValue("x.png"), Type: types.StringValue("image"),
 				ContentType: types.StringValue("image/png"), SizeBytes: types.Int64Value(1), ID: types.StringValue("a1"),
@@ -63,9 +73,15 @@ func TestKeepSignedURLs(t *testing.T) {
 func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	t.Parallel()
 	job := &client.Job{ID: "j1", Status: client.JobSucceeded, DecodeWarnings: []string{"progress.value = 1e400 does not fit a finite number; it was left empty"}}
-	_, diags := newJobRecordModel(context.Background(), job)
+	schema, typ := jobSchemaForTest(t)
+	state := tfsdk.State{Schema: schema.Schema, Raw: tftypes.NewValue(typ, nil)}
+	var diags diag.Diagnostics
+	saveJobRecord(&state, newJobAttrs(t, typ, nil), job, &diags)
 	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
 		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
+	}
+	if saved, _ := objectAttrs(state.Raw); stringAttr(saved, "status") != client.JobSucceeded {
+		t.Fatalf("state %v, want the record saved beside the warning", state.Raw)
 	}
 }
 
@@ -241,5 +257,170 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// jobRecordModel holds the job record's attributes as the provider's models did before the record
+// was built as Terraform values (putJobRecord): the reference the tests hold the builder to.
+type jobRecordModel struct {
+	Status         types.String `tfsdk:"status"`
+	CreatedAt      types.String `tfsdk:"created_at"`
+	StartedAt      types.String `tfsdk:"started_at"`
+	CompletedAt    types.String `tfsdk:"completed_at"`
+	ExpiresAt      types.String `tfsdk:"expires_at"`
+	QueuePosition  types.Int64  `tfsdk:"queue_position"`
+	Progress       types.Object `tfsdk:"progress"`
+	Outputs        types.List   `tfsdk:"outputs"`
+	OutputsOmitted types.Int64  `tfsdk:"outputs_omitted"`
+	Error          types.Object `tfsdk:"error"`
+	Metrics        types.Map    `tfsdk:"metrics"`
+	URLs           types.Object `tfsdk:"urls"`
+}
+
+// progressModel is the job's latest progress snapshot.
+type progressModel struct {
+	Value            types.Float64 `tfsdk:"value"`
+	NodesDone        types.Int64   `tfsdk:"nodes_done"`
+	NodesTotal       types.Int64   `tfsdk:"nodes_total"`
+	CurrentNode      types.String  `tfsdk:"current_node"`
+	CurrentNodeClass types.String  `tfsdk:"current_node_class"`
+	Step             types.Int64   `tfsdk:"step"`
+	Steps            types.Int64   `tfsdk:"steps"`
+	Message          types.String  `tfsdk:"message"`
+}
+
+// outputModel is one committed output of the job: an asset.
+type outputModel struct {
+	NodeID       types.String `tfsdk:"node_id"`
+	Name         types.String `tfsdk:"name"`
+	Type         types.String `tfsdk:"type"`
+	ContentType  types.String `tfsdk:"content_type"`
+	SizeBytes    types.Int64  `tfsdk:"size_bytes"`
+	ID           types.String `tfsdk:"id"`
+	Hash         types.String `tfsdk:"hash"`
+	URL          types.String `tfsdk:"url"`
+	URLExpiresAt types.String `tfsdk:"url_expires_at"`
+	JobID        types.String `tfsdk:"job_id"`
+}
+
+// jobErrorModel is the job's execution failure detail.
+type jobErrorModel struct {
+	Code      types.String `tfsdk:"code"`
+	Message   types.String `tfsdk:"message"`
+	NodeID    types.String `tfsdk:"node_id"`
+	ClassType types.String `tfsdk:"class_type"`
+	Traceback types.String `tfsdk:"traceback"`
+}
+
+// jobURLsModel holds the job's links.
+type jobURLsModel struct {
+	Self   types.String `tfsdk:"self"`
+	Events types.String `tfsdk:"events"`
+	Cancel types.String `tfsdk:"cancel"`
+	Logs   types.String `tfsdk:"logs"`
+}
+
+// newJobRecordModel is putJobRecord's values for job, read into the model by the framework (for
+// assertions), with the record's warnings.
+func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
+	diags := recordWarnings(job)
+	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
+	putJobRecord(attrs, job)
+	typ := types.ObjectType{AttrTypes: jobRecordAttrTypes}
+	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), attrs))
+	if err != nil {
+		diags.AddError("Converting the job record failed", err.Error())
+		return jobRecordModel{}, diags
+	}
+	var m jobRecordModel
+	diags.Append(v.(types.Object).As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	return m, diags
+}
+
+// The data source's state is the configured id and the record the model path built from the
+// service's record (the model written by reflection), and it carries the record's warnings.
+func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := emulator.New(emulator.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted, err := c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: "k-data-source"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.WaitJob(ctx, submitted, client.WaitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sresp datasource.SchemaResponse
+	NewJobDataSource().Schema(ctx, datasource.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx)
+	config := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)} // a state sets values as a configuration holds them
+	if d := config.SetAttribute(ctx, path.Root("id"), done.ID); d.HasError() {
+		t.Fatal(d)
+	}
+	configValue, err := tfprotov6.NewDynamicValue(typ, config.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := releasingServer{providerserver.NewProtocol6(New("test")())()}
+	configureAt(t, s, srv.URL(), false)
+	resp, err := s.ReadDataSource(ctx, &tfprotov6.ReadDataSourceRequest{TypeName: "svc_job", Config: &configValue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Diagnostics) != 0 || resp.State == nil {
+		t.Fatalf("diagnostics %v, state %v", summaries(resp.Diagnostics), resp.State)
+	}
+	got, err := resp.State.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference := struct {
+		ID types.String `tfsdk:"id"`
+		jobRecordModel
+	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done)}
+	want := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}
+	if d := want.Set(ctx, &reference); d.HasError() {
+		t.Fatal(d)
+	}
+	if !got.Equal(want.Raw) {
+		diffs, _ := got.Diff(want.Raw)
+		t.Fatalf("state differs from the model path's: %v", diffs)
+	}
+}
+
+// The links svc_job holds are read from its urls object; a null, unknown or missing one gives
+// none (a job whose record was refused, or one just imported), so the id alone is followed.
+func TestHeldJobLinks(t *testing.T) {
+	t.Parallel()
+	links := client.JobURLs{Self: "https://svc.test/j1", Events: "https://svc.test/j1/events", Cancel: "https://svc.test/j1/cancel"}
+	known := map[string]tftypes.Value{}
+	putJobRecord(known, &client.Job{ID: "j1", Status: client.JobRunning, URLs: links})
+	for _, tt := range []struct {
+		name    string
+		urls    tftypes.Value
+		missing bool // no urls attribute at all
+		want    client.JobURLs
+	}{
+		{name: "known", urls: known["urls"], want: links},
+		{name: "null", urls: tftypes.NewValue(jobURLsTerraformType, nil)},
+		{name: "unknown", urls: tftypes.NewValue(jobURLsTerraformType, tftypes.UnknownValue)},
+		{name: "missing", missing: true},
+	} {
+		held := map[string]tftypes.Value{}
+		if !tt.missing {
+			held["urls"] = tt.urls
+		}
+		if got := heldJobLinks(held); got != tt.want {
+			t.Errorf("%s: links %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }

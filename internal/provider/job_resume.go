@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -24,26 +23,26 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 	if !resumeWaitPlan(req, resp) {
 		return
 	}
-	// Only three attributes decide: reading them alone spares converting the whole record of
-	// every resource of a batch into a model at each plan.
-	var state jobResourceModel
-	var waitForCompletion types.Bool
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("wait_for_completion"), &waitForCompletion)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &state.ID)...)
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &state.Status)...)
-	if resp.Diagnostics.HasError() || !waitForCompletion.ValueBool() || !jobStillRunning(state) {
+	// Only three values decide, read as they are: a batch's plan converts no record into a model.
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	held, okState := objectAttrs(req.State.Raw)
+	if !okPlan || !okState {
+		return
+	}
+	id, status := stringAttr(held, "id"), stringAttr(held, "status")
+	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(id, status) {
 		return
 	}
 	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, "created_at", "urls")...)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
-			"wait for it.", state.ID.ValueString(), state.Status.ValueString()))
+			"wait for it.", id, status))
 }
 
-// jobStillRunning reports whether state holds a job id whose last known status is not terminal.
-func jobStillRunning(state jobResourceModel) bool {
-	return stillInFlight(state.ID, state.Status, client.JobTerminal)
+// jobInFlight reports whether a job id is held whose last known status is not terminal.
+func jobInFlight(id, status string) bool {
+	return stillInFlight(types.StringValue(id), types.StringValue(status), client.JobTerminal)
 }
 
 // resumeJobWait waits, in an update, for the job in state (id, status and self link held):
@@ -51,8 +50,7 @@ func jobStillRunning(state jobResourceModel) bool {
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
 func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values map[string]tftypes.Value, held client.Job, diags *diag.Diagnostics) {
-	typ := state.Raw.Type()
-	state.Raw = tftypes.NewValue(typ, values)
+	state.Raw = tftypes.NewValue(state.Raw.Type(), values)
 	timeouts, d := jobTimeoutsValue(ctx, values["timeouts"])
 	diags.Append(d...)
 	w, ok := r.data.startResumedWait(ctx, timeouts, defaultJobCreateTimeout, diags)
@@ -73,13 +71,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	if final == nil {
 		final = job
 	}
-	diags.Append(recordWarnings(final)...)
-	value, omitted, err := withJobRecord(typ, values, final)
-	if err != nil {
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
-	} else {
-		state.Raw = value
-	}
+	omitted := saveJobRecord(state, values, final, diags)
 	warnOmittedOutputs(diags, int64(omitted), id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }

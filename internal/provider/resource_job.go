@@ -48,20 +48,6 @@ type jobResource struct {
 	data *providerData
 }
 
-type jobResourceModel struct {
-	ID                 types.String   `tfsdk:"id"`
-	Workflow           jsonSemantic   `tfsdk:"workflow"`
-	IdempotencyKey     types.String   `tfsdk:"idempotency_key"`
-	PartnerAPIKeyWO    types.String   `tfsdk:"partner_api_key_wo"`
-	PartnerAuthTokenWO types.String   `tfsdk:"partner_auth_token_wo"`
-	WaitForCompletion  types.Bool     `tfsdk:"wait_for_completion"`
-	CancelOnDestroy    types.Bool     `tfsdk:"cancel_on_destroy"`
-	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
-	Validate           types.Bool     `tfsdk:"validate"`
-	Timeouts           timeouts.Value `tfsdk:"timeouts"`
-	jobRecordModel
-}
-
 func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_job"
 }
@@ -355,6 +341,21 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
+// saveJobRecord sets state to values with the service's record of job in place of the record
+// they hold (withJobRecord), and reports the record's warnings. A state that cannot be built, a
+// bug, is an error naming the job and leaves state as it was. It returns how many distinct
+// outputs were left out of the record.
+func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
+	diags.Append(recordWarnings(job)...)
+	value, omitted, err := withJobRecord(state.Raw.Type(), values, job)
+	if err != nil {
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+		return omitted
+	}
+	state.Raw = value
+	return omitted
+}
+
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
 	// job of a batch that has not settled.
@@ -396,13 +397,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	keepSignedURLs(held["outputs"], job, r.data.now())
-	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.State.Raw.Type(), held, job)
-	if err != nil {
-		resp.Diagnostics.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", id, err))
-		return
-	}
-	resp.State.Raw = state
+	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
 }
 
 // readExpired handles a job the service has aged out. That is not drift: state keeps what it
@@ -428,16 +423,15 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 			"This is a bug in the provider.")
 		return
 	}
+	resp.State.Raw = req.Plan.Raw
 	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
-	if !boolAttr(planned, "wait_for_completion") || !stillInFlight(types.StringValue(job.ID), types.StringValue(job.Status), client.JobTerminal) {
-		resp.State.Raw = req.Plan.Raw
+	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(job.ID, job.Status) {
 		return
 	}
 	values := maps.Clone(planned)
 	for name := range jobRecordAttrTypes {
 		values[name] = held[name]
 	}
-	resp.State.Raw = req.Plan.Raw
 	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -48,6 +49,22 @@ func newJobConfig(typ tftypes.Object, set map[string]tftypes.Value) tftypes.Valu
 	attrs["validate"] = tftypes.NewValue(tftypes.Bool, false)
 	maps.Copy(attrs, set)
 	return tftypes.NewValue(typ, attrs)
+}
+
+// jobResourceModel is svc_job's attributes as the model the provider read and wrote by
+// reflection before it read and wrote values directly: the reference path's model.
+type jobResourceModel struct {
+	ID                 types.String   `tfsdk:"id"`
+	Workflow           jsonSemantic   `tfsdk:"workflow"`
+	IdempotencyKey     types.String   `tfsdk:"idempotency_key"`
+	PartnerAPIKeyWO    types.String   `tfsdk:"partner_api_key_wo"`
+	PartnerAuthTokenWO types.String   `tfsdk:"partner_auth_token_wo"`
+	WaitForCompletion  types.Bool     `tfsdk:"wait_for_completion"`
+	CancelOnDestroy    types.Bool     `tfsdk:"cancel_on_destroy"`
+	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
+	Validate           types.Bool     `tfsdk:"validate"`
+	Timeouts           timeouts.Value `tfsdk:"timeouts"`
+	jobRecordModel
 }
 
 // stateByModelPath is the state Create saved before it read and wrote values directly: the plan
@@ -429,5 +446,58 @@ func TestObjectAttrs(t *testing.T) {
 		if ok != tt.wantOK || (ok && stringAttr(attrs, "id") != "j1") {
 			t.Errorf("%s: attrs %v, ok %v; want ok %v", tt.name, attrs, ok, tt.wantOK)
 		}
+	}
+}
+
+// A plan of a job state holds as still running, with wait_for_completion true, plans an update
+// that waits for it: the record unknown but what cannot change, and a warning naming the job.
+// Any other plan is left as it is.
+func TestPlanJobResume(t *testing.T) {
+	t.Parallel()
+	schema, typ := jobSchemaForTest(t)
+	tests := []struct {
+		name       string
+		id, status string
+		wait       bool
+		wantResume bool
+	}{
+		{name: "running, waited for", id: "j1", status: client.JobRunning, wait: true, wantResume: true},
+		{name: "queued, waited for", id: "j1", status: client.JobQueued, wait: true, wantResume: true},
+		{name: "succeeded", id: "j1", status: client.JobSucceeded, wait: true},
+		{name: "running, not waited for", id: "j1", status: client.JobRunning},
+		{name: "no status read", id: "j1", wait: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			values := newJobAttrs(t, typ, map[string]tftypes.Value{
+				"id": tftypes.NewValue(tftypes.String, tt.id), "idempotency_key": tftypes.NewValue(tftypes.String, "k"),
+				"wait_for_completion": tftypes.NewValue(tftypes.Bool, tt.wait)})
+			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := resource.ModifyPlanRequest{State: tfsdk.State{Schema: schema.Schema, Raw: held}, Plan: tfsdk.Plan{Schema: schema.Schema, Raw: held}}
+			resp := resource.ModifyPlanResponse{Plan: req.Plan}
+			planJobResume(context.Background(), req, &resp)
+			if resp.Diagnostics.HasError() {
+				t.Fatal(resp.Diagnostics)
+			}
+			if !tt.wantResume {
+				if !resp.Plan.Raw.Equal(held) || len(resp.Diagnostics) != 0 {
+					t.Fatalf("plan changed (%v) or diagnostics %v; want the plan as it was", !resp.Plan.Raw.Equal(held), resp.Diagnostics)
+				}
+				return
+			}
+			if resp.Diagnostics.WarningsCount() != 1 || !strings.Contains(resp.Diagnostics.Warnings()[0].Detail(), "Job "+tt.id+" is "+tt.status) {
+				t.Errorf("diagnostics %v, want one warning naming the job and its status", resp.Diagnostics)
+			}
+			planned, _ := objectAttrs(resp.Plan.Raw)
+			for name := range jobRecordAttrTypes {
+				if known := planned[name].IsKnown(); known != (name == "created_at" || name == "urls") {
+					t.Errorf("%s known = %v in the plan", name, known)
+				}
+			}
+		})
 	}
 }
