@@ -20,7 +20,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
-	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 func TestKeepSignedURLs(t *testing.T) {
@@ -342,23 +341,7 @@ func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, di
 func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv := emulator.New(emulator.Options{})
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	submitted, err := c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: "k-data-source"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done, err := c.WaitJob(ctx, submitted, client.WaitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _, done := finishedTestJob(t, "k-data-source")
 	var sresp datasource.SchemaResponse
 	NewJobDataSource().Schema(ctx, datasource.SchemaRequest{}, &sresp)
 	typ := sresp.Schema.Type().TerraformType(ctx)

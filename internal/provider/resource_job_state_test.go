@@ -342,23 +342,7 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			srv := emulator.New(emulator.Options{})
-			if err := srv.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
-			c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
-			if err != nil {
-				t.Fatal(err)
-			}
-			submitted, err := c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: "k-update"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			done, err := c.WaitJob(ctx, submitted, client.WaitOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			srv, submitted, done := finishedTestJob(t, "k-update")
 			// The state an interrupted apply left: the job as it was first seen, running.
 			stale := *submitted
 			stale.Status, stale.Outputs = tt.heldStatus, nil
@@ -500,4 +484,27 @@ func TestPlanJobResume(t *testing.T) {
 			}
 		})
 	}
+}
+
+// finishedTestJob runs createTestWorkflow under key on a reference server of the test's own and
+// returns the server, the job as submitted and the job finished.
+func finishedTestJob(t *testing.T, key string) (srv *emulator.Server, submitted, done *client.Job) {
+	t.Helper()
+	ctx := context.Background()
+	srv = emulator.New(emulator.Options{})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Config{Endpoint: srv.URL(), MaxRetries: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if submitted, err = c.SubmitJob(ctx, client.SubmitJobInput{Workflow: []byte(createTestWorkflow), IdempotencyKey: key}); err != nil {
+		t.Fatal(err)
+	}
+	if done, err = c.WaitJob(ctx, submitted, client.WaitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, submitted, done
 }
