@@ -512,8 +512,8 @@ func TestPromptTerminalStatuses(t *testing.T) {
 		"submitted": {false, false}, "executing": {false, false}, "pending": {false, false}, "in_progress": {false, false},
 		"some_future_state": {false, false}, "": {false, false},
 	} {
-		if PromptTerminal(s) != want[0] || PromptSucceeded(s) != want[1] {
-			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), PromptSucceeded(s), want)
+		if PromptTerminal(s) != want[0] || promptSucceeded(s) != want[1] {
+			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), promptSucceeded(s), want)
 		}
 	}
 }

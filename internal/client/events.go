@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// SSEEvent is one Server-Sent Events frame.
-type SSEEvent struct {
+// sseEvent is one Server-Sent Events frame.
+type sseEvent struct {
 	Event string
 	Data  string
 }
@@ -20,17 +20,17 @@ type SSEEvent struct {
 // maxSSELine bounds one line of an event stream.
 const maxSSELine = 1 << 20
 
-// ReadSSE parses a Server-Sent Events stream and calls fn for each dispatched event. It returns
+// readSSE parses a Server-Sent Events stream and calls fn for each dispatched event. It returns
 // when the stream ends, fn returns an error, or a line exceeds the bound.
-func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
+func readSSE(r io.Reader, fn func(sseEvent) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxSSELine)
 	sc.Split(scanSSELines) // a lone CR ends a line too
-	var ev SSEEvent
+	var ev sseEvent
 	var data []string
 	dispatch := func() error {
 		if len(data) == 0 {
-			ev = SSEEvent{}
+			ev = sseEvent{}
 			return nil
 		}
 		ev.Data = strings.Join(data, "\n")
@@ -38,7 +38,7 @@ func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
 			ev.Event = "message"
 		}
 		err := fn(ev)
-		ev, data = SSEEvent{}, data[:0]
+		ev, data = sseEvent{}, data[:0]
 		return err
 	}
 	for sc.Scan() {
@@ -87,7 +87,7 @@ func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeu
 				return
 			}
 			sawTerminal := false
-			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
+			err = readSSE(resp.Body, func(ev sseEvent) error {
 				// Only the terminal status cannot wait; every other event is a hint that the
 				// loop coalesces, so a chatty stream does not turn into a read per step.
 				urgent := ev.Event == "status" && terminalStatusEvent(ev.Data)
@@ -141,7 +141,7 @@ func (c *Client) openEventStream(ctx context.Context, eventsURL string) (*http.R
 		cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
 		policy: retryNever, stream: true,
 	})
-	if StatusOf(err) == http.StatusNotImplemented {
+	if statusOf(err) == http.StatusNotImplemented {
 		c.eventsNotImplemented.Store(true)
 	}
 	if probing {

@@ -58,7 +58,7 @@ type PromptResult struct {
 }
 
 // Succeeded reports whether the prompt finished successfully.
-func (r *PromptResult) Succeeded() bool { return PromptSucceeded(r.Status) }
+func (r *PromptResult) Succeeded() bool { return promptSucceeded(r.Status) }
 
 // PromptWaitOptions tune WaitPrompt. Zero values take the defaults.
 type PromptWaitOptions struct {
@@ -293,7 +293,7 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 func (w *promptWait) readStatus(ctx context.Context) (*promptWait, error) {
 	w.statusRead = true
 	st, err := w.c.GetPromptStatus(ctx, w.id)
-	if StatusOf(err) == http.StatusNotFound {
+	if statusOf(err) == http.StatusNotFound {
 		if !w.res.StatusRouteMissing {
 			w.c.log.Debug(ctx, "prompt status route answered 404; the socket's terminal message decides", map[string]any{"prompt_id": w.id})
 		}

@@ -126,7 +126,7 @@ func routerInvokeRetryable(resp *http.Response) bool {
 // connection was never established, or its TLS handshake failed verification (the request is
 // written only after the handshake).
 func neverSent(err error) bool {
-	if NotSent(err) || errors.Is(err, syscall.ECONNREFUSED) {
+	if isNotSent(err) || errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}
 	var verifyErr *tls.CertificateVerificationError

@@ -402,7 +402,7 @@ func (q *QueueRequest) finish(op string, a answer) (rebased []string, err error)
 			errs = append(errs, fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID))
 			continue
 		}
-		abs, moved, err := ResolveLinkOnOrigin(a.url, *l.link)
+		abs, moved, err := resolveLinkOnOrigin(a.url, *l.link)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err))
 		}

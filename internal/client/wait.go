@@ -22,9 +22,9 @@ type WaitOptions struct {
 	// has finished. Share one across the waits of a batch.
 	Durations *DurationEstimator
 	Shape     string
-	// Schedule, when set, replaces the adaptive schedule built from PollMin, PollMax and
+	// schedule, when set (tests only), replaces the adaptive schedule built from PollMin, PollMax and
 	// PollStreaming. PollMin still bounds how often event wake-ups may re-read the job.
-	Schedule JobSchedule
+	schedule jobSchedule
 }
 
 const (
@@ -70,7 +70,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 
-	sched := opts.Schedule
+	sched := opts.schedule
 	var seat *batchSeat
 	if sched == nil {
 		seat = opts.Durations.join(opts.Shape)
@@ -118,7 +118,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// pollSchedule is the default JobSchedule: it chooses the next poll interval from what the
+// pollSchedule is the default jobSchedule: it chooses the next poll interval from what the
 // records show.
 type pollSchedule struct {
 	min, max, streaming time.Duration
@@ -160,7 +160,7 @@ func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 	return p
 }
 
-// Next implements JobSchedule.
+// Next implements jobSchedule.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
 	if streaming {

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Schedule chooses how long a wait sleeps before its next read. WaitJob takes one in
-// WaitOptions.Schedule; the default is the adaptive schedule described on WaitJob.
-type Schedule[R any] interface {
+// waitSchedule chooses how long a wait sleeps before its next read. WaitJob takes one in
+// WaitOptions.schedule (tests); the default is the adaptive schedule described on WaitJob.
+type waitSchedule[R any] interface {
 	// Next returns the wait before the next read, given the last record read and whether a
 	// live event stream is connected (its events then wake the wait sooner, so the timer is
 	// only a safety net). After a failed read it is called with the last good record and
@@ -15,8 +15,8 @@ type Schedule[R any] interface {
 	Next(last R, streaming bool) time.Duration
 }
 
-// JobSchedule is the schedule of WaitJob.
-type JobSchedule = Schedule[*Job]
+// jobSchedule is the schedule of WaitJob.
+type jobSchedule = waitSchedule[*Job]
 
 // clock is the time source of the waits; tests inject a fixed one.
 type clock interface{ Now() time.Time }
@@ -116,7 +116,7 @@ func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Durat
 type waitLoop[R any] struct {
 	read     func(ctx context.Context, last R) (R, error)
 	done     func(R) bool
-	schedule Schedule[R]
+	schedule waitSchedule[R]
 	wake     <-chan wakeup // nil without an event stream
 	gate     wakeGate
 	// side, when set, carries work from sources the wait interprets itself (a socket's frames,
