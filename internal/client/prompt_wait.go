@@ -134,9 +134,6 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		done:     (*promptWait).finished,
 		schedule: w,
 		side:     w.side,
-		onRetry: func(ctx context.Context, err error) {
-			c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": promptID, "error": err.Error()})
-		},
 	}
 	if _, err := loop.run(ctx, w); err != nil {
 		return w.res, err

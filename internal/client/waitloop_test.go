@@ -120,7 +120,6 @@ func TestWaitLoopSideHandlers(t *testing.T) {
 				done:     func(s *sideState) bool { return s.over },
 				schedule: fixedSchedule[*sideState](time.Hour),
 				side:     side,
-				onRetry:  func(context.Context, error) {},
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -164,7 +163,6 @@ func TestWaitLoopRunsNoHandlerAfterTheContextEnds(t *testing.T) {
 			done:     func(s *sideState) bool { return s.over },
 			schedule: fixedSchedule[*sideState](time.Hour),
 			side:     side,
-			onRetry:  func(context.Context, error) {},
 		}
 		_, err := loop.run(ctx, &sideState{})
 		cancel()
