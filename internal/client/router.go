@@ -629,9 +629,10 @@ type RouterWaitOptions struct {
 	OnUpdate func(*QueueRequest)
 }
 
-// WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. It
-// never polls sooner than a Retry-After asks; without one the interval grows from PollMin to
-// PollMax. On a context error it returns the last status seen with the error.
+// WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
+// queued request has no events: it is polled as often as the service's Retry-After asks, no
+// more, and without one on the blind schedule of a job (blindGap, PollMax the fixed-poll
+// period). On a context error it returns the last status seen with the error.
 func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
 	loop := waitLoop[*QueueRequest]{
 		read:     c.ModelRequestStatus,
@@ -649,16 +650,27 @@ func (o RouterWaitOptions) onStatus(prev, next *QueueRequest) {
 	}
 }
 
-// routerSchedule polls a queued model request: never sooner than its Retry-After asks, and
-// without one on an interval that grows from PollMin to PollMax.
-type routerSchedule struct{ interval growingInterval }
+// routerSchedule polls a queued model request: after the service's Retry-After when its last
+// answer gave one (the pace it asks for: no sooner, and no later, since it is the one thing
+// that tells when to look), else on the blind gap of the time waited.
+type routerSchedule struct {
+	min, max time.Duration
+	began    time.Time
+	clk      clock
+}
 
 func newRouterSchedule(opts RouterWaitOptions) *routerSchedule {
-	return &routerSchedule{interval: newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))}
+	return &routerSchedule{
+		min: orDuration(opts.PollMin, defaultPollMin), max: orDuration(opts.PollMax, defaultPollMax),
+		began: time.Now(), clk: systemClock{},
+	}
 }
 
 func (s *routerSchedule) Next(last *QueueRequest, _ bool) time.Duration {
-	return max(s.interval.next(), last.RetryAfter)
+	if last.RetryAfter > 0 {
+		return max(last.RetryAfter, s.min)
+	}
+	return blindGap(s.clk.Now().Sub(s.began), s.min, s.max)
 }
 
 func equalPos(a, b *int64) bool {

@@ -89,6 +89,23 @@ func (s *batchSeat) follows() bool {
 	return w != nil && w.probe != nil && w.probe != s
 }
 
+// probeShare is how many times as often as a lone wait the seat's wait reads its job: 1, or,
+// while it probes its shape for k followers that keep only a slow safety net, 1 + k/2: the
+// followers give the probe half the reads they save, so the batch sees its first end, and
+// from it every end, sooner, at no more reads per job than polling each job alone.
+func (s *batchSeat) probeShare() float64 {
+	if s == nil || s.shape == "" {
+		return 1
+	}
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	w := s.e.waiting[s.shape]
+	if w == nil || w.probe != s {
+		return 1
+	}
+	return 1 + float64(len(w.seats)-1)/2
+}
+
 // queuedWhileProbing is told that the seat's job was read still queued. A queued job cannot
 // end before it runs, so while it probes, the batch learns nothing: the probe goes to the next
 // wait of the shape that has not probed yet (each once, so a batch that is all queued hands it

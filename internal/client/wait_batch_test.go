@@ -90,8 +90,10 @@ func TestShapeProbe(t *testing.T) {
 		return p
 	}
 	running, queued := &Job{Status: JobRunning}, &Job{Status: JobQueued}
-	if got := schedule(a).Next(running, false); got != defaultPollMin {
-		t.Errorf("the probe: next = %v, want the regular %v", got, defaultPollMin)
+	// Three waits: the probe reads 1 + 2/2 times as often as a lone wait (its first read after
+	// half of PollMax).
+	if got := schedule(a).Next(running, false); got != defaultPollMax/2/2 {
+		t.Errorf("the probe: next = %v, want its blind gap shared with its two followers, %v", got, defaultPollMax/2/2)
 	}
 	if got := schedule(b).Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower: next = %v, want the safety net %v", got, followerSafetyFirst*defaultPollMax)
