@@ -20,31 +20,31 @@ import (
 // jobRecordAttrTypes are the types of the job record's attributes, the same in svc_job's resource
 // and data source.
 var jobRecordAttrTypes = map[string]attr.Type{
-	"status":          types.StringType,
-	"created_at":      types.StringType,
-	"started_at":      types.StringType,
-	"completed_at":    types.StringType,
-	"expires_at":      types.StringType,
-	"queue_position":  types.Int64Type,
-	"progress":        types.ObjectType{AttrTypes: progressAttrTypes},
-	"outputs":         types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}},
-	"outputs_omitted": types.Int64Type,
-	"error":           types.ObjectType{AttrTypes: jobErrorAttrTypes},
-	"metrics":         types.MapType{ElemType: types.Int64Type},
-	"urls":            types.ObjectType{AttrTypes: jobURLsAttrTypes},
+	jobAttrStatus:         types.StringType,
+	jobAttrCreatedAt:      types.StringType,
+	jobAttrStartedAt:      types.StringType,
+	jobAttrCompletedAt:    types.StringType,
+	jobAttrExpiresAt:      types.StringType,
+	jobAttrQueuePosition:  types.Int64Type,
+	jobAttrProgress:       types.ObjectType{AttrTypes: progressAttrTypes},
+	jobAttrOutputs:        types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}},
+	jobAttrOutputsOmitted: types.Int64Type,
+	jobAttrError:          types.ObjectType{AttrTypes: jobErrorAttrTypes},
+	jobAttrMetrics:        types.MapType{ElemType: types.Int64Type},
+	jobAttrURLs:           types.ObjectType{AttrTypes: jobURLsAttrTypes},
 }
 
 // jobRecordResourceAttributes is the job record in the svc_job resource's schema: read-only, and
 // kept from state on an in-place update (keepStateForUnknown).
 func jobRecordResourceAttributes() map[string]rschema.Attribute {
 	return keepStateForUnknown(map[string]rschema.Attribute{
-		"status":         rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
-		"created_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
-		"started_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
-		"completed_at":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
-		"expires_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
-		"queue_position": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
-		"progress": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrStatus:        rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		jobAttrCreatedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		jobAttrStartedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		jobAttrCompletedAt:   rschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		jobAttrExpiresAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		jobAttrQueuePosition: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		jobAttrProgress: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
 			"value":              rschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
 			"nodes_done":         rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
 			"nodes_total":        rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
@@ -54,7 +54,7 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 			"steps":              rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
 			"message":            rschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
 		}},
-		"outputs": rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
+		jobAttrOutputs: rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
 			Attributes: map[string]rschema.Attribute{
 				"node_id":        rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
 				"name":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
@@ -68,16 +68,16 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 				"job_id":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
 			},
 		}},
-		"outputs_omitted": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
-		"error": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrOutputsOmitted: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		jobAttrError: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
 			"code":       rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
 			"message":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
 			"node_id":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
 			"class_type": rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
 			"traceback":  rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
 		}},
-		"metrics": rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
-		"urls": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrMetrics: rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		jobAttrURLs: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
 			"self":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
 			"events": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
 			"cancel": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
@@ -90,13 +90,13 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 // attributes as jobRecordResourceAttributes, in the data source schema's types.
 func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 	return map[string]dschema.Attribute{
-		"status":         dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
-		"created_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
-		"started_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
-		"completed_at":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
-		"expires_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
-		"queue_position": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
-		"progress": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrStatus:        dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		jobAttrCreatedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		jobAttrStartedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		jobAttrCompletedAt:   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		jobAttrExpiresAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		jobAttrQueuePosition: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		jobAttrProgress: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
 			"value":              dschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
 			"nodes_done":         dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
 			"nodes_total":        dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
@@ -106,7 +106,7 @@ func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 			"steps":              dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
 			"message":            dschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
 		}},
-		"outputs": dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
+		jobAttrOutputs: dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
 			Attributes: map[string]dschema.Attribute{
 				"node_id":        dschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
 				"name":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
@@ -120,16 +120,16 @@ func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 				"job_id":         dschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
 			},
 		}},
-		"outputs_omitted": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
-		"error": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrOutputsOmitted: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		jobAttrError: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
 			"code":       dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
 			"message":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
 			"node_id":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
 			"class_type": dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
 			"traceback":  dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
 		}},
-		"metrics": dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
-		"urls": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrMetrics: dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		jobAttrURLs: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
 			"self":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
 			"events": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
 			"cancel": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
@@ -256,18 +256,18 @@ var (
 // data source alike (withJobRecord).
 // Values are built directly, without reflection: a batch of jobs converts one record per job.
 func putJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted int) {
-	attrs["status"] = tftypes.NewValue(tftypes.String, job.Status)
-	attrs["created_at"] = tftypes.NewValue(tftypes.String, job.CreatedAt)
-	attrs["started_at"] = tftypes.NewValue(tftypes.String, job.StartedAt)
-	attrs["completed_at"] = tftypes.NewValue(tftypes.String, job.CompletedAt)
-	attrs["expires_at"] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
-	attrs["queue_position"] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
-	attrs["progress"] = progressTerraformValue(job.Progress)
-	attrs["outputs"], omitted = outputsTerraformValue(job.Outputs)
-	attrs["outputs_omitted"] = tftypes.NewValue(tftypes.Number, int64(omitted))
-	attrs["error"] = jobErrorTerraformValue(job.Error)
-	attrs["metrics"] = metricsTerraformValue(job.Metrics)
-	attrs["urls"] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
+	attrs[jobAttrStatus] = tftypes.NewValue(tftypes.String, job.Status)
+	attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, job.CreatedAt)
+	attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, job.StartedAt)
+	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, job.CompletedAt)
+	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
+	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
+	attrs[jobAttrProgress] = progressTerraformValue(job.Progress)
+	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs)
+	attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
+	attrs[jobAttrError] = jobErrorTerraformValue(job.Error)
+	attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
+	attrs[jobAttrURLs] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
 		"self":   tftypes.NewValue(tftypes.String, job.URLs.Self),
 		"events": tftypes.NewValue(tftypes.String, job.URLs.Events),
 		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
@@ -376,7 +376,7 @@ const urlKeepMargin = 5 * time.Minute
 
 // heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
 func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
-	urls, ok := objectAttrs(held["urls"])
+	urls, ok := objectAttrs(held[jobAttrURLs])
 	if !ok {
 		return client.JobURLs{}
 	}

@@ -3,6 +3,8 @@ package provider
 import (
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -50,4 +52,24 @@ func (r settledRecord) settledAt(now time.Time) bool {
 func validUntil(expiry string, t time.Time) bool {
 	at, err := time.Parse(time.RFC3339Nano, expiry)
 	return err == nil && at.After(t)
+}
+
+// settledRecordOf reads from svc_job's state what settledAt decides by; a null state (no
+// attributes) is not settled.
+func settledRecordOf(state jobValues) settledRecord {
+	r := settledRecord{rerunOnExpiry: state.rerunOnExpiry(), status: state.status(), expiresAt: state.expiresAt()}
+	var outputs []tftypes.Value
+	if v := state.outputs(); !v.IsKnown() || v.IsNull() || v.As(&outputs) != nil {
+		return r
+	}
+	r.outputsKnown = true
+	for _, o := range outputs {
+		attrs, ok := objectAttrs(o)
+		if !ok {
+			r.outputsKnown = false
+			return r
+		}
+		r.outputs = append(r.outputs, settledOutput{hash: stringAttr(attrs, "hash"), urlExpiresAt: stringAttr(attrs, "url_expires_at")})
+	}
+	return r
 }

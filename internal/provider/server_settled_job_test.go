@@ -253,6 +253,7 @@ func nullJobValue(t *testing.T, typ tftypes.Type) *tfprotov6.DynamicValue {
 	}
 	return &dv
 }
+
 // configureAt configures s as Terraform does, against endpoint, without retries; with
 // settingsUnknown, api_key is unknown (it comes from a resource not applied yet).
 func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, settingsUnknown bool) {
