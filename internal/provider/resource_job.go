@@ -58,10 +58,16 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
-			"Refresh reads a job from the service only while something in its record can still change: a finished job " +
-			"whose outputs all have their hash and whose signed URLs stay valid for 5 more minutes is kept as state holds " +
-			"it until its `expires_at`, so planning or destroying a batch of finished jobs sends no request " +
-			"(`rerun_on_expiry = true` keeps reading, to see the expiry).\n\n" +
+			"**A finished job is settled for good.** Once a job has ended (`succeeded`, `failed` or `canceled`), refresh, " +
+			"plan and destroy never read it again: planning or destroying a batch of finished jobs sends no request, " +
+			"whatever the service does later. What can still change is decided without a request: past `expires_at`, " +
+			"`rerun_on_expiry = true` removes the job from state so the next apply runs it again (otherwise an expired " +
+			"job is not drift and state keeps it); an output `hash` that was null when the job ended stays null (the " +
+			"content is verified where it is downloaded). A job still queued or running is read at each refresh, and " +
+			"an import reads the job once.\n\n" +
+			"State keeps no signed URL: `outputs` hold what lasts (node, name, type, content type, size, asset `id`, " +
+			"hash). Download an output by its asset id (`svc_output_file.asset_id`), which asks for a fresh URL at " +
+			"download time; the `svc_job` data source returns URLs of its own read, which expire.\n\n" +
 			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
 			"submitted twice unless you ask:\n\n" +
 			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
@@ -147,7 +153,7 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		},
 		jobAttrRerunOnExpiry: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held. When `true`, refresh reads even a finished job, to see the service expire it.",
+			MarkdownDescription: "Once the job is past its `expires_at`, remove it from state so the next apply runs it again. Decided from `expires_at` alone: a finished job is not read again to see the service expire it. Default `false`: an expired job is not drift, and state keeps what it held.",
 		},
 		jobAttrValidate: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
@@ -211,7 +217,6 @@ func (v jobValues) rerunOnExpiry() bool       { return boolAttr(v, jobAttrRerunO
 func (v jobValues) status() string            { return stringAttr(v, jobAttrStatus) }
 func (v jobValues) expiresAt() string         { return stringAttr(v, jobAttrExpiresAt) }
 func (v jobValues) timeouts() tftypes.Value   { return v[jobAttrTimeouts] }
-func (v jobValues) outputs() tftypes.Value    { return v[jobAttrOutputs] }
 func (v jobValues) apiKeyWO() types.String    { return stringValueOf(v[jobAttrPartnerAPIKeyWO]) }
 func (v jobValues) authTokenWO() types.String { return stringValueOf(v[jobAttrPartnerAuthTokenWO]) }
 
@@ -395,7 +400,7 @@ func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *d
 	attrs := maps.Clone(in.planned)
 	attrs[jobAttrID] = tftypes.NewValue(tftypes.String, job.ID)
 	attrs[jobAttrIdempotencyKey] = tftypes.NewValue(tftypes.String, in.key)
-	value, omitted, err := withJobRecord(in.planType, attrs, job)
+	value, omitted, err := withJobRecord(in.planType, attrs, job, withoutSignedURLs)
 	if err != nil {
 		// The job exists: the error names it.
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
@@ -408,7 +413,7 @@ func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *d
 
 // withJobRecord is values, svc_job's attributes, with the service's record of job put in place
 // of the record they hold, as a value of typ; omitted counts the outputs left out of it.
-func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job) (state tftypes.Value, omitted int, err error) {
+func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, urls recordURLs) (state tftypes.Value, omitted int, err error) {
 	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
 	defer func() {
 		if r := recover(); r != nil {
@@ -416,7 +421,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 		}
 	}()
 	attrs := maps.Clone(values)
-	omitted = putJobRecord(attrs, job)
+	omitted = putJobRecord(attrs, job, urls)
 	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
@@ -426,7 +431,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 // outputs were left out of the record.
 func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
-	value, omitted, err := withJobRecord(state.Raw.Type(), values, job)
+	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, withoutSignedURLs)
 	if err != nil {
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return omitted
@@ -437,14 +442,21 @@ func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *cli
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
-	// job of a batch that has not settled.
+	// job of a batch.
 	held, ok := jobValuesOf(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	if !r.data.configUnknown && settledRecordOf(held).settledAt(r.data.now()) {
-		return // nothing in a finished job's record can change before it expires: no request
+	if record := settledRecordOf(held); record.ended() {
+		// A job that ended is settled for good: no request, whatever the service does with it.
+		if record.rerunDueAt(r.data.now()) {
+			resp.Diagnostics.AddWarning("Job expired: it will run again",
+				fmt.Sprintf("Job %s is past its expires_at (%s) and rerun_on_expiry is true: it is removed from state and "+
+					"the next apply submits the workflow again.", held.id(), held.expiresAt()))
+			resp.State.RemoveResource(ctx)
+		}
+		return
 	}
 	ctx = r.data.logContext(ctx)
 	id := held.id()
@@ -475,7 +487,6 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		readExpired(ctx, id, held.rerunOnExpiry(), resp)
 		return
 	}
-	keepSignedURLs(held.outputs(), job, r.data.now())
 	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
 }
 
@@ -573,11 +584,6 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrValidate), defaultValidate)...)
-}
-
-func pastExpiry(expiresAt string, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, expiresAt)
-	return err == nil && now.After(t)
 }
 
 func logJobProgress(ctx context.Context, j *client.Job) {
