@@ -32,8 +32,8 @@ func New(version string) func() provider.Provider {
 	return newWithClock(version, time.Now)
 }
 
-// newWithClock is New with the clock the provider compares expiry times with (expires_at,
-// url_expires_at); tests move it forward together with the reference server's clock.
+// newWithClock is New with the clock the provider compares expiry times with (a job's
+// expires_at, for one); tests move it forward together with the reference server's clock.
 func newWithClock(version string, now func() time.Time) func() provider.Provider {
 	return func() provider.Provider { return newSvcProvider(version, now) }
 }

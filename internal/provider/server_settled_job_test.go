@@ -15,22 +15,12 @@ import (
 // countingServer counts the refreshes and plans that reach the server it wraps.
 type countingServer struct {
 	tfprotov6.ProviderServer
-	reads, plans, upgrades, applies int
-}
-
-func (c *countingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	c.applies++
-	return c.ProviderServer.ApplyResourceChange(ctx, req)
+	reads, plans int
 }
 
 func (c *countingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	c.reads++
 	return c.ProviderServer.ReadResource(ctx, req)
-}
-
-func (c *countingServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	c.upgrades++
-	return c.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
 func (c *countingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
@@ -67,11 +57,14 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		{name: "running, not waited for", state: func(s map[string]any) {
 			s["status"], s["completed_at"], s["wait_for_completion"] = "running", nil, false
 		}, config: func(c map[string]any) { c["wait_for_completion"] = false }},
-		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerPlan: true},
-		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerPlan: true},
-		{name: "signed URL about to expire", state: func(s map[string]any) { output(s)["url_expires_at"] = "2026-11-23T12:04:00Z" }, answerPlan: true},
+		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerRead: true, answerPlan: true},
+		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerRead: true, answerPlan: true},
+		{name: "canceled", state: func(s map[string]any) { s["status"], s["outputs"] = "canceled", []any{} }, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry", state: func(s map[string]any) { s["rerun_on_expiry"] = true },
-			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerPlan: true},
+			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerRead: true, answerPlan: true},
+		{name: "rerun_on_expiry, expired", state: func(s map[string]any) {
+			s["rerun_on_expiry"], s["expires_at"] = true, "2026-11-23T11:00:00Z"
+		}, config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerPlan: true},
 		{name: "a default no longer held", state: func(s map[string]any) { s["validate"] = false }, answerRead: true},
 		{name: "a non-default value configured", state: func(s map[string]any) { s["cancel_on_destroy"] = false },
 			config: func(c map[string]any) { c["cancel_on_destroy"] = false }, answerRead: true, answerPlan: true},
@@ -123,117 +116,6 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestSettledJobServerUpgradesAsTheFramework holds the state handed back by
-// UpgradeResourceState to the framework's: a state of the current version, as Terraform sends it
-// (attributes the schema no longer has already removed, attributes it gained missing), comes
-// back as the same value, without the framework; any other version or form goes to the framework.
-func TestSettledJobServerUpgradesAsTheFramework(t *testing.T) {
-	tests := []struct {
-		name     string
-		state    func(map[string]any)
-		version  int64
-		flatmap  bool
-		answered bool // answered without the framework
-	}{
-		{name: "settled job", answered: true},
-		{name: "running job", state: func(s map[string]any) {
-			s["status"], s["completed_at"], s["outputs"], s["progress"], s["queue_position"] = "running", nil, []any{}, nil, 2
-		}, answered: true},
-		{name: "failed job with timeouts set", state: func(s map[string]any) {
-			s["status"], s["outputs"], s["timeouts"] = "failed", nil, map[string]any{"create": "1h", "delete": nil}
-			s["error"] = map[string]any{"code": "node_execution_error", "message": "boom", "node_id": "1", "class_type": "SaveImage", "traceback": "line 1\nline 2"}
-		}, answered: true},
-		{name: "written before attributes were added", state: func(s map[string]any) {
-			delete(s, "outputs_omitted")
-			delete(s, "metrics")
-			delete(output(s), "job_id")
-		}, answered: true},
-		{name: "an older schema version", version: 1},
-		{name: "flatmap state", flatmap: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
-			state := settledJobAttributes()
-			if tt.state != nil {
-				tt.state(state)
-			}
-			doc, err := json.Marshal(state)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := &tfprotov6.UpgradeResourceStateRequest{TypeName: "svc_job", Version: tt.version, RawState: &tfprotov6.RawState{JSON: doc}}
-			if tt.flatmap {
-				req.RawState = &tfprotov6.RawState{Flatmap: map[string]string{"id": "cfd3475c-521f-4ce3-8430-549ea8a6dac0"}}
-			}
-			got, want := callUpgrade(t, shortcut, req), callUpgrade(t, framework, req)
-			compareAnswers(t, jobType, "upgrade", got, want)
-			if answered := counted.upgrades == 0; answered != tt.answered {
-				t.Errorf("upgrade answered without the framework: %v, want %v", answered, tt.answered)
-			}
-		})
-	}
-}
-
-// TestSettledJobServerForgetsAsTheFramework holds the destruction of a job to the framework's
-// answer: a job that has ended, or is not to be cancelled, is forgotten (a null state, nothing
-// sent) without the framework; a job to cancel goes to the framework, which tries to cancel it
-// (against an endpoint where nothing listens, so both paths fail alike if it is sent there).
-func TestSettledJobServerForgetsAsTheFramework(t *testing.T) {
-	tests := []struct {
-		name     string
-		state    func(map[string]any)
-		answered bool
-	}{
-		{name: "succeeded", answered: true},
-		{name: "failed", state: func(s map[string]any) { s["status"] = "failed" }, answered: true},
-		{name: "canceled", state: func(s map[string]any) { s["status"] = "canceled" }, answered: true},
-		{name: "running, to cancel", state: func(s map[string]any) { s["status"], s["completed_at"] = "running", nil }},
-		{name: "running, not to cancel", state: func(s map[string]any) {
-			s["status"], s["completed_at"], s["cancel_on_destroy"] = "running", nil, false
-		}, answered: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
-			state := settledJobAttributes()
-			if tt.state != nil {
-				tt.state(state)
-			}
-			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
-				configureForTest(t, s)
-			}
-			req := &tfprotov6.ApplyResourceChangeRequest{TypeName: "svc_job", PriorState: jobValue(t, jobType, state),
-				PlannedState: nullJobValue(t, jobType), Config: nullJobValue(t, jobType)}
-			got, want := callApply(t, shortcut, req), callApply(t, framework, req)
-			compareAnswers(t, jobType, "destroy", got, want)
-			if answered := counted.applies == 0; answered != tt.answered {
-				t.Errorf("destroy answered without the framework: %v, want %v", answered, tt.answered)
-			}
-		})
-	}
-}
-
-func callApply(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.ApplyResourceChangeRequest) answer {
-	t.Helper()
-	resp, err := s.ApplyResourceChange(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{state: resp.NewState, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
-}
-
-func callUpgrade(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.UpgradeResourceStateRequest) answer {
-	t.Helper()
-	resp, err := s.UpgradeResourceState(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{state: resp.UpgradedState, diagnostics: summaries(resp.Diagnostics)}
 }
 
 // settledAndFramework returns the two paths a test compares, on providers of their own with the
@@ -312,13 +194,6 @@ func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answe
 	}
 }
 
-// configureForTest configures s as Terraform does, against an endpoint where nothing listens:
-// a read that reaches the network fails the same way on both paths.
-func configureForTest(t *testing.T, s tfprotov6.ProviderServer) {
-	t.Helper()
-	configureAt(t, s, "http://127.0.0.1:1", false)
-}
-
 // settledJobAttributes is the state of a job that succeeded with one output, settled at
 // 2026-11-23T12:00:00Z.
 func settledJobAttributes() map[string]any {
@@ -331,9 +206,7 @@ func settledJobAttributes() map[string]any {
 		"progress": map[string]any{"value": 1, "nodes_done": 1, "nodes_total": 1, "current_node": nil,
 			"current_node_class": nil, "step": nil, "steps": nil, "message": "done"},
 		"outputs": []any{map[string]any{"node_id": "1", "name": "job_00001_.png", "type": "image", "content_type": "image/png",
-			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil,
-			"url":            "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1",
-			"url_expires_at": "2026-11-23T13:00:00Z"}},
+			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil}},
 		"outputs_omitted": 0, "error": nil, "metrics": map[string]any{"queue_ms": 0},
 		"urls": map[string]any{"self": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0",
 			"events": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/events",
@@ -380,4 +253,33 @@ func nullJobValue(t *testing.T, typ tftypes.Type) *tfprotov6.DynamicValue {
 		t.Fatal(err)
 	}
 	return &dv
+}
+
+// configureAt configures s as Terraform does, against endpoint, without retries; with
+// settingsUnknown, api_key is unknown (it comes from a resource not applied yet).
+func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, settingsUnknown bool) {
+	t.Helper()
+	ctx := context.Background()
+	schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemaResp.Provider.ValueType().(tftypes.Object)
+	settings := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		settings[name] = tftypes.NewValue(at, nil)
+	}
+	settings["endpoint"] = tftypes.NewValue(tftypes.String, endpoint)
+	settings["max_retries"] = tftypes.NewValue(tftypes.Number, 0)
+	if settingsUnknown {
+		settings["api_key"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+	}
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
+	}
 }
