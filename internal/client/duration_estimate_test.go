@@ -234,7 +234,7 @@ func TestPollScheduleReadsAtOnceAJobPastItsEndSinceTheLastRead(t *testing.T) {
 		lastRead time.Time
 		want     time.Duration
 	}{
-		{name: "read before the likely end", lastRead: now.Add(-2 * time.Second), want: defaultPollMin},
+		{name: "read before the likely end", lastRead: now.Add(-2 * time.Second), want: 0},
 		{name: "read since, still running", lastRead: now, want: 300*time.Millisecond + (3300*time.Millisecond-3*time.Second-3*time.Second/32-likelyEndMargin)/2},
 	} {
 		p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, nil)

@@ -92,7 +92,11 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			}
 			return transientTransportError(err), nil
 		}
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && wait > c.maxRetryAfter {
+		wait, hasWait := parseRetryAfter(resp.Header.Get("Retry-After"))
+		if hasWait && p == retryIdempotent && resp.StatusCode == http.StatusTooManyRequests {
+			c.holdReads(wait) // a rate limit: every wait of the client holds its reads
+		}
+		if hasWait && wait > c.maxRetryAfter {
 			return false, nil
 		}
 		switch p {

@@ -639,6 +639,7 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 		done:     (*QueueRequest).Completed,
 		schedule: newRouterSchedule(opts),
 		onRead:   opts.onStatus,
+		held:     c.readsHeldFor,
 	}
 	return loop.run(ctx, q)
 }
@@ -705,6 +706,7 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		read:     c.readRouterAwait,
 		done:     (*routerAwait).over,
 		schedule: routerAwaitSchedule{newRouterSchedule(opts)},
+		held:     c.readsHeldFor,
 		onRead:   func(prev, next *routerAwait) { opts.onStatus(prev.q, next.q) },
 	}
 	last, err := loop.run(ctx, &routerAwait{q: q, collectNow: q.Completed()})

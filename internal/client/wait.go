@@ -68,6 +68,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		read:     c.RefreshJob,
 		done:     (*Job).Terminal,
 		schedule: sched,
+		held:     c.readsHeldFor,
 		gate:     wakeGate{floor: orDuration(opts.PollMin, defaultPollMin)},
 		onRead: func(prev, next *Job) {
 			if changed(prev, next) && opts.OnUpdate != nil {
@@ -121,6 +122,8 @@ type pollSchedule struct {
 	// lastRead is when Next was last asked after a read (or the submission): the record the
 	// schedule plans from is as old as that.
 	lastRead time.Time
+	// notBefore is when the Retry-After of the last read allows the next.
+	notBefore time.Time
 	// aimed: the last wait aimed at the end progress foretold; a read that then finds the job
 	// running waits at least half a blind gap before the next, so a job stuck near its end
 	// is not read at every PollMin.
@@ -193,6 +196,7 @@ func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
 	p.lastRead = now
+	p.notBefore = now.Add(job.RetryAfter)
 	return max(p.next(job, streaming, now), job.RetryAfter)
 }
 
@@ -245,7 +249,8 @@ func (p *pollSchedule) replan(job *Job) time.Duration {
 	if job.Status != JobRunning {
 		return 0
 	}
-	return max(p.next(job, false, p.clk.Now()), job.RetryAfter)
+	now := p.clk.Now()
+	return max(p.next(job, false, now), p.notBefore.Sub(now))
 }
 
 // tellBatch tells the batch whether the job runs, and when it will likely end: from its
@@ -324,7 +329,7 @@ func (p *pollSchedule) untilEnd(job *Job, now time.Time, expected, late time.Dur
 	case overdue >= 0 && p.lastRead.Before(now.Add(-overdue)):
 		// The job is past its likely end, and the record was read before that (the news of
 		// its shape came between reads): read it now.
-		return p.min, true
+		return 0, true
 	case overdue > expected/estimateOverdueFraction:
 		// Far beyond the run times of its shape (further than they may lie from each other):
 		// they say nothing of this job's end, which is looked for blind.

@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// Waiting on many jobs with one engine (a batch's rows, or the svc_job resources of one apply):
+// share one *DurationEstimator (NewDurationEstimator, one per provider instance or batch) and
+// call WaitJob for each job, from as many goroutines as jobs are in flight, with
+//
+//	WaitOptions{Durations: e, Shape: WorkflowShape(workflow), OnUpdate: ...}
+//
+// Each WaitJob runs on the one wait loop; through e the waits of one shape form a batch: one
+// probes while the others keep a safety net, the first end tells the others when theirs will,
+// queued jobs plan from when the running ones will end, and a 429 with Retry-After on any read
+// holds the reads of every wait of the client (Client.holdReads). Event streams are used where
+// served (one refused stream tells every later wait to poll). WaitJob returns the last record
+// with any error, so a row's id and status are never lost.
+
 // batchSeat is one wait's place among the waits that share a DurationEstimator (the jobs of one
 // batch). Through it a wait learns whether it probes its workflow shape or follows the probe,
 // hears news of its shape between reads (bell), and tells the other waits when its own job

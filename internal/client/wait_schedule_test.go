@@ -24,14 +24,22 @@ import (
 type simJobs struct {
 	workers    int
 	runFor     func(n int) time.Duration // run time of the n-th job submitted (0 first)
-	retryAfter int                       // seconds of Retry-After on every read (0: none)
+	retryAfter int                       // seconds of Retry-After on every read of an unfinished job (0: none)
 	// events serves each job's event stream: a status event when it starts and when it ends.
 	events bool
 	// startDelay is how long after its submission a job starts on a free worker (the service's
 	// own latency), so that ends do not fall on the client's read times by construction.
 	startDelay time.Duration
 
+	// rateLimitAt, when set, is when (after the first submission) the service starts refusing
+	// reads for rateLimitFor with 429 rate_limited and a Retry-After of that many seconds.
+	rateLimitAt  time.Duration
+	rateLimitFor int
+
 	mu       sync.Mutex
+	began    time.Time   // the first submission
+	limited  time.Time   // when the first read was refused (zero: none yet)
+	reads    []time.Time // every job read, answered or refused
 	jobs     map[string]*simJob
 	order    []*simJob
 	freeAt   []time.Time // when each worker is next free
@@ -106,6 +114,9 @@ func (s *simJobs) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	path := strings.TrimPrefix(req.URL.Path, "/api/v2/jobs")
 	if req.Method == http.MethodPost && path == "" {
+		if s.began.IsZero() {
+			s.began = now
+		}
 		j := s.submitLocked(now)
 		s.requests[j.id]++
 		return answer(http.StatusCreated, s.recordLocked(j, now))
@@ -124,7 +135,16 @@ func (s *simJobs) RoundTrip(req *http.Request) (*http.Response, error) {
 	if events {
 		return answer(http.StatusNotImplemented, `{"error":{"code":"not_implemented","message":"no event streams here"}}`)
 	}
-	if s.retryAfter > 0 {
+	s.reads = append(s.reads, now)
+	if s.rateLimitAt > 0 && !now.Before(s.began.Add(s.rateLimitAt)) {
+		if s.limited.IsZero() {
+			s.limited = now
+		}
+		if now.Before(s.limited.Add(time.Duration(s.rateLimitFor) * time.Second)) {
+			return answer(http.StatusTooManyRequests, `{"error":{"code":"rate_limited","message":"slow down"}}`, "Retry-After", fmt.Sprint(s.rateLimitFor))
+		}
+	}
+	if s.retryAfter > 0 && now.Before(j.ended) {
 		return answer(http.StatusOK, s.recordLocked(j, now), "Retry-After", fmt.Sprint(s.retryAfter))
 	}
 	return answer(http.StatusOK, s.recordLocked(j, now))
@@ -215,6 +235,9 @@ func TestWaitScheduleBudgetAndLag(t *testing.T) {
 		workers  int
 		run      time.Duration
 		blindLag bool // a lone job: the blind bound, max(2 s, 5 %)
+		// retryAfter is the Retry-After of reads of an unfinished job, as the reference
+		// server's strict mode sends (1 s).
+		retryAfter int
 	}{
 		{name: "one job of 3 s", jobs: 1, workers: 1, run: 3 * time.Second, blindLag: true},
 		{name: "one job of 12 s", jobs: 1, workers: 1, run: 12 * time.Second, blindLag: true},
@@ -222,12 +245,15 @@ func TestWaitScheduleBudgetAndLag(t *testing.T) {
 		{name: "five jobs of 12 s at once", jobs: 5, workers: 5, run: 12 * time.Second},
 		{name: "five jobs of 12 s, two at a time", jobs: 5, workers: 2, run: 12 * time.Second},
 		{name: "twenty jobs of 30 s at once", jobs: 20, workers: 20, run: 30 * time.Second},
+		{name: "strict: one job of 12 s", jobs: 1, workers: 1, run: 12 * time.Second, blindLag: true, retryAfter: 1},
+		{name: "strict: five jobs of 12 s at once", jobs: 5, workers: 5, run: 12 * time.Second, retryAfter: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				sim := newSimJobs(tt.workers, func(int) time.Duration { return tt.run })
+				sim.retryAfter = tt.retryAfter
 				figures := simulateApply(t, sim, tt.jobs)
 				total := 0
 				for i, f := range figures {
@@ -266,15 +292,19 @@ func lags(figures []waitFigures) []time.Duration {
 	return out
 }
 
-// Every run length, not only the ones the contract names: a lone job never costs more than a
-// fixed 2 s poll and is seen within its 2 s (5 % of the run past 40 s); five jobs of a shape at
-// once are each seen within max(1 s, 5 %), at no more requests per job.
+// Every run length, not only the ones the contract names, with and without the strict mode's
+// Retry-After of 1 s on reads: a lone job never costs more than a fixed 2 s poll and is seen
+// within its 2 s (5 % of the run past 40 s); five jobs of a shape at once are each seen within
+// max(1 s, 5 %), at no more requests per job.
 func TestWaitScheduleBoundsAtEveryRunLength(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		for run := 500 * time.Millisecond; run <= 150*time.Second; run += run/9 + 130*time.Millisecond {
-			for _, n := range []int{1, 5} {
-				figures := simulateApply(t, newSimJobs(n, func(int) time.Duration { return run }), n)
+			for _, c := range []struct{ n, retryAfter int }{{1, 0}, {5, 0}, {1, 1}, {5, 1}} {
+				n := c.n
+				sim := newSimJobs(n, func(int) time.Duration { return run })
+				sim.retryAfter = c.retryAfter
+				figures := simulateApply(t, sim, n)
 				total, worst := 0, time.Duration(0)
 				for _, f := range figures {
 					total += f.requests
@@ -285,8 +315,8 @@ func TestWaitScheduleBoundsAtEveryRunLength(t *testing.T) {
 					limit = max(2*time.Second, run/20)
 				}
 				if perJob := float64(total) / float64(n); perJob > fixedPollRequests(run) || worst > limit {
-					t.Errorf("%d job(s) of %v: %.1f requests per job (budget %.1f), seen up to %v late (bound %v)",
-						n, run, perJob, fixedPollRequests(run), worst, limit)
+					t.Errorf("%d job(s) of %v, Retry-After %d: %.1f requests per job (budget %.1f), seen up to %v late (bound %v)",
+						n, run, c.retryAfter, perJob, fixedPollRequests(run), worst, limit)
 				}
 			}
 		}
@@ -409,12 +439,12 @@ func TestWaitModelRequestPacedByRetryAfter(t *testing.T) {
 }
 
 // REAL TIME (about 3 s): the one check of the schedule against the reference server itself, in
-// its unhelpful mode (no event stream, progress that does not move): a lone job of about 2 s
+// its strict mode (no event stream, progress that does not move, Retry-After on reads): a lone job of about 2 s
 // costs no more requests than a fixed 2 s poll and is seen within that poll's 2 s. The
 // figures at every run length come from the simulated service above, on a fake clock.
 func TestWaitScheduleAgainstTheReferenceServerRealTime(t *testing.T) {
 	t.Parallel()
-	srv := emulator.New(emulator.Options{EventsDisabled: true, FlatProgress: true, StepDuration: 100 * time.Millisecond})
+	srv := emulator.New(emulator.Options{Mode: emulator.ModeStrict, StepDuration: 100 * time.Millisecond})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -440,4 +470,28 @@ func TestWaitScheduleAgainstTheReferenceServerRealTime(t *testing.T) {
 	if float64(requests) > fixedPollRequests(run) || lag > 2*time.Second {
 		t.Fatalf("run %v: %d requests (budget %.1f), seen %v late (bound 2s)", run, requests, fixedPollRequests(run), lag)
 	}
+}
+
+// A read refused with 429 and a Retry-After holds every wait of the client, not only the one
+// that was refused: the batch as a whole honours the service's rate limit.
+func TestWaitScheduleRateLimitHoldsTheWholeBatch(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sim := newSimJobs(5, func(int) time.Duration { return 20 * time.Second })
+		sim.rateLimitAt, sim.rateLimitFor = 3500*time.Millisecond, 4
+		simulateApply(t, sim, 5)
+		if sim.limited.IsZero() {
+			t.Fatal("no read was refused; the test proves nothing")
+		}
+		held := sim.limited.Add(4 * time.Second)
+		var during []time.Duration
+		for _, r := range sim.reads {
+			if r.After(sim.limited) && r.Before(held) {
+				during = append(during, r.Sub(sim.limited))
+			}
+		}
+		if len(during) > 0 {
+			t.Fatalf("%d reads within the 4 s the service asked for (at %v after the refusal)", len(during), during)
+		}
+	})
 }
