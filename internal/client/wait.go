@@ -9,7 +9,8 @@ import (
 type WaitOptions struct {
 	// OnUpdate is called with every record that differs from the previous one.
 	OnUpdate func(*Job)
-	// PollMin and PollMax bound the poll interval while polling alone.
+	// PollMin is the least time between two reads; PollMax the period of the fixed poll whose
+	// request budget a blind wait keeps (default 2 s).
 	PollMin, PollMax time.Duration
 	// PollStreaming is the safety-net interval while the event stream is connected: events
 	// wake the loop, so polling then only guards against a stream that went quiet.
@@ -45,14 +46,14 @@ const (
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
-// the poll interval follows the job's progress: it estimates the time left from the rate at
-// which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. When progress does not move, the waits that share
-// WaitOptions.Durations (a batch) poll each job near its likely end, from what the batch has
-// seen: the run times of finished jobs of its shape, its place in the queue, and when the
-// batch's running jobs will likely end. No event, not even a terminal status, re-reads the job
-// sooner than PollMin after the last read. On a context error it returns the last record seen
-// together with the error.
+// the schedule (pollSchedule) uses what it knows: progress, when it moves, foretells the end,
+// read just after it; when it does not, the waits that share WaitOptions.Durations (a batch)
+// read each job near its likely end, from the run times of finished jobs of its shape, its
+// place in the queue and when the batch's running jobs will likely end; with nothing to go on, a
+// wait reads blind (blindGap), within the request budget of a fixed poll at PollMax. No read
+// comes sooner than the service's Retry-After asks, and no event, not even a terminal status,
+// re-reads the job sooner than PollMin after the last read. On a context error it returns the
+// last record seen together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
