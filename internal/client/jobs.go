@@ -152,7 +152,7 @@ func outcomeUnknown(err error) bool {
 		return apiErr.StatusCode >= 500
 	}
 	if refused, ok := refusedRedirect(err); ok {
-		return !refused.NotProcessed()
+		return !refused.notProcessed()
 	}
 	var ended *waitEndedError
 	if errors.As(err, &ended) && ended.settled() {

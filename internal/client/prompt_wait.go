@@ -330,10 +330,10 @@ type socketFollower struct {
 }
 
 func newSocketFollower(c *Client, promptID string, sock *Socket, redialWait time.Duration) *socketFollower {
-	return &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, listening: sock != nil, whole: sock.Connected(), redialWait: redialWait}
+	return &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, listening: sock != nil, whole: sock.isConnected(), redialWait: redialWait}
 }
 
-func (f *socketFollower) connected() bool { return f.sock.Connected() }
+func (f *socketFollower) connected() bool { return f.sock.isConnected() }
 
 // closed records the end of the connection and, when wanted, returns the wait before
 // reconnecting.

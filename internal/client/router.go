@@ -157,9 +157,9 @@ type ModelPage struct {
 // maxCatalogPages stops a walk that the service never ends (a cursor that does not advance).
 const maxCatalogPages = 10000
 
-// ListModelsPage reads one catalog page. The cursor is passed back exactly as received
+// listModelsPage reads one catalog page. The cursor is passed back exactly as received
 // (URL-encoded); limit <= 0 leaves the service's default.
-func (c *Client) ListModelsPage(ctx context.Context, cursor string, limit int) (*ModelPage, error) {
+func (c *Client) listModelsPage(ctx context.Context, cursor string, limit int) (*ModelPage, error) {
 	u, err := url.Parse(joinPath(c.routerEndpoint, "v2", "models"))
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (c *Client) ListModels(ctx context.Context, limit int) ([]Model, error) {
 	cursor := ""
 	seen := map[string]bool{}
 	for pages := 1; ; pages++ {
-		page, err := c.ListModelsPage(ctx, cursor, limit)
+		page, err := c.listModelsPage(ctx, cursor, limit)
 		if err != nil {
 			return nil, fmt.Errorf("catalog page %d: %w", pages, err)
 		}
@@ -621,7 +621,7 @@ func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*C
 	return &out, nil
 }
 
-// RouterWaitOptions tune WaitModelRequest and AwaitModelResult.
+// RouterWaitOptions tune waitModelRequest and AwaitModelResult.
 type RouterWaitOptions struct {
 	PollMin, PollMax time.Duration
 	// OnUpdate is called with every status that differs from the last in status or place in
@@ -629,11 +629,11 @@ type RouterWaitOptions struct {
 	OnUpdate func(*QueueRequest)
 }
 
-// WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
+// waitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
 // queued request has no events: it is polled as often as the service's Retry-After asks, no
 // more, and without one on the blind schedule of a job (blindGap, PollMax the fixed-poll
 // period). On a context error it returns the last status seen with the error.
-func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
+func (c *Client) waitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
 	loop := waitLoop[*QueueRequest]{
 		read:     c.ModelRequestStatus,
 		done:     (*QueueRequest).Completed,

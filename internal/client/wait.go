@@ -88,7 +88,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	}
 	final, err := loop.run(ctx, job)
 	if err == nil {
-		opts.Durations.Observe(opts.Shape, final)
+		opts.Durations.observe(opts.Shape, final)
 	}
 	return final, err
 }

@@ -418,9 +418,9 @@ func TestWaitModelRequestPacedByRetryAfter(t *testing.T) {
 				if tt.retryAfter > 0 {
 					q.RetryAfter = time.Duration(tt.retryAfter) * time.Second // as the submission's answer gave it
 				}
-				final, err := c.WaitModelRequest(t.Context(), q, RouterWaitOptions{})
+				final, err := c.waitModelRequest(t.Context(), q, RouterWaitOptions{})
 				if err != nil || !final.Completed() {
-					t.Fatalf("WaitModelRequest = %+v, %v", final, err)
+					t.Fatalf("waitModelRequest = %+v, %v", final, err)
 				}
 				if lag := time.Since(sim.done); lag > tt.maxLag {
 					t.Errorf("completion seen %v late, want within %v", lag, tt.maxLag)

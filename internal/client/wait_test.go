@@ -129,9 +129,9 @@ func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c := scriptedClient(t, tt.steps)
 			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: s.url + "/q/status", ResponseURL: s.url + "/q", CancelURL: s.url + "/q/cancel"}
-			got, err := c.WaitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			got, err := c.waitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("WaitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
+				t.Fatalf("waitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
 			}
 			if !tt.wantErr && !got.Completed() {
 				t.Fatalf("status %q, want COMPLETED", got.Status)
