@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -23,8 +24,9 @@ import (
 )
 
 var (
-	_ provider.Provider              = (*svcProvider)(nil)
-	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
+	_ provider.Provider                       = (*svcProvider)(nil)
+	_ provider.ProviderWithFunctions          = (*svcProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -214,6 +216,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.EphemeralResourceData = data
 	p.configured.Store(data)
 }
 
@@ -237,6 +240,12 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
 		NewWorkflowFromUIDataSource,
+	}
+}
+
+func (p *svcProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		NewOutputURLEphemeralResource,
 	}
 }
 
