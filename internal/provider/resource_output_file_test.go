@@ -141,11 +141,12 @@ func TestAccOutputFile_driftDownloadsAgain(t *testing.T) {
 		func() { _ = os.Remove(file) },
 		func() { _ = os.WriteFile(file, []byte("edited"), 0o644) },
 	}
-	steps := []resource.TestStep{{Config: outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)}}
+	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+	steps := []resource.TestStep{{Config: config}}
 	for _, disturb := range tests {
 		steps = append(steps, resource.TestStep{
 			PreConfig: disturb,
-			Config:    outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`),
+			Config:    config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("svc_output_file.png", plancheck.ResourceActionCreate),
 			}},
