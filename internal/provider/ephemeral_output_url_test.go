@@ -2,17 +2,20 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
@@ -172,5 +175,33 @@ ephemeral "svc_output_url" "x" {
 	})
 	if n := srv.Requests(emulator.OpGetAsset); n == 0 {
 		t.Error("the asset record was never read")
+	}
+}
+
+// The provider serves svc_output_url, whose url is sensitive (a credential, kept out of CLI
+// output) and computed, and whose only argument is asset_id.
+func TestOutputURLSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := newWithClock("test", time.Now)().(*svcProvider)
+	var names []string
+	for _, newEphemeral := range p.EphemeralResources(ctx) {
+		var meta ephemeral.MetadataResponse
+		newEphemeral().Metadata(ctx, ephemeral.MetadataRequest{ProviderTypeName: "svc"}, &meta)
+		names = append(names, meta.TypeName)
+	}
+	if !slices.Contains(names, "svc_output_url") {
+		t.Fatalf("the provider's ephemeral resources are %v, without svc_output_url", names)
+	}
+	var resp ephemeral.SchemaResponse
+	NewOutputURLEphemeralResource().Schema(ctx, ephemeral.SchemaRequest{}, &resp)
+	for name, attr := range resp.Schema.Attributes {
+		wantArgument := name == "asset_id"
+		if attr.IsRequired() != wantArgument || attr.IsComputed() == wantArgument {
+			t.Errorf("%s: required %v, computed %v; want only asset_id set by the configuration", name, attr.IsRequired(), attr.IsComputed())
+		}
+		if attr.IsSensitive() != (name == "url") {
+			t.Errorf("%s: sensitive %v; want only url sensitive", name, attr.IsSensitive())
+		}
 	}
 }
