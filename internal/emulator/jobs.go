@@ -55,7 +55,7 @@ type job struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	lastRead    time.Time // when a read was last answered, for ReadMinInterval
-	v1          bool // submitted through POST /api/prompt: its events also go to the v1 socket
+	v1          bool      // submitted through POST /api/prompt: its events also go to the v1 socket
 }
 
 type jobOutput struct {

@@ -85,7 +85,7 @@ type Options struct {
 	// last one answered (on the server's clock) with 429 rate_limited and a Retry-After saying
 	// when to come back: a service that rate-limits polling. It is not part of ModeStrict.
 	ReadMinInterval time.Duration
-	MaxStreams     int // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	MaxStreams      int // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
 	// repeat a status event saying "succeeded" at this interval, while the job record goes on
 	// as before: a hostile or broken stream that must not turn into a read per event.
