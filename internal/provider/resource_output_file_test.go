@@ -393,9 +393,11 @@ func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 
 // A service that signs a new URL on every read: the URL state holds is kept while it is valid,
 // so neither svc_job nor a file downloaded from outputs[i].url shows a change at every plan.
+// The generous mode is pinned: "while it is valid" needs URLs that outlive the test's steps,
+// and the strict mode's expire after 3 s.
 func TestAccOutputFile_resignedURLIsNoChange(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{ResignOnRead: true})
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, ResignOnRead: true})
 	file := filepath.Join(t.TempDir(), "image.png")
 	config := outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)
 	resource.Test(t, resource.TestCase{
