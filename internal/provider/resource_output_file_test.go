@@ -33,6 +33,14 @@ resource "svc_output_file" "png" {
 `, source, file)
 }
 
+// outputFileByURLConfig is outputFileConfig downloading by signed URL: svc_job keeps none in
+// state, so the URL is the svc_job data source's, signed at its read.
+func outputFileByURLConfig(srv *emulator.Server, file string) string {
+	return outputFileConfig(srv, file, `url = data.svc_job.test.outputs[0].url`) + `
+data "svc_job" "test" { id = svc_job.test.id }
+`
+}
+
 // checkFileMatchesState checks the file on disk is a PNG whose hash is the one the server holds
 // for the job's output (which its records may not tell, on a server that computes hashes
 // lazily), and which the job output's hash is, when the job record gave one.
@@ -82,20 +90,26 @@ func TestAccOutputFile_sources(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		source string
+		mode   emulator.Mode
+		config func(srv *emulator.Server, file string) string
 	}{
-		{name: "by url", source: `url = svc_job.test.outputs[0].url`},
-		{name: "by asset id", source: `asset_id = svc_job.test.outputs[0].id`},
+		// The generous mode is pinned for the URL: the data source reads a URL signed anew at
+		// each read on the strict server, so url (an argument, kept as configured) would change
+		// at every plan.
+		{name: "by url", mode: emulator.ModeGenerous, config: outputFileByURLConfig},
+		{name: "by asset id", config: func(srv *emulator.Server, file string) string {
+			return outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newTestServer(t, emulator.Options{})
+			srv := newTestServer(t, emulator.Options{Mode: tt.mode})
 			file := filepath.Join(t.TempDir(), "out", "image.png")
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: outputFileConfig(srv, file, tt.source),
+					Config: tt.config(srv, file),
 					Check:  checkFileMatchesState(srv, file),
 				}},
 				CheckDestroy: func(*terraform.State) error {
@@ -119,7 +133,7 @@ func TestAccOutputFile_hashMismatchLeavesNoFile(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
 resource "svc_output_file" "png" {
-  url           = svc_job.test.outputs[0].url
+  asset_id      = svc_job.test.outputs[0].id
   path          = %q
   expected_hash = "blake3:%064d"
 }
@@ -349,14 +363,23 @@ resource "svc_output_file" "png" {
 	}
 }
 
-// outputs[i].hash may be null until the service computed it. When it arrives after the
-// download and equals the file's hash, the expectation is recorded in place: no replacement,
-// nothing downloaded again.
+// outputs[i].hash may be null until the service computed it. A finished svc_job keeps the null
+// (it is not read again); the svc_job data source, read at each plan, sees the hash arrive. When
+// it arrives after the download and equals the file's hash, the expectation is recorded in place:
+// no replacement, nothing downloaded again.
 func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{LazyHashes: true})
 	file := filepath.Join(t.TempDir(), "image.png")
-	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+	config := jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
+data "svc_job" "test" { id = svc_job.test.id }
+
+resource "svc_output_file" "png" {
+  asset_id      = svc_job.test.outputs[0].id
+  path          = %q
+  expected_hash = data.svc_job.test.outputs[0].hash
+}
+`, file)
 	var downloads int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -378,6 +401,7 @@ func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttrPair("svc_output_file.png", "expected_hash", "svc_output_file.png", "blake3"),
+					resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.hash"), // settled: not read again
 					func(*terraform.State) error {
 						if n := srv.Requests(emulator.OpAssetContent); n != downloads {
 							return fmt.Errorf("the file was downloaded again (%d content requests, was %d)", n, downloads)
@@ -391,21 +415,19 @@ func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 	})
 }
 
-// A service that signs a new URL on every read: the URL state holds is kept while it is valid,
-// so neither svc_job nor a file downloaded from outputs[i].url shows a change at every plan.
-// The generous mode is pinned: "while it is valid" needs URLs that outlive the test's steps,
-// and the strict mode's expire after 3 s.
+// A service that signs a new URL on every read: svc_job keeps no URL, so neither svc_job nor a
+// file downloaded by its asset id shows a change at every plan.
 func TestAccOutputFile_resignedURLIsNoChange(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, ResignOnRead: true})
+	srv := newTestServer(t, emulator.Options{ResignOnRead: true})
 	file := filepath.Join(t.TempDir(), "image.png")
-	config := outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)
+	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: config, Check: checkFileMatchesState(srv, file)},
 			{Config: config, PlanOnly: true},
-			{RefreshState: true, Check: resource.TestCheckResourceAttrPair("svc_output_file.png", "url", "svc_job.test", "outputs.0.url")},
+			{RefreshState: true, Check: resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.url")},
 		},
 	})
 }
