@@ -28,6 +28,12 @@ const probeProviderBlock = `terraform {
 }
 `
 
+const probeClaim = `resource "svc_registry_node_claim" "probe" {
+  publisher_id = "acme"
+  node_id      = "n1"
+}
+`
+
 var (
 	featureWriteOnly = &cliFeature{
 		name: "write-only arguments (Terraform 1.11, OpenTofu 1.11)",
@@ -47,6 +53,19 @@ var (
 		name:    "ephemeral input variables (Terraform 1.10, OpenTofu 1.11)",
 		with:    "variable \"v\" {\n  type      = string\n  default   = \"x\"\n  ephemeral = true\n}\n",
 		without: "variable \"v\" {\n  type    = string\n  default = \"x\"\n}\n",
+	}
+	featureResourceIdentity = &cliFeature{
+		name: "resource identity (Terraform 1.12, OpenTofu 1.12)",
+		with: probeProviderBlock + probeClaim + `import {
+  to       = svc_registry_node_claim.probe
+  identity = { publisher_id = "acme", node_id = "n1" }
+}
+`,
+		without: probeProviderBlock + probeClaim + `import {
+  to = svc_registry_node_claim.probe
+  id = "acme/n1"
+}
+`,
 	}
 	featureProviderFunctions = &cliFeature{
 		name:    "provider-defined functions (Terraform 1.8, OpenTofu 1.7)",
