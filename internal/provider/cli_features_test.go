@@ -67,6 +67,16 @@ var (
 }
 `,
 	}
+	featureActions = &cliFeature{
+		name: "actions (Terraform 1.14)",
+		with: probeProviderBlock + `action "svc_job_cancel" "probe" {
+  config {
+    id = "0b0c8f2e-0000-4000-8000-000000000000"
+  }
+}
+`,
+		without: probeProviderBlock,
+	}
 	featureProviderFunctions = &cliFeature{
 		name:    "provider-defined functions (Terraform 1.8, OpenTofu 1.7)",
 		with:    probeProviderBlock + "output \"o\" {\n  value = provider::svc::asset_ref(\"a1\")\n}\n",

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -25,6 +26,7 @@ import (
 var (
 	_ provider.Provider              = (*svcProvider)(nil)
 	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
+	_ provider.ProviderWithActions   = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -214,6 +216,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ActionData = data
 	p.configured.Store(data)
 }
 
@@ -226,6 +229,16 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 		NewNodeTranslationResource,
 		NewUploadResource,
 		NewPromptResource,
+	}
+}
+
+// Actions run on request (`terraform apply -invoke`, or a resource's action_trigger); Terraform
+// before 1.14 and OpenTofu do not call them, and a configuration without actions works there as
+// before.
+func (p *svcProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewJobCancelAction,
+		NewWorkflowRunAction,
 	}
 }
 

@@ -37,11 +37,12 @@ func protocol6Server(version string, now func() time.Time) func() tfprotov6.Prov
 // answers some calls itself and passes the others on, down to the framework. Layers that judge a
 // call by the provider's settings or clock read them from p.
 func serverStack(p *svcProvider) tfprotov6.ProviderServer {
-	var s tfprotov6.ProviderServer = releasingServer{providerserver.NewProtocol6(p)()}
+	framework := providerserver.NewProtocol6(p)()
+	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, p.now, p.configuredData)
 	s = newJobCreatePlanServer(s, p.configuredData)
 	s = newJobValidateServer(s)
-	return s
+	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions)} //nolint:staticcheck // see actionsServer
 }
 
 // releasingServer passes every per-resource and per-data-source call to the framework with a
