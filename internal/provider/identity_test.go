@@ -36,8 +36,9 @@ type lazyVariable struct{ value *string }
 
 func (v lazyVariable) MarshalJSON() ([]byte, error) { return json.Marshal(*v.value) }
 
-// steps: (1) create, the identity in state matching the identifying attributes; (2) the import
-// plan of an import block with that identity (ImportBlockWithResourceIdentity) is importAction;
+// steps: (1) create, the identity in state matching the identifying attributes, then a refresh;
+// (2) the import plan of an import block with the identity state holds
+// (ImportBlockWithResourceIdentity) is importAction;
 // (3) forget the resource; (4) an import block with badIdentity fails; (5) an import block with
 // the identity of (1) imports it, planning importAction, identity kept; (6) the configuration
 // alone plans nothing. The caller checks at the emulator that nothing billable was sent.
@@ -63,6 +64,8 @@ func (c identityImport) steps() []resource.TestStep {
 	importPlan := []plancheck.PlanCheck{plancheck.ExpectResourceAction(c.address, c.importAction)}
 	return []resource.TestStep{
 		{Config: c.config, ConfigVariables: c.createVars, ConfigStateChecks: matches, Check: capture},
+		// A refresh keeps the identity in state: the next step imports by the identity state holds.
+		{RefreshState: true},
 		{
 			Config: c.config, ResourceName: c.address, ImportState: true,
 			ImportStateKind:    resource.ImportBlockWithResourceIdentity,
