@@ -70,7 +70,9 @@ func TestAccWorkflowRunAction_invoke(t *testing.T) {
 	t.Parallel()
 	// The sampler runs for 4 s, longer than the wait's longest poll interval (2 s): the wait sees
 	// the job running whatever its schedule.
-	srv := newTestServer(t, emulator.Options{StepDuration: 500 * time.Millisecond, QueueDelay: 100 * time.Millisecond})
+	// A generous server (progress that moves, hashes at once); TestAccWorkflowRunAction_strictServer
+	// is the other kind.
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, StepDuration: 500 * time.Millisecond, QueueDelay: 100 * time.Millisecond})
 	tf := newTerraformCLI(t, "")
 	out := filepath.Join(tf.dir, "out")
 	tf.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
@@ -172,5 +174,39 @@ action "svc_workflow_run" "x" {
 	want := "job " + ids[0] + ` submitted (to stop it, invoke svc_job_cancel with id = "` + ids[0] + `")`
 	if lines := actionLines(out, "action.svc_workflow_run.x"); len(lines) == 0 || lines[0] != want {
 		t.Errorf("the first line of the interrupted invocation is not %q:\n%s", want, out)
+	}
+}
+
+// On a server as little generous as the contract allows (no hashes, URLs valid seconds, no
+// event stream, progress that does not move), the run still ends, once, with every output
+// saved; what could not be checked is said on the terminal and in a warning, never claimed.
+func TestAccWorkflowRunAction_strictServer(t *testing.T) {
+	skipUnlessAcc(t)
+	requireCLIFeature(t, featureActions)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeStrict})
+	tf := newTerraformCLI(t, "")
+	out := filepath.Join(tf.dir, "out")
+	tf.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
+action "svc_workflow_run" "x" {
+  config {
+    workflow   = %s
+    output_dir = %q
+  }
+}
+`, imageWorkflowHCL(2), out))
+	got := tf.run("apply", "-auto-approve", "-no-color", "-invoke=action.svc_workflow_run.x")
+	lines := actionLines(got, "action.svc_workflow_run.x")
+	if n := srv.Requests(emulator.OpSubmitJob); n != 1 {
+		t.Fatalf("%d submissions, want 1", n)
+	}
+	checkNoRepeats(t, lines)
+	if !anyMatch(lines, `^saved .*/out/acc_00001_\.png \(\d+ bytes, not verified: the service gave no hash\)$`) ||
+		!anyMatch(lines, `^saved .*/out/acc_00002_\.png \(\d+ bytes, not verified: the service gave no hash\)$`) ||
+		!strings.Contains(got, "Output not verified") {
+		t.Fatalf("the unverified outputs are not said to be so:\n%s", got)
+	}
+	if files, _ := os.ReadDir(out); len(files) != 2 {
+		t.Fatalf("%d files in %s, want 2", len(files), out)
 	}
 }

@@ -62,7 +62,8 @@ type savedOutput struct {
 	verified bool // the content matched a hash the service gave
 }
 
-// saveOutput downloads output o into dest, checking its blake3 against the asset's hash.
+// saveOutput downloads output o into dest, checking its blake3 against the asset's hash: the one
+// the asset record gave before the download or, for a hash computed lazily, after it.
 func (d *providerData) saveOutput(ctx context.Context, o client.Output, dest string) (savedOutput, error) {
 	asset, err := d.client.GetAsset(ctx, o.ID)
 	if err != nil {
@@ -81,6 +82,12 @@ func (d *providerData) saveOutput(ctx context.Context, o client.Output, dest str
 			return err
 		}
 		saved.size, saved.blake3 = got.Size, "blake3:"+hex.EncodeToString(h.Sum(nil))
+		if want == nil {
+			// The service computes hashes lazily: it may have one now. One more read, no more.
+			if again, err := d.client.GetAsset(ctx, o.ID); err == nil {
+				want = again.Hash
+			}
+		}
 		if want != nil && *want != saved.blake3 {
 			return fmt.Errorf("the content hashes to %s, the service says %s; the partial file was removed (request id %q)", saved.blake3, *want, got.RequestID)
 		}
