@@ -277,6 +277,12 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	// Every path that puts the job in state (its wait's end, a refused record) gives its identity.
+	defer func() {
+		if held, ok := objectAttrs(resp.State.Raw); ok {
+			setJobIdentity(resp.Identity, stringAttr(held, "id"))
+		}
+	}()
 	in, diags := readJobCreateInput(ctx, req)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -448,6 +454,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
+	setJobIdentity(resp.Identity, held.id())
 	if record := settledRecordOf(held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
@@ -515,6 +522,7 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	resp.State.Raw = req.Plan.Raw
 	job := held.heldJob()
+	setJobIdentity(resp.Identity, job.ID)
 	if !planned.waitForCompletion() || !jobInFlight(job.ID, job.Status) {
 		return
 	}
@@ -572,14 +580,20 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 }
 
+// ImportState takes a job id, or an identity with it.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := uuid.Validate(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID); got %q.", req.ID))
+	id := req.ID
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, "id"); byIdentity {
+		id = ids[0]
+	}
+	if err := uuid.Validate(id); err != nil || resp.Diagnostics.HasError() {
+		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID), or by an identity with id; got %q.", id))
 		return
 	}
+	setJobIdentity(resp.Identity, id)
 	// Import cannot learn the workflow (the job record does not carry it), so the first plan
 	// after import records the configured workflow in state, in place, without sending anything.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrWaitForCompletion), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)

@@ -782,3 +782,26 @@ func TestAccJob_settingsUpdateInPlaceWithoutResubmitting(t *testing.T) {
 		},
 	})
 }
+
+// A job carries its identity, kept by the refresh of the finished job (answered without the
+// framework, from the bytes Terraform sent); an import block with it adopts the job, taking the
+// workflow from configuration in place: one submission, no cancel.
+func TestAccJob_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_job.test",
+			config:       jobConfig(srv, imageWorkflowHCL(1), ""),
+			bare:         providerConfig(srv, ""),
+			names:        []string{"id"},
+			importAction: plancheck.ResourceActionUpdate,
+			badIdentity:  map[string]string{"id": `"../../etc"`},
+		}.steps(),
+	})
+	if n, c := srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpCancelJob); n != 1 || c != 0 {
+		t.Fatalf("%d submissions and %d cancels, want 1 and 0", n, c)
+	}
+}

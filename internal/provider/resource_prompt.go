@@ -28,6 +28,7 @@ import (
 var (
 	_ resource.ResourceWithConfigure   = (*promptResource)(nil)
 	_ resource.ResourceWithImportState = (*promptResource)(nil)
+	_ resource.ResourceWithIdentity    = (*promptResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*promptResource)(nil)
 )
 
@@ -224,6 +225,15 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 	}
 }
 
+// promptIdentity names a prompt on the service: its id.
+var promptIdentity = []string{"id"}
+
+func (r *promptResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = stringIdentitySchema(
+		identityAttribute{name: "id", description: "Prompt id (`prompt_id`)."},
+	)
+}
+
 func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -237,6 +247,9 @@ func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 // Create connects the socket (when waiting), submits the prompt, saves its id in state at once,
 // then either reads its status once or waits for it to end.
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	in, ok := readPromptCreateInput(ctx, req, &resp.Diagnostics)
 	if !ok {
 		return
@@ -421,6 +434,9 @@ func promptOutputsValue(ctx context.Context, outs []client.PromptOutput) (types.
 }
 
 func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	var state promptModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -452,6 +468,9 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 // Update changes provider-side settings (validate, wait_for_completion, timeouts), and waits for
 // a prompt still running (planPromptResume). Nothing is ever submitted.
 func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	var plan, state promptModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -467,15 +486,24 @@ func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest,
 // Delete forgets the prompt: the v1 interface has no cancel route.
 func (r *promptResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
 
+// ImportState takes the prompt_id, or an identity with it.
 func (r *promptResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if strings.TrimSpace(req.ID) == "" {
-		resp.Diagnostics.AddError("Invalid import id", "Import svc_prompt by prompt_id.")
+	id := req.ID
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, promptIdentity...); byIdentity {
+		id = ids[0]
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if strings.TrimSpace(id) == "" {
+		resp.Diagnostics.AddError("Invalid import id", "Import svc_prompt by prompt_id, or by an identity with id.")
 		return
 	}
 	// Import learns the status only: outputs were reported on the socket while the prompt ran.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
 }
 
 // describePromptSubmitError explains a failed submission and what the user can do about it.

@@ -376,3 +376,29 @@ resource "svc_registry_node_claim" "test" {
 	}
 	assertSecretsAbsent(t, stateJSON, logs, registryToken, repoSecret)
 }
+
+// A claim made by Terraform carries its identity; an import block with that identity adopts
+// it again with no change planned, and no claim is sent but the first.
+func TestAccNodeClaim_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity, featureWriteOnly, featureEphemeralVariables)
+	t.Parallel()
+	srv := newRegistryServer(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_registry_node_claim.test",
+			config:       claimConfig(srv, testRegistryToken, "acme", "n1", ""),
+			createVars:   repoToken(testRepoToken),
+			bare:         providerConfig(srv, fmt.Sprintf("registry_token = %q", testRegistryToken)),
+			names:        nodeClaimIdentity,
+			importAction: plancheck.ResourceActionNoop,
+			badIdentity:  map[string]string{"publisher_id": `"acme"`, "node_id": `"n1/x"`},
+		}.steps(),
+	})
+	if n := srv.Requests(emulator.OpRegistryClaim); n != 1 {
+		t.Fatalf("%d claims sent, want 1 (the create; import sends none)", n)
+	}
+	if srv.NodePublisher("n1") != "acme" {
+		t.Fatalf("n1 belongs to %q, want acme", srv.NodePublisher("n1"))
+	}
+}

@@ -29,6 +29,7 @@ var (
 	_ resource.Resource                   = (*routerRequestResource)(nil)
 	_ resource.ResourceWithConfigure      = (*routerRequestResource)(nil)
 	_ resource.ResourceWithImportState    = (*routerRequestResource)(nil)
+	_ resource.ResourceWithIdentity       = (*routerRequestResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*routerRequestResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*routerRequestResource)(nil)
 )
@@ -160,6 +161,16 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 	}
 }
 
+// routerRequestIdentity names a request on the router: the model and the request id.
+var routerRequestIdentity = []string{"model", "id"}
+
+func (r *routerRequestResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = stringIdentitySchema(
+		identityAttribute{name: "model", description: "Model id, `provider/model`."},
+		identityAttribute{name: "id", description: "Request id."},
+	)
+}
+
 func (r *routerRequestResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -251,6 +262,9 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 }
 
 func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	var plan routerRequestModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -378,6 +392,9 @@ func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequest
 }
 
 func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	var state routerRequestModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -433,6 +450,9 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 }
 
 func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	// Only provider-side settings change in place. A new result_path re-collects a queued result
 	// (a replay: the service does not run or charge again).
 	var plan, state routerRequestModel
@@ -517,16 +537,23 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	logInfo(ctx, "model request cancel answered", map[string]any{"request_id": state.ID.ValueString(), "status": out.Status, "http_status": out.HTTPCode})
 }
 
-// ImportState takes provider/model/request_id.
+// ImportState takes provider/model/request_id, or an identity with model and id.
 func (r *routerRequestResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	i := strings.LastIndex(req.ID, "/")
 	model, id := "", ""
 	if i > 0 {
 		model, id = req.ID[:i], req.ID[i+1:]
 	}
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, routerRequestIdentity...); byIdentity {
+		model, id = ids[0], ids[1]
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	if err := client.ValidateModelID(model); err != nil || client.ValidateRouterRequestID(id) != nil {
 		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("Import svc_router_request as provider/model/request_id, e.g. demo/echo/0b0c8f2e-0000-4000-8000-000000000000; got %q.", req.ID))
+			fmt.Sprintf("Import svc_router_request as provider/model/request_id, e.g. demo/echo/0b0c8f2e-0000-4000-8000-000000000000, "+
+				"or by an identity with model and id; got %q.", model+"/"+id))
 		return
 	}
 	// Only queued requests have a record to import. The input is not in that record, so the
@@ -534,4 +561,5 @@ func (r *routerRequestResource) ImportState(ctx context.Context, req resource.Im
 	for name, v := range map[string]any{"id": id, "model": model, "mode": modeQueued, "validate_input": true, "wait_for_completion": true, "replayed": false} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
 }

@@ -117,12 +117,18 @@ func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.Read
 	if !ok || !settledRecordOf(state).settledAt(s.now()) {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
-	return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
+	// The identity goes back with the state: Terraform keeps the identity a refresh returns, and
+	// none would drop it from state.
+	return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: heldJobIdentity(req.CurrentIdentity, state)}, nil
 }
 
 func (s *settledJobServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	if req.TypeName == jobTypeName && s.plansNoChange(req) {
-		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}, nil
+	if req.TypeName == jobTypeName {
+		if s.plansNoChange(req) {
+			// The identity planned is the prior one, as the framework plans it.
+			return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate,
+				PlannedIdentity: req.PriorIdentity}, nil
+		}
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }
