@@ -112,8 +112,9 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
 				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-				"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
-				"Changing it replaces the job.",
+				"single-use on the service (for 24 hours): setting it yourself to a key used before makes the submission fail. " +
+				"Changing it replaces the job. A workflow change, which replaces the job, is refused at plan time while a " +
+				"configured key stays the same: change the key with it, or remove it.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
 			PlanModifiers: []planmodifier.String{
 				stringplanmodifier.UseStateForUnknown(),
@@ -168,6 +169,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp, jobSubmitSurface)
+	refuseReplacementReusingKey(req, resp)
 	planJobResume(ctx, req, resp)
 }
 
