@@ -153,8 +153,7 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		"validate": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-				"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
-				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
 		"timeouts": timeouts.Attributes(ctx, jobTimeoutsOpts),

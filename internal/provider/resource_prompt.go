@@ -210,8 +210,7 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		"validate": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-				"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
-				"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
+				workflowCheckDoc + " Skipped when " +
 				"the provider's settings are only known at apply. " + validateDefaultDoc,
 		},
 		"wait_for_completion": schema.BoolAttribute{
