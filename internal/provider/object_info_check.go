@@ -144,7 +144,10 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	info, err := d.objectInfo(readCtx)
 	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
 		// The submission would fail the same way: an error now, not a skipped check.
-		diags.AddAttributeError(attr, "Workflow not checked: the service refused the request", d.describeReadError(readCtx, err, familyService))
+		// Nothing in the workflow is at fault: the error is not the attribute's.
+		diags.AddError(errorSummary(err, familyService, "Workflow not checked: the service refused the request"),
+			"The workflow could not be checked against the service's node classes (GET /api/object_info), and "+
+				"submitting it would fail the same way.\n\n"+d.describeReadError(readCtx, err, familyService))
 		return
 	}
 	if err != nil {

@@ -197,7 +197,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -391,7 +391,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
 		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
@@ -464,7 +464,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+			resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 			return
 		}
 		job = fresh
@@ -474,7 +474,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})

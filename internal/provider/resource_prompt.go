@@ -309,7 +309,7 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 		ExtraData: data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Prompt submission failed"), data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
 		return false
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -438,7 +438,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading prompt status failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	state.Status = types.StringValue(st.Status)

@@ -224,7 +224,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 	switch {
 	case client.CredentialsRefused(err) || client.RouteNotFound(err):
 		// The apply would fail the same way: say so now, as an error, not as a skipped check.
-		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model schema could not be read"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	case client.NotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
@@ -296,7 +296,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
@@ -415,7 +415,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model request failed", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Reading model request failed"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	state.setQueue(q)
