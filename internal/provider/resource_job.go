@@ -212,7 +212,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
@@ -478,7 +478,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
-	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
+	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: newJobProgressLog(ctx, canceled).job}); err != nil {
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
@@ -507,28 +507,4 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 func pastExpiry(expiresAt string, now time.Time) bool {
 	t, err := time.Parse(time.RFC3339Nano, expiresAt)
 	return err == nil && now.After(t)
-}
-
-func logJobProgress(ctx context.Context, j *client.Job) {
-	fields := map[string]any{"job_id": j.ID, "status": j.Status}
-	if j.Status == client.JobQueued && j.QueuePosition != nil {
-		fields["queue_position"] = *j.QueuePosition
-	}
-	if p := j.Progress; p != nil {
-		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
-		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)
-		if p.CurrentNode != nil {
-			fields["node"] = *p.CurrentNode
-		}
-		if p.CurrentNodeClass != nil {
-			fields["class"] = *p.CurrentNodeClass
-		}
-		if p.Step != nil && p.Steps != nil {
-			fields["step"] = fmt.Sprintf("%d/%d", *p.Step, *p.Steps)
-		}
-		if p.Message != nil {
-			fields["message"] = *p.Message
-		}
-	}
-	logInfo(ctx, "job progress", fields)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
 var (
@@ -262,7 +263,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	}
-	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), sock)
+	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), plan.Workflow.ValueString(), sock)
 	r.setResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	data.reportPromptCreateEnd(ctx, &resp.Diagnostics, res, waitErr, in.timeout)
@@ -319,12 +320,26 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 	return !resp.Diagnostics.HasError()
 }
 
-// followPrompt waits for a submitted prompt until waitCtx ends, logging each new status; sock
-// (nil: status polling only) stays the caller's to close.
-func (d *providerData) followPrompt(ctx, waitCtx context.Context, id string, sock *client.Socket) (*client.PromptResult, error) {
+// followPrompt waits for a submitted prompt until waitCtx ends, logging its progress (each new
+// status, each node the socket says runs, with its class from workflow); sock (nil: status
+// polling only) stays the caller's to close.
+func (d *providerData) followPrompt(ctx, waitCtx context.Context, id, workflowJSON string, sock *client.Socket) (*client.PromptResult, error) {
 	opts := promptWait
-	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
+	opts.OnStatus, opts.OnMessage = promptProgress(ctx, id, nodeClasses(workflowJSON))
 	return d.client.WaitPrompt(waitCtx, id, sock, opts)
+}
+
+// nodeClasses maps the workflow's node ids to their classes (empty when it cannot be read).
+func nodeClasses(workflowJSON string) map[string]string {
+	classes := map[string]string{}
+	g, err := workflow.Parse([]byte(workflowJSON))
+	if err != nil {
+		return classes
+	}
+	for id, n := range g {
+		classes[id] = n.ClassType
+	}
+	return classes
 }
 
 // reportPromptCreateEnd turns the end of Create's wait into diagnostics. An interrupt (Ctrl-C)

@@ -303,9 +303,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 
-	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logRouterProgress(ctx, q)
-	}})
+	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: newRouterProgressLog(ctx, q).router})
 	plan.setQueue(final)
 	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
