@@ -39,7 +39,7 @@ const (
 )
 
 // jobTimeoutsOpts are the timeouts svc_job takes.
-var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true, CreateDescription: jobCreateTimeoutDoc, DeleteDescription: jobDeleteTimeoutDoc}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -85,7 +85,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
 			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
 			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again).",
+			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
 		Attributes: attrs,
 	}
 }

@@ -183,7 +183,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
-			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
+			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route." +
+			promptDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -220,7 +221,7 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 				"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
 				"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: promptCreateTimeoutDoc}),
 	}
 }
 

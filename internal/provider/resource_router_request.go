@@ -90,7 +90,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
 			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
 			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
-			"sent: nothing ran.",
+			"sent: nothing ran." + routerDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -156,7 +156,7 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
 				"(24 hours); after that the apply says so. Destroy deletes the file.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true, CreateDescription: routerCreateTimeoutDoc, DeleteDescription: routerDeleteTimeoutDoc}),
 	}
 }
 
