@@ -183,13 +183,27 @@ func (s *Server) ComputeHashes() {
 	s.hashesComputed = true
 }
 
+// hashShownLocked reports whether the hash of an output of job jobID ("" for an upload) is
+// served: always, unless LazyHashes holds it back until ComputeHashes or HashDelay after the
+// job ended. s.mu must be held.
+func (s *Server) hashShownLocked(jobID string, now time.Time) bool {
+	if !s.opts.LazyHashes || s.hashesComputed || jobID == "" {
+		return true
+	}
+	j := s.jobs[jobID]
+	if s.opts.HashDelay <= 0 || j == nil || j.completedAt.IsZero() {
+		return false
+	}
+	return !now.Before(j.completedAt.Add(s.opts.HashDelay))
+}
+
 // renderOutputLocked renders an output, re-signing its url when half its life is gone.
 func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
 	if s.opts.ResignOnRead || now.After(o.urlExpires.Add(-s.opts.URLTTL/2)) {
 		o.urlExpires = s.urlExpiry(now)
 	}
 	jobID, hash := j.id, &o.hash
-	if s.opts.LazyHashes && !s.hashesComputed {
+	if !s.hashShownLocked(j.id, now) {
 		hash = nil
 	}
 	return outputJSON{NodeID: o.nodeID, Type: o.typ, assetJSON: assetJSON{
@@ -389,7 +403,16 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := s.renderLocked(r, j, now)
 	s.mu.Unlock()
+	s.setReadRetryAfter(w, rec.Status)
 	writeJSON(w, http.StatusOK, rec)
+}
+
+// setReadRetryAfter asks, with ReadRetryAfter, pollers of a job that has not ended to come back
+// no sooner than that.
+func (s *Server) setReadRetryAfter(w http.ResponseWriter, status string) {
+	if s.opts.ReadRetryAfter > 0 && !isTerminal(status) {
+		w.Header().Set("Retry-After", strconv.Itoa(s.opts.ReadRetryAfter))
+	}
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {

@@ -92,24 +92,15 @@ func (d *providerData) checkWorkflowOnPlan(ctx context.Context, req resource.Mod
 	if !req.State.Raw.IsNull() {
 		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("workflow"), &prior)...)
 	}
-	if resp.Diagnostics.HasError() || !workflowToCheck(ctx, validate, planned, prior) {
+	if resp.Diagnostics.HasError() || !validate.ValueBool() || planned.IsUnknown() || planned.IsNull() {
 		return
 	}
+	if !prior.IsNull() {
+		if same, _ := planned.StringSemanticEquals(ctx, prior); same {
+			return
+		}
+	}
 	d.validateWorkflowAtPlan(ctx, path.Root("workflow"), planned.ValueString(), surface, &resp.Diagnostics)
-}
-
-// workflowToCheck reports whether a planned workflow is checked against the service's node
-// classes: validate is set, and the workflow is known and new (prior null) or changed. An
-// unchanged workflow, formatting aside, is not judged again.
-func workflowToCheck(ctx context.Context, validate types.Bool, planned, prior jsonSemantic) bool {
-	if !validate.ValueBool() || planned.IsUnknown() || planned.IsNull() {
-		return false
-	}
-	if prior.IsNull() {
-		return true
-	}
-	same, _ := planned.StringSemanticEquals(ctx, prior)
-	return !same
 }
 
 // checkSurface says whether the resource submits through the interface that serves object_info.
@@ -122,9 +113,6 @@ const (
 	// submitsElsewhere: the submission goes to another interface (v2 jobs), and a surface that
 	// serves only that one has no object_info route: the check is skipped with a warning.
 	submitsElsewhere checkSurface = false
-
-	// jobSubmitSurface is svc_job's: it submits to the v2 jobs interface.
-	jobSubmitSurface = submitsElsewhere
 )
 
 // validateWorkflowAtPlan runs checkWorkflowNodes for a workflow attribute and adds one error per

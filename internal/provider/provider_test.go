@@ -37,9 +37,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// newTestServer starts a reference server for one test and stops it when the test ends.
+// testServerModeEnv names the preset of the reference servers newTestServer starts for tests
+// that pin none: "strict" (make test-strict) runs the suite against a server as little generous
+// as the contract allows; empty or "generous" against the friendly one.
+const testServerModeEnv = "SVC_EMULATOR_MODE"
+
+// newTestServer starts a reference server for one test and stops it when the test ends. A test
+// that sets opts.Mode pins it; otherwise the mode comes from SVC_EMULATOR_MODE.
 func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	t.Helper()
+	if opts.Mode == "" {
+		mode, err := emulator.ParseMode(os.Getenv(testServerModeEnv))
+		if err != nil {
+			t.Fatalf("%s: %v", testServerModeEnv, err)
+		}
+		opts.Mode = mode
+	}
 	srv := emulator.New(opts)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -167,7 +167,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // ModifyPlan checks a new or changed workflow against object_info when validate is set, and
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp, jobSubmitSurface)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
 	refuseReplacementReusingKey(req, resp)
 	planJobResume(ctx, req, resp)
 }
@@ -445,7 +445,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	status := stringAttr(held, "status")
-	if forgottenOnDestroy(boolAttr(held, "cancel_on_destroy"), status) {
+	if !boolAttr(held, "cancel_on_destroy") || client.JobTerminal(status) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
 	deleteTimeout, diags := jobTimeoutOf(ctx, held["timeouts"], defaultJobDeleteTimeout, timeouts.Value.Delete)
@@ -482,12 +482,6 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
-}
-
-// forgottenOnDestroy reports whether destroying a job sends nothing: it has ended, or it is not
-// to be cancelled (cancel_on_destroy false or unset).
-func forgottenOnDestroy(cancelOnDestroy bool, status string) bool {
-	return !cancelOnDestroy || client.JobTerminal(status)
 }
 
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -23,6 +23,11 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
+// createTestWorkflow is a workflow of a new job that the reference server's object_info accepts
+// and that it runs.
+const createTestWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"t"}}}`
+
 // newJobPlan is the plan of a new svc_job as Terraform sends it to apply: the id, the record and
 // an unset key unknown, write-only values null, the settings at their defaults; then set.
 func newJobPlan(typ tftypes.Object, set map[string]tftypes.Value) tftypes.Value {

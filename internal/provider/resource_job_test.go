@@ -508,8 +508,9 @@ func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
 	// Secrets come the way users should pass them: the api key from the environment, the
 	// partner key through an ephemeral variable into a write-only attribute.
 	t.Setenv("SVC_API_KEY", apiKey)
-	// A job of about 1.5 s, so that progress is seen (and logged) while it runs.
-	srv := newTestServer(t, emulator.Options{Token: apiKey, StepDuration: 100 * time.Millisecond})
+	// A job of about 1.5 s, so that progress is seen (and logged) while it runs: on a server
+	// whose progress moves, hence the generous mode pinned.
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, Token: apiKey, StepDuration: 100 * time.Millisecond})
 	var id, stateJSON string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

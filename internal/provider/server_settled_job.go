@@ -5,8 +5,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -15,12 +17,12 @@ import (
 
 const jobTypeName = "svc_job"
 
-// settledJobServer answers four calls about a finished svc_job itself, without the framework,
-// when their answer is "state as it is": the refresh of a settled record, the plan of a job
-// whose configuration changes nothing, the plan of its destruction and the destruction itself. A plan or a destroy
-// of a batch of finished jobs is made of these calls; the framework spent most of the
-// provider's time on them (decoding each call's three values and visiting every attribute of the
-// record, its outputs' included) only to conclude that nothing changes.
+// settledJobServer answers two calls about a finished svc_job itself, without the framework,
+// when their answer is "state as it is": the refresh of a settled record and the plan of a job
+// whose configuration changes nothing (or of its destruction). A plan of a batch of finished
+// jobs is made of these calls; the framework spent most of the provider's time on them
+// (decoding each call's three values and visiting every attribute of the record, its outputs'
+// included) only to conclude that nothing changes.
 //
 // It answers only where the framework path is known to answer the same, by the rules that path
 // applies:
@@ -34,14 +36,6 @@ const jobTypeName = "svc_job"
 //     planned value that equals the prior state, and ModifyPlan acts only on a changed workflow
 //     or a job still running.
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
-//   - destroy (ApplyResourceChange with a null plan) of a job that has ended, or that is not to
-//     be cancelled: jobResource.Delete sends nothing and the framework answers a null state.
-//
-// It also hands back a state of the current schema version as Terraform sent it
-// (UpgradeResourceState): Terraform has already removed from it any attribute the schema no
-// longer has, and reads a JSON answer as well as msgpack, so the framework's decoding of each
-// state and encoding it again, 40% of the plugin's time in a plan of a batch, would give the
-// same value.
 //
 // Every other call, and every call about another type, goes to the framework.
 // TestSettledJobServerAnswersAsTheFramework holds the two paths to the same answers.
@@ -50,7 +44,6 @@ type settledJobServer struct {
 	now          func() time.Time
 	jobType      tftypes.Type
 	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default
-	version      int64                    // svc_job's schema version
 	// configured is the provider's configured data, nil until it is configured. With a setting
 	// unknown, Read keeps state for another reason and says so in a log line: the framework
 	// answers.
@@ -68,35 +61,52 @@ func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, co
 		return next
 	}
 	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx),
-		boolDefaults: defaults, version: resp.Schema.Version, configured: configured}
+		boolDefaults: defaults, configured: configured}
 }
 
 // boolDefaultsOf returns the default of every top-level attribute of s that has one, as the
-// framework plans it; ok is false when a default is not a static bool, or an attribute is of a
-// kind attributeFactsOf does not read.
+// framework plans it; ok is false when an attribute has a default of another kind than a bool
+// known without a request, or is of a kind hasDefault does not know.
 func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[string]tftypes.Value, ok bool) {
 	boolDefaults = map[string]tftypes.Value{}
 	for name, a := range s.Attributes {
-		facts, known := attributeFactsOf(a)
-		if !known || facts.otherDefault {
-			return nil, false
-		}
-		if facts.boolDefault == nil {
+		b, isBool := a.(schema.BoolAttribute)
+		if !isBool || b.Default == nil {
+			if has, known := hasDefault(a); has || !known {
+				return nil, false
+			}
 			continue
 		}
-		if boolDefaults[name], known = staticBoolDefault(ctx, name, facts.boolDefault); !known {
+		var resp defaults.BoolResponse
+		b.Default.DefaultBool(ctx, defaults.BoolRequest{Path: path.Root(name)}, &resp)
+		if resp.Diagnostics.HasError() || resp.PlanValue.IsNull() || resp.PlanValue.IsUnknown() {
 			return nil, false
 		}
+		boolDefaults[name] = tftypes.NewValue(tftypes.Bool, resp.PlanValue.ValueBool())
 	}
 	return boolDefaults, true
 }
 
-func (s *settledJobServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if req.TypeName != jobTypeName || req.Version != s.version || req.RawState == nil ||
-		len(req.RawState.JSON) == 0 || len(req.RawState.Flatmap) > 0 {
-		return s.ProviderServer.UpgradeResourceState(ctx, req)
+// hasDefault reports whether a, of a kind svc_job uses, has a default; known is false for any
+// other kind.
+func hasDefault(a schema.Attribute) (has, known bool) {
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		return a.Default != nil, true
+	case schema.BoolAttribute:
+		return a.Default != nil, true
+	case schema.Int64Attribute:
+		return a.Default != nil, true
+	case schema.Float64Attribute:
+		return a.Default != nil, true
+	case schema.MapAttribute:
+		return a.Default != nil, true
+	case schema.ListNestedAttribute:
+		return a.Default != nil, true
+	case schema.SingleNestedAttribute:
+		return a.Default != nil, true
 	}
-	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
+	return false, false
 }
 
 func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -115,30 +125,6 @@ func (s *settledJobServer) PlanResourceChange(ctx context.Context, req *tfprotov
 		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}, nil
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
-}
-
-func (s *settledJobServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req.TypeName == jobTypeName && s.forgets(req) {
-		gone, err := tfprotov6.NewDynamicValue(s.jobType, tftypes.NewValue(s.jobType, nil))
-		if err == nil {
-			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
-		}
-	}
-	return s.ProviderServer.ApplyResourceChange(ctx, req)
-}
-
-// forgets reports whether req destroys a job that Delete would forget without a request: one
-// that has ended, or whose cancel_on_destroy is false.
-func (s *settledJobServer) forgets(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	planned, ok := decodeJobValue(s.jobType, req.PlannedState)
-	if !ok || planned != nil {
-		return false
-	}
-	prior, ok := decodeJobValue(s.jobType, req.PriorState)
-	if !ok || prior == nil {
-		return false
-	}
-	return forgottenOnDestroy(boolAttr(prior, "cancel_on_destroy"), stringAttr(prior, "status"))
 }
 
 // plansNoChange reports whether the framework would plan req's prior state unchanged (or the

@@ -15,22 +15,12 @@ import (
 // countingServer counts the refreshes and plans that reach the server it wraps.
 type countingServer struct {
 	tfprotov6.ProviderServer
-	reads, plans, upgrades, applies int
-}
-
-func (c *countingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	c.applies++
-	return c.ProviderServer.ApplyResourceChange(ctx, req)
+	reads, plans int
 }
 
 func (c *countingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	c.reads++
 	return c.ProviderServer.ReadResource(ctx, req)
-}
-
-func (c *countingServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	c.upgrades++
-	return c.ProviderServer.UpgradeResourceState(ctx, req)
 }
 
 func (c *countingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
@@ -125,117 +115,6 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 	}
 }
 
-// TestSettledJobServerUpgradesAsTheFramework holds the state handed back by
-// UpgradeResourceState to the framework's: a state of the current version, as Terraform sends it
-// (attributes the schema no longer has already removed, attributes it gained missing), comes
-// back as the same value, without the framework; any other version or form goes to the framework.
-func TestSettledJobServerUpgradesAsTheFramework(t *testing.T) {
-	tests := []struct {
-		name     string
-		state    func(map[string]any)
-		version  int64
-		flatmap  bool
-		answered bool // answered without the framework
-	}{
-		{name: "settled job", answered: true},
-		{name: "running job", state: func(s map[string]any) {
-			s["status"], s["completed_at"], s["outputs"], s["progress"], s["queue_position"] = "running", nil, []any{}, nil, 2
-		}, answered: true},
-		{name: "failed job with timeouts set", state: func(s map[string]any) {
-			s["status"], s["outputs"], s["timeouts"] = "failed", nil, map[string]any{"create": "1h", "delete": nil}
-			s["error"] = map[string]any{"code": "node_execution_error", "message": "boom", "node_id": "1", "class_type": "SaveImage", "traceback": "line 1\nline 2"}
-		}, answered: true},
-		{name: "written before attributes were added", state: func(s map[string]any) {
-			delete(s, "outputs_omitted")
-			delete(s, "metrics")
-			delete(output(s), "job_id")
-		}, answered: true},
-		{name: "an older schema version", version: 1},
-		{name: "flatmap state", flatmap: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
-			state := settledJobAttributes()
-			if tt.state != nil {
-				tt.state(state)
-			}
-			doc, err := json.Marshal(state)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req := &tfprotov6.UpgradeResourceStateRequest{TypeName: "svc_job", Version: tt.version, RawState: &tfprotov6.RawState{JSON: doc}}
-			if tt.flatmap {
-				req.RawState = &tfprotov6.RawState{Flatmap: map[string]string{"id": "cfd3475c-521f-4ce3-8430-549ea8a6dac0"}}
-			}
-			got, want := callUpgrade(t, shortcut, req), callUpgrade(t, framework, req)
-			compareAnswers(t, jobType, "upgrade", got, want)
-			if answered := counted.upgrades == 0; answered != tt.answered {
-				t.Errorf("upgrade answered without the framework: %v, want %v", answered, tt.answered)
-			}
-		})
-	}
-}
-
-// TestSettledJobServerForgetsAsTheFramework holds the destruction of a job to the framework's
-// answer: a job that has ended, or is not to be cancelled, is forgotten (a null state, nothing
-// sent) without the framework; a job to cancel goes to the framework, which tries to cancel it
-// (against an endpoint where nothing listens, so both paths fail alike if it is sent there).
-func TestSettledJobServerForgetsAsTheFramework(t *testing.T) {
-	tests := []struct {
-		name     string
-		state    func(map[string]any)
-		answered bool
-	}{
-		{name: "succeeded", answered: true},
-		{name: "failed", state: func(s map[string]any) { s["status"] = "failed" }, answered: true},
-		{name: "canceled", state: func(s map[string]any) { s["status"] = "canceled" }, answered: true},
-		{name: "running, to cancel", state: func(s map[string]any) { s["status"], s["completed_at"] = "running", nil }},
-		{name: "running, not to cancel", state: func(s map[string]any) {
-			s["status"], s["completed_at"], s["cancel_on_destroy"] = "running", nil, false
-		}, answered: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			counted, shortcut, framework, jobType := settledAndFramework(time.Now)
-			state := settledJobAttributes()
-			if tt.state != nil {
-				tt.state(state)
-			}
-			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
-				configureForTest(t, s)
-			}
-			req := &tfprotov6.ApplyResourceChangeRequest{TypeName: "svc_job", PriorState: jobValue(t, jobType, state),
-				PlannedState: nullJobValue(t, jobType), Config: nullJobValue(t, jobType)}
-			got, want := callApply(t, shortcut, req), callApply(t, framework, req)
-			compareAnswers(t, jobType, "destroy", got, want)
-			if answered := counted.applies == 0; answered != tt.answered {
-				t.Errorf("destroy answered without the framework: %v, want %v", answered, tt.answered)
-			}
-		})
-	}
-}
-
-func callApply(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.ApplyResourceChangeRequest) answer {
-	t.Helper()
-	resp, err := s.ApplyResourceChange(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{state: resp.NewState, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
-}
-
-func callUpgrade(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.UpgradeResourceStateRequest) answer {
-	t.Helper()
-	resp, err := s.UpgradeResourceState(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{state: resp.UpgradedState, diagnostics: summaries(resp.Diagnostics)}
-}
-
 // settledAndFramework returns the two paths a test compares, on providers of their own with the
 // clock now: settledJobServer over a framework server whose calls are counted (a call the layer
 // answers itself is not), the framework server alone, and svc_job's type.
@@ -312,13 +191,6 @@ func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answe
 	}
 }
 
-// configureForTest configures s as Terraform does, against an endpoint where nothing listens:
-// a read that reaches the network fails the same way on both paths.
-func configureForTest(t *testing.T, s tfprotov6.ProviderServer) {
-	t.Helper()
-	configureAt(t, s, "http://127.0.0.1:1", false)
-}
-
 // settledJobAttributes is the state of a job that succeeded with one output, settled at
 // 2026-11-23T12:00:00Z.
 func settledJobAttributes() map[string]any {
@@ -380,4 +252,32 @@ func nullJobValue(t *testing.T, typ tftypes.Type) *tfprotov6.DynamicValue {
 		t.Fatal(err)
 	}
 	return &dv
+}
+// configureAt configures s as Terraform does, against endpoint, without retries; with
+// settingsUnknown, api_key is unknown (it comes from a resource not applied yet).
+func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, settingsUnknown bool) {
+	t.Helper()
+	ctx := context.Background()
+	schemaResp, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemaResp.Provider.ValueType().(tftypes.Object)
+	settings := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		settings[name] = tftypes.NewValue(at, nil)
+	}
+	settings["endpoint"] = tftypes.NewValue(tftypes.String, endpoint)
+	settings["max_retries"] = tftypes.NewValue(tftypes.Number, 0)
+	if settingsUnknown {
+		settings["api_key"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+	}
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
+	}
 }
