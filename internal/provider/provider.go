@@ -32,8 +32,8 @@ func New(version string) func() provider.Provider {
 	return newWithClock(version, time.Now)
 }
 
-// newWithClock is New with the clock the provider compares expiry times with (expires_at,
-// url_expires_at); tests move it forward together with the reference server's clock.
+// newWithClock is New with the clock the provider compares expiry times with (a job's
+// expires_at, for one); tests move it forward together with the reference server's clock.
 func newWithClock(version string, now func() time.Time) func() provider.Provider {
 	return func() provider.Provider { return newSvcProvider(version, now) }
 }
@@ -108,9 +108,15 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 					"submissions when a resource sets no partner credential (`svc_prompt` then sends `api_key`). Environment: `SVC_PARTNER_API_KEY`.",
 			},
 			"max_retries": schema.Int64Attribute{
-				Optional:            true,
-				Validators:          []validator.Int64{int64validator.Between(0, 20)},
-				MarkdownDescription: "Retries of transient failures per operation. Default: 5.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+				MarkdownDescription: "Retries of a transient failure per request: each request of an operation is sent " +
+					"at most `1 + max_retries` times (default 6), and resent only where that is safe for the operation (a read, " +
+					"a cancel, a submission that never left or that the service declined before running it). A wait for a job, " +
+					"prompt or model request sends each of its reads under this same budget and never multiplies it: a read " +
+					"that still fails ends the wait, and the next apply resumes it. Answers that say \"the same request, later\" " +
+					"(a job submission answered `429`, a model call whose run still goes on) are resent as their `Retry-After` " +
+					"asks until the operation's timeout instead. Default: 5.",
 			},
 			"read_timeout": schema.StringAttribute{
 				Optional:   true,

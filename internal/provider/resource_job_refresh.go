@@ -6,48 +6,48 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// settledRecord is what decides whether a refresh of svc_job can keep state without asking the
+// settledRecord is what decides whether a refresh of svc_job keeps state without asking the
 // service: read from state's values (settledRecordOf) by jobResource.Read and by
 // settledJobServer (from the bytes Terraform sent), so both apply one rule.
 type settledRecord struct {
 	rerunOnExpiry bool
 	status        string
 	expiresAt     string
-	outputsKnown  bool // the outputs list is neither null nor unknown
-	outputs       []settledOutput
 }
 
-type settledOutput struct {
-	hash         string // "" when null
-	urlExpiresAt string
+// settledRecordOf reads from svc_job's state what the refresh rule decides by.
+func settledRecordOf(state jobValues) settledRecord {
+	return settledRecord{rerunOnExpiry: state.rerunOnExpiry(), status: state.status(), expiresAt: state.expiresAt()}
 }
 
-// settledAt reports whether a refresh at now can keep state without asking the service. A job
-// that ended is fixed until its expires_at, except for what the service fills in or renews later:
-// an output's hash (computed lazily) and its signed URL. So the record is settled when the job
-// ended (succeeded, failed or canceled), expires_at is still ahead, every output has its hash, and
-// every signed URL in state stays valid for urlKeepMargin. A batch of finished jobs then costs no
-// request to plan or destroy; a job still running, near its expiry or missing a hash is read as
-// before. With rerun_on_expiry set, every refresh reads, to see the service expire the job.
-func (r settledRecord) settledAt(now time.Time) bool {
+// ended reports whether the job has ended (succeeded, failed or canceled). An ended job is
+// settled for good: nothing in its record is read again, whatever the service does later with
+// it (a hash computed lazily stays null in state, the content being verified where it is
+// downloaded; signed URLs are not kept in state at all). A refresh, a plan or a destroy of a
+// batch of finished jobs then sends no request, on any server the contract allows.
+func (r settledRecord) ended() bool {
 	switch r.status {
 	case client.JobSucceeded, client.JobFailed, client.JobCanceled:
-	default:
-		return false
+		return true
 	}
-	if r.rerunOnExpiry || !r.outputsKnown || !validUntil(r.expiresAt, now) {
-		return false
-	}
-	for _, o := range r.outputs {
-		if o.hash == "" || !validUntil(o.urlExpiresAt, now.Add(urlKeepMargin)) {
-			return false
-		}
-	}
-	return true
+	return false
 }
 
-// validUntil reports whether an RFC 3339 expiry is after t.
-func validUntil(expiry string, t time.Time) bool {
-	at, err := time.Parse(time.RFC3339Nano, expiry)
-	return err == nil && at.After(t)
+// rerunDueAt reports whether an ended job is to leave state at now, so that the next apply runs
+// it again: rerun_on_expiry is set and now is past its expires_at. Expiry is decided from
+// expires_at alone, without asking the service.
+func (r settledRecord) rerunDueAt(now time.Time) bool {
+	return r.rerunOnExpiry && pastExpiry(r.expiresAt, now)
+}
+
+// settledAt reports whether a refresh at now keeps state as it is and sends nothing: the job
+// has ended and is not due to run again.
+func (r settledRecord) settledAt(now time.Time) bool {
+	return r.ended() && !r.rerunDueAt(now)
+}
+
+// pastExpiry reports whether an RFC 3339 expiry is before now; false when it is not a time.
+func pastExpiry(expiresAt string, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339Nano, expiresAt)
+	return err == nil && now.After(t)
 }

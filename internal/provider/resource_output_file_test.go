@@ -31,6 +31,14 @@ resource "svc_output_file" "png" {
 `, source, file)
 }
 
+// outputFileByURLConfig is outputFileConfig downloading by signed URL: svc_job keeps none in
+// state, so the URL is the svc_job data source's, signed at its read.
+func outputFileByURLConfig(srv *emulator.Server, file string) string {
+	return outputFileConfig(srv, file, `url = data.svc_job.test.outputs[0].url`) + `
+data "svc_job" "test" { id = svc_job.test.id }
+`
+}
+
 // checkFileMatchesState checks the file on disk is a PNG whose hash is the job output's hash.
 func checkFileMatchesState(file string) resource.TestCheckFunc {
 	return resource.ComposeAggregateTestCheckFunc(
@@ -68,10 +76,12 @@ func TestAccOutputFile_sources(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		source string
+		config func(srv *emulator.Server, file string) string
 	}{
-		{name: "by url", source: `url = svc_job.test.outputs[0].url`},
-		{name: "by asset id", source: `asset_id = svc_job.test.outputs[0].id`},
+		{name: "by url", config: outputFileByURLConfig},
+		{name: "by asset id", config: func(srv *emulator.Server, file string) string {
+			return outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +91,7 @@ func TestAccOutputFile_sources(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: outputFileConfig(srv, file, tt.source),
+					Config: tt.config(srv, file),
 					Check:  checkFileMatchesState(file),
 				}},
 				CheckDestroy: func(*terraform.State) error {
@@ -105,7 +115,7 @@ func TestAccOutputFile_hashMismatchLeavesNoFile(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
 resource "svc_output_file" "png" {
-  url           = svc_job.test.outputs[0].url
+  asset_id      = svc_job.test.outputs[0].id
   path          = %q
   expected_hash = "blake3:%064d"
 }
@@ -127,11 +137,11 @@ func TestAccOutputFile_driftDownloadsAgain(t *testing.T) {
 		func() { _ = os.Remove(file) },
 		func() { _ = os.WriteFile(file, []byte("edited"), 0o644) },
 	}
-	steps := []resource.TestStep{{Config: outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)}}
+	steps := []resource.TestStep{{Config: outputFileByURLConfig(srv, file)}}
 	for _, disturb := range tests {
 		steps = append(steps, resource.TestStep{
 			PreConfig: disturb,
-			Config:    outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`),
+			Config:    outputFileByURLConfig(srv, file),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("svc_output_file.png", plancheck.ResourceActionCreate),
 			}},
@@ -239,8 +249,9 @@ resource "svc_output_file" "png" {
 	})
 }
 
-// The job's output URL is first shown to have expired (the service refuses it); a download by
-// asset id still works, because it asks for a freshly signed URL.
+// An output URL the service signed (read through the svc_job data source: the resource keeps
+// none) is first shown to have expired (the service refuses it); a download by asset id still
+// works, because it asks for a freshly signed URL.
 func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
@@ -251,9 +262,11 @@ func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 		ProtoV6ProviderFactories: clk.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				Config: jobConfig(srv, imageWorkflowHCL(1), "") + `
+data "svc_job" "test" { id = svc_job.test.id }
+`,
 				Check: func(s *terraform.State) error {
-					attrs := s.RootModule().Resources["svc_job.test"].Primary.Attributes
+					attrs := s.RootModule().Resources["data.svc_job.test"].Primary.Attributes
 					staleURL, expiresAt = attrs["outputs.0.url"], attrs["outputs.0.url_expires_at"]
 					return nil
 				},
@@ -281,14 +294,23 @@ func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 	})
 }
 
-// outputs[i].hash may be null until the service computed it. When it arrives after the
-// download and equals the file's hash, the expectation is recorded in place: no replacement,
-// nothing downloaded again.
+// outputs[i].hash may be null until the service computed it. A finished svc_job keeps the null
+// (it is not read again); the svc_job data source, read at each plan, sees the hash arrive. When
+// it arrives after the download and equals the file's hash, the expectation is recorded in place:
+// no replacement, nothing downloaded again.
 func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{LazyHashes: true})
 	file := filepath.Join(t.TempDir(), "image.png")
-	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+	config := jobConfig(srv, imageWorkflowHCL(1), "") + fmt.Sprintf(`
+data "svc_job" "test" { id = svc_job.test.id }
+
+resource "svc_output_file" "png" {
+  asset_id      = svc_job.test.outputs[0].id
+  path          = %q
+  expected_hash = data.svc_job.test.outputs[0].hash
+}
+`, file)
 	var downloads int
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -310,6 +332,7 @@ func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttrPair("svc_output_file.png", "expected_hash", "svc_output_file.png", "blake3"),
+					resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.hash"), // settled: not read again
 					func(*terraform.State) error {
 						if n := srv.Requests(emulator.OpAssetContent); n != downloads {
 							return fmt.Errorf("the file was downloaded again (%d content requests, was %d)", n, downloads)
@@ -323,19 +346,19 @@ func TestAccOutputFile_lateHashUpdatesInPlace(t *testing.T) {
 	})
 }
 
-// A service that signs a new URL on every read: the URL state holds is kept while it is valid,
-// so neither svc_job nor a file downloaded from outputs[i].url shows a change at every plan.
+// A service that signs a new URL on every read: svc_job keeps no URL, so neither svc_job nor a
+// file downloaded by its asset id shows a change at every plan.
 func TestAccOutputFile_resignedURLIsNoChange(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{ResignOnRead: true})
 	file := filepath.Join(t.TempDir(), "image.png")
-	config := outputFileConfig(srv, file, `url = svc_job.test.outputs[0].url`)
+	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: config, Check: checkFileMatchesState(file)},
 			{Config: config, PlanOnly: true},
-			{RefreshState: true, Check: resource.TestCheckResourceAttrPair("svc_output_file.png", "url", "svc_job.test", "outputs.0.url")},
+			{RefreshState: true, Check: resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.url")},
 		},
 	})
 }

@@ -17,6 +17,9 @@ import (
 //     decoding them.
 //
 // Every other call, and every rule a resource applies, is the framework's and the resource's.
+// Both layers rest on how the framework behaves, which its types do not show:
+// TestFrameworkVersionIsTheOneTheServerLayersWereCheckedAgainst fails when go.mod's version of
+// the framework changes, and says what to re-check.
 func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
 	return protocol6Server(version, time.Now)
 }

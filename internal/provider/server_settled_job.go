@@ -140,7 +140,7 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		proposed, ok := decodeJobValue(s.jobType, req.ProposedNewState)
 		return ok && proposed == nil // destroy
 	}
-	if !client.JobTerminal(stringAttr(prior, "status")) {
+	if !client.JobTerminal(prior.status()) {
 		return false
 	}
 	config, ok := decodeJobValue(s.jobType, req.Config)
@@ -153,46 +153,4 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		}
 	}
 	return true
-}
-
-// settledRecordOf reads from svc_job's state attributes what settledAt decides by; a null state
-// (no attributes) is not settled.
-func settledRecordOf(state map[string]tftypes.Value) settledRecord {
-	r := settledRecord{
-		rerunOnExpiry: boolAttr(state, "rerun_on_expiry"),
-		status:        stringAttr(state, "status"),
-		expiresAt:     stringAttr(state, "expires_at"),
-	}
-	var outputs []tftypes.Value
-	if v, ok := state["outputs"]; !ok || !v.IsKnown() || v.IsNull() || v.As(&outputs) != nil {
-		return r
-	}
-	r.outputsKnown = true
-	for _, o := range outputs {
-		var attrs map[string]tftypes.Value
-		if o.As(&attrs) != nil {
-			r.outputsKnown = false
-			return r
-		}
-		r.outputs = append(r.outputs, settledOutput{hash: stringAttr(attrs, "hash"), urlExpiresAt: stringAttr(attrs, "url_expires_at")})
-	}
-	return r
-}
-
-// stringAttr is attrs[name] as a string; "" when missing, null, unknown or not a string.
-func stringAttr(attrs map[string]tftypes.Value, name string) string {
-	var s string
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&s) == nil {
-		return s
-	}
-	return ""
-}
-
-// boolAttr is attrs[name] as a bool; false when missing, null, unknown or not a bool.
-func boolAttr(attrs map[string]tftypes.Value, name string) bool {
-	var b bool
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&b) == nil {
-		return b
-	}
-	return false
 }

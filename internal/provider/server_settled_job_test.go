@@ -57,11 +57,14 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		{name: "running, not waited for", state: func(s map[string]any) {
 			s["status"], s["completed_at"], s["wait_for_completion"] = "running", nil, false
 		}, config: func(c map[string]any) { c["wait_for_completion"] = false }},
-		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerPlan: true},
-		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerPlan: true},
-		{name: "signed URL about to expire", state: func(s map[string]any) { output(s)["url_expires_at"] = "2026-11-23T12:04:00Z" }, answerPlan: true},
+		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerRead: true, answerPlan: true},
+		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerRead: true, answerPlan: true},
+		{name: "canceled", state: func(s map[string]any) { s["status"], s["outputs"] = "canceled", []any{} }, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry", state: func(s map[string]any) { s["rerun_on_expiry"] = true },
-			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerPlan: true},
+			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerRead: true, answerPlan: true},
+		{name: "rerun_on_expiry, expired", state: func(s map[string]any) {
+			s["rerun_on_expiry"], s["expires_at"] = true, "2026-11-23T11:00:00Z"
+		}, config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerPlan: true},
 		{name: "a default no longer held", state: func(s map[string]any) { s["validate"] = false }, answerRead: true},
 		{name: "a non-default value configured", state: func(s map[string]any) { s["cancel_on_destroy"] = false },
 			config: func(c map[string]any) { c["cancel_on_destroy"] = false }, answerRead: true, answerPlan: true},
@@ -203,9 +206,7 @@ func settledJobAttributes() map[string]any {
 		"progress": map[string]any{"value": 1, "nodes_done": 1, "nodes_total": 1, "current_node": nil,
 			"current_node_class": nil, "step": nil, "steps": nil, "message": "done"},
 		"outputs": []any{map[string]any{"node_id": "1", "name": "job_00001_.png", "type": "image", "content_type": "image/png",
-			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil,
-			"url":            "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1",
-			"url_expires_at": "2026-11-23T13:00:00Z"}},
+			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil}},
 		"outputs_omitted": 0, "error": nil, "metrics": map[string]any{"queue_ms": 0},
 		"urls": map[string]any{"self": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0",
 			"events": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/events",
@@ -253,6 +254,7 @@ func nullJobValue(t *testing.T, typ tftypes.Type) *tfprotov6.DynamicValue {
 	}
 	return &dv
 }
+
 // configureAt configures s as Terraform does, against endpoint, without retries; with
 // settingsUnknown, api_key is unknown (it comes from a resource not applied yet).
 func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, settingsUnknown bool) {
