@@ -23,9 +23,9 @@ const jobTypeName = "svc_job"
 //
 // It answers only where the framework path is known to answer the same, by the rules that path
 // applies:
-//   - refresh (ReadResource): the record is settled (settledRecord) and the provider's settings
-//     were known when it was configured (jobResource.Read reads the same flag); Read then keeps
-//     state and sends nothing.
+//   - refresh (ReadResource): the record is settled (settledRecord.settledAt, the rule
+//     jobResource.Read applies first, whatever the provider's settings): Read then keeps state
+//     and sends nothing.
 //   - plan (PlanResourceChange): the proposed new state is the prior state, byte for byte (no
 //     configured value differs, none is unknown), the job has ended (nothing to wait for), and
 //     each attribute with a default that the configuration leaves null already holds that
@@ -41,9 +41,8 @@ type settledJobServer struct {
 	now          func() time.Time
 	jobType      tftypes.Type
 	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default (jobBoolDefaults)
-	// configured is the provider's configured data, nil until it is configured. With a setting
-	// unknown, Read keeps state for another reason and says so in a log line: the framework
-	// answers.
+	// configured is the provider's configured data, nil until it is configured: until then the
+	// framework answers.
 	configured func() *providerData
 }
 
@@ -61,7 +60,7 @@ func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, co
 }
 
 func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	if data := s.configured(); req.TypeName != jobTypeName || data == nil || data.configUnknown {
+	if req.TypeName != jobTypeName || s.configured() == nil {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	state, ok := decodeJobValue(s.jobType, req.CurrentState)

@@ -49,7 +49,7 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		answerPlan bool                      // the plan is answered without the framework
 	}{
 		{name: "settled and unchanged", answerRead: true, answerPlan: true},
-		{name: "provider settings unknown", unknown: true, answerPlan: true},
+		{name: "provider settings unknown", unknown: true, answerRead: true, answerPlan: true},
 		{name: "destroy", proposed: func(map[string]any) bool { return false }, answerRead: true, answerPlan: true},
 		{name: "failed job", state: func(s map[string]any) {
 			s["status"], s["outputs"] = "failed", []any{}
