@@ -28,6 +28,12 @@ const probeProviderBlock = `terraform {
 }
 `
 
+const probeClaim = `resource "svc_registry_node_claim" "probe" {
+  publisher_id = "acme"
+  node_id      = "n1"
+}
+`
+
 var (
 	featureWriteOnly = &cliFeature{
 		name: "write-only arguments (Terraform 1.11, OpenTofu 1.11)",
@@ -52,6 +58,29 @@ var (
 		name:    "ephemeral resources (Terraform 1.10, OpenTofu 1.11)",
 		with:    probeProviderBlock + "ephemeral \"svc_output_url\" \"probe\" {\n  asset_id = \"a1\"\n}\n",
 		without: probeProviderBlock + "locals {\n  asset_id = \"a1\"\n}\n",
+	}
+	featureResourceIdentity = &cliFeature{
+		name: "resource identity (Terraform 1.12, OpenTofu 1.12)",
+		with: probeProviderBlock + probeClaim + `import {
+  to       = svc_registry_node_claim.probe
+  identity = { publisher_id = "acme", node_id = "n1" }
+}
+`,
+		without: probeProviderBlock + probeClaim + `import {
+  to = svc_registry_node_claim.probe
+  id = "acme/n1"
+}
+`,
+	}
+	featureActions = &cliFeature{
+		name: "actions (Terraform 1.14)",
+		with: probeProviderBlock + `action "svc_job_cancel" "probe" {
+  config {
+    id = "0b0c8f2e-0000-4000-8000-000000000000"
+  }
+}
+`,
+		without: probeProviderBlock,
 	}
 	featureProviderFunctions = &cliFeature{
 		name:    "provider-defined functions (Terraform 1.8, OpenTofu 1.7)",

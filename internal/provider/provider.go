@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
@@ -27,6 +28,7 @@ var (
 	_ provider.Provider                       = (*svcProvider)(nil)
 	_ provider.ProviderWithFunctions          = (*svcProvider)(nil)
 	_ provider.ProviderWithEphemeralResources = (*svcProvider)(nil)
+	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -223,6 +225,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.EphemeralResourceData = data
+	resp.ActionData = data
 	p.configured.Store(data)
 }
 
@@ -235,6 +238,16 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 		NewNodeTranslationResource,
 		NewUploadResource,
 		NewPromptResource,
+	}
+}
+
+// Actions run on request (`terraform apply -invoke`, or a resource's action_trigger); Terraform
+// before 1.14 and OpenTofu do not call them, and a configuration without actions works there as
+// before.
+func (p *svcProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewJobCancelAction,
+		NewWorkflowRunAction,
 	}
 }
 

@@ -601,8 +601,8 @@ resource "svc_job" "test" {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
 	}
 	// Progress is logged with the node, its class and the sampler step while the job runs.
-	if !regexp.MustCompile(`job progress:.*class=ImageNoiseSampler`).Match(logs) ||
-		!regexp.MustCompile(`job progress:.*step=\d+/15`).Match(logs) {
+	if !regexp.MustCompile(`job running:.*class=ImageNoiseSampler`).Match(logs) ||
+		!regexp.MustCompile(`job running:.*step=\d+/15`).Match(logs) {
 		t.Errorf("the log has no progress line naming the class and step")
 	}
 	assertSecretsAbsent(t, stateJSON, logs, apiKey, partnerKey)
@@ -789,4 +789,27 @@ func TestAccJob_settingsUpdateInPlaceWithoutResubmitting(t *testing.T) {
 			waitOff,
 		},
 	})
+}
+
+// A job carries its identity, kept by the refresh of the finished job (answered without the
+// framework, from the bytes Terraform sent); an import block with it adopts the job, taking the
+// workflow from configuration in place: one submission, no cancel.
+func TestAccJob_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_job.test",
+			config:       jobConfig(srv, imageWorkflowHCL(1), ""),
+			bare:         providerConfig(srv, ""),
+			names:        []string{"id"},
+			importAction: plancheck.ResourceActionUpdate,
+			badIdentity:  map[string]string{"id": `"../../etc"`},
+		}.steps(),
+	})
+	if n, c := srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpCancelJob); n != 1 || c != 0 {
+		t.Fatalf("%d submissions and %d cancels, want 1 and 0", n, c)
+	}
 }

@@ -16,6 +16,9 @@ import (
 //     the plan of one whose configuration changes nothing, as the framework would, without
 //     decoding them.
 //
+// and, outermost, actionsServer (server_actions.go), which passes the action calls to the
+// framework's server: terraform-plugin-go serves actions only from a server that has them.
+//
 // Every other call, and every rule a resource applies, is the framework's and the resource's.
 // Both layers rest on how the framework behaves, which its types do not show:
 // TestFrameworkVersionIsTheOneTheServerLayersWereCheckedAgainst fails when go.mod's version of
@@ -33,6 +36,8 @@ func protocol6Server(version string, now func() time.Time) func() tfprotov6.Prov
 // answers some calls itself and passes the others on, down to the framework. A layer that judges
 // a call by the provider's settings or clock reads them from p.
 func serverStack(p *svcProvider) tfprotov6.ProviderServer {
-	var s tfprotov6.ProviderServer = releasingServer{providerserver.NewProtocol6(p)()}
-	return newSettledJobServer(s, p.now, p.configuredData)
+	framework := providerserver.NewProtocol6(p)()
+	var s tfprotov6.ProviderServer = releasingServer{framework}
+	s = newSettledJobServer(s, p.now, p.configuredData)
+	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions)} //nolint:staticcheck // see actionsServer
 }
