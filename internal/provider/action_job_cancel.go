@@ -100,7 +100,8 @@ func (a *jobCancelAction) Invoke(ctx context.Context, req action.InvokeRequest, 
 		if !m.Wait.IsNull() && !m.Wait.ValueBool() {
 			return
 		}
-		opts := client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j); progress.job(j) }}
+		logProgress := newJobProgressLog(ctx, job).job
+		opts := client.WaitOptions{OnUpdate: func(j *client.Job) { logProgress(j); progress.job(j) }}
 		final, err := a.data.client.WaitJob(ctx, job, opts)
 		if err != nil {
 			if final == nil {

@@ -144,7 +144,7 @@ func (a *workflowRunAction) Invoke(ctx context.Context, req action.InvokeRequest
 func (d *providerData) waitForRun(ctx, waitCtx context.Context, job *client.Job, workflow jsonSemantic,
 	progress *progressLines, limit time.Duration, diags *diag.Diagnostics,
 ) (*client.Job, bool) {
-	opts := d.jobWaitOptions(ctx, workflow)
+	opts := d.jobWaitOptions(ctx, job, workflow)
 	logProgress := opts.OnUpdate
 	opts.OnUpdate = func(j *client.Job) {
 		logProgress(j)

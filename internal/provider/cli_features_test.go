@@ -54,6 +54,11 @@ var (
 		with:    "variable \"v\" {\n  type      = string\n  default   = \"x\"\n  ephemeral = true\n}\n",
 		without: "variable \"v\" {\n  type    = string\n  default = \"x\"\n}\n",
 	}
+	featureEphemeralResources = &cliFeature{
+		name:    "ephemeral resources (Terraform 1.10, OpenTofu 1.11)",
+		with:    probeProviderBlock + "ephemeral \"svc_output_url\" \"probe\" {\n  asset_id = \"a1\"\n}\n",
+		without: probeProviderBlock + "locals {\n  asset_id = \"a1\"\n}\n",
+	}
 	featureResourceIdentity = &cliFeature{
 		name: "resource identity (Terraform 1.12, OpenTofu 1.12)",
 		with: probeProviderBlock + probeClaim + `import {
@@ -130,6 +135,7 @@ func TestCLIFeatureProbes(t *testing.T) {
 		{feature: &cliFeature{with: featureWriteOnly.with, without: featureWriteOnly.without}},
 		{feature: &cliFeature{with: featureEphemeralVariables.with, without: featureEphemeralVariables.without}},
 		{feature: &cliFeature{with: featureProviderFunctions.with, without: featureProviderFunctions.without}},
+		{feature: &cliFeature{with: featureEphemeralResources.with, without: featureEphemeralResources.without}},
 		// No CLI has this one.
 		{feature: &cliFeature{with: "variable \"v\" {\n  not_a_feature = true\n}\n", without: "variable \"v\" {}\n"}, wantUnsupported: true},
 		{feature: &cliFeature{with: "variable \"v\" {}\n", without: "variable {\n"}, wantProbeErr: true},

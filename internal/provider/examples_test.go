@@ -35,6 +35,8 @@ func TestAccExamples(t *testing.T) {
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
 		{dir: "pipeline", wantJobs: 9, wantFiles: 3, needs: []*cliFeature{featureProviderFunctions}},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
+		// Every output of a batch, keyed on values known at plan time.
+		{dir: "every-output", wantJobs: 3, wantFiles: 9},
 		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
 		// An editor export with a subgraph, a bypassed node and a primitive, converted and run.
 		{dir: "from-editor", wantJobs: 1, wantFiles: 2, trueOutputs: []string{"offline_conversion_matches"}, needs: []*cliFeature{featureProviderFunctions}},

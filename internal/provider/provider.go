@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -24,9 +25,10 @@ import (
 )
 
 var (
-	_ provider.Provider              = (*svcProvider)(nil)
-	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
-	_ provider.ProviderWithActions   = (*svcProvider)(nil)
+	_ provider.Provider                       = (*svcProvider)(nil)
+	_ provider.ProviderWithFunctions          = (*svcProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*svcProvider)(nil)
+	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -222,6 +224,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.EphemeralResourceData = data
 	resp.ActionData = data
 	p.configured.Store(data)
 }
@@ -256,6 +259,12 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
 		NewWorkflowFromUIDataSource,
+	}
+}
+
+func (p *svcProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		NewOutputURLEphemeralResource,
 	}
 }
 

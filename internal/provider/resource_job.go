@@ -39,7 +39,7 @@ const (
 )
 
 // jobTimeoutsOpts are the timeouts svc_job takes.
-var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true, CreateDescription: jobCreateTimeoutDoc, DeleteDescription: jobDeleteTimeoutDoc}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -91,7 +91,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
 			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
 			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again).",
+			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -118,8 +118,9 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
 				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-				"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
-				"Changing it replaces the job.",
+				"single-use on the service (for 24 hours): setting it yourself to a key used before makes the submission fail. " +
+				"Changing it replaces the job. A workflow change, which replaces the job, is refused at plan time while a " +
+				"configured key stays the same: change the key with it, or remove it.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
 			PlanModifiers: []planmodifier.String{
 				stringplanmodifier.UseStateForUnknown(),
@@ -158,8 +159,7 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		jobAttrValidate: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-				"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
-				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
 		jobAttrTimeouts: timeouts.Attributes(ctx, jobTimeoutsOpts),
@@ -273,6 +273,7 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
+	refuseReplacementReusingKey(req, resp)
 	planJobResume(ctx, req, resp)
 }
 
@@ -307,7 +308,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -322,7 +323,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
@@ -488,7 +489,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		readExpired(ctx, id, held.rerunOnExpiry(), resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
 		readExpired(ctx, id, held.rerunOnExpiry(), resp)
@@ -560,7 +561,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+			resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 			return
 		}
 		job = fresh
@@ -570,11 +571,11 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
-	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
+	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: newJobProgressLog(ctx, canceled).job}); err != nil {
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
@@ -598,28 +599,4 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrValidate), defaultValidate)...)
-}
-
-func logJobProgress(ctx context.Context, j *client.Job) {
-	fields := map[string]any{"job_id": j.ID, "status": j.Status}
-	if j.Status == client.JobQueued && j.QueuePosition != nil {
-		fields["queue_position"] = *j.QueuePosition
-	}
-	if p := j.Progress; p != nil {
-		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
-		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)
-		if p.CurrentNode != nil {
-			fields["node"] = *p.CurrentNode
-		}
-		if p.CurrentNodeClass != nil {
-			fields["class"] = *p.CurrentNodeClass
-		}
-		if p.Step != nil && p.Steps != nil {
-			fields["step"] = fmt.Sprintf("%d/%d", *p.Step, *p.Steps)
-		}
-		if p.Message != nil {
-			fields["message"] = *p.Message
-		}
-	}
-	logInfo(ctx, "job progress", fields)
 }

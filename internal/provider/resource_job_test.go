@@ -593,8 +593,8 @@ resource "svc_job" "test" {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
 	}
 	// Progress is logged with the node, its class and the sampler step while the job runs.
-	if !regexp.MustCompile(`job progress:.*class=ImageNoiseSampler`).Match(logs) ||
-		!regexp.MustCompile(`job progress:.*step=\d+/15`).Match(logs) {
+	if !regexp.MustCompile(`job running:.*class=ImageNoiseSampler`).Match(logs) ||
+		!regexp.MustCompile(`job running:.*step=\d+/15`).Match(logs) {
 		t.Errorf("the log has no progress line naming the class and step")
 	}
 	assertSecretsAbsent(t, stateJSON, logs, apiKey, partnerKey)

@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
 var (
@@ -183,7 +184,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
-			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
+			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route." +
+			promptDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -211,8 +213,7 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		"validate": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-				"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
-				"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
+				workflowCheckDoc + " Skipped when " +
 				"the provider's settings are only known at apply. " + validateDefaultDoc,
 		},
 		"wait_for_completion": schema.BoolAttribute{
@@ -221,7 +222,7 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 				"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
 				"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: promptCreateTimeoutDoc}),
 	}
 }
 
@@ -276,7 +277,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	}
-	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), sock)
+	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), plan.Workflow.ValueString(), sock)
 	r.setResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	data.reportPromptCreateEnd(ctx, &resp.Diagnostics, res, waitErr, in.timeout)
@@ -323,7 +324,7 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 		ExtraData: data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Prompt submission failed"), data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
 		return false
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -333,12 +334,26 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 	return !resp.Diagnostics.HasError()
 }
 
-// followPrompt waits for a submitted prompt until waitCtx ends, logging each new status; sock
-// (nil: status polling only) stays the caller's to close.
-func (d *providerData) followPrompt(ctx, waitCtx context.Context, id string, sock *client.Socket) (*client.PromptResult, error) {
+// followPrompt waits for a submitted prompt until waitCtx ends, logging its progress (each new
+// status, each node the socket says runs, with its class from workflow); sock (nil: status
+// polling only) stays the caller's to close.
+func (d *providerData) followPrompt(ctx, waitCtx context.Context, id, workflowJSON string, sock *client.Socket) (*client.PromptResult, error) {
 	opts := promptWait
-	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
+	opts.OnStatus, opts.OnMessage = promptProgress(ctx, id, nodeClasses(workflowJSON))
 	return d.client.WaitPrompt(waitCtx, id, sock, opts)
+}
+
+// nodeClasses maps the workflow's node ids to their classes (empty when it cannot be read).
+func nodeClasses(workflowJSON string) map[string]string {
+	classes := map[string]string{}
+	g, err := workflow.Parse([]byte(workflowJSON))
+	if err != nil {
+		return classes
+	}
+	for id, n := range g {
+		classes[id] = n.ClassType
+	}
+	return classes
 }
 
 // reportPromptCreateEnd turns the end of Create's wait into diagnostics. An interrupt (Ctrl-C)
@@ -455,7 +470,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading prompt status failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	state.Status = types.StringValue(st.Status)

@@ -150,7 +150,7 @@ func (r *nodeClaimResource) Create(ctx context.Context, req resource.CreateReque
 
 	err := data.client.ClaimNode(ctx, client.ClaimNodeInput{PublisherID: publisher, NodeID: node, RepoToken: token.ValueString()})
 	if err != nil {
-		resp.Diagnostics.AddError("Claiming node failed", data.redact(data.orNotSent(err, withSettingHint(describeClaimError(err, publisher, node), err, familyRegistry))))
+		resp.Diagnostics.AddError(errorSummary(err, familyRegistry, "Claiming node failed"), data.redact(data.orNotSent(err, withSettingHint(describeClaimError(err, publisher, node), err, familyRegistry))))
 		return
 	}
 	logInfo(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})
@@ -247,8 +247,6 @@ func describeClaimError(err error, publisher, node string) string {
 	}
 	msg := err.Error()
 	switch {
-	case client.Unauthenticated(err):
-		msg += "\n\nThe registry did not accept the bearer token: set registry_token (SVC_REGISTRY_TOKEN) to a valid JWT or prefixed API key."
 	case client.AlreadyClaimed(err):
 		msg += fmt.Sprintf("\n\nIf the node was claimed for %q by an earlier apply whose answer was lost, import it: "+
 			"`terraform import <address> %s/%s`.", publisher, publisher, node)

@@ -149,8 +149,11 @@ func TestAccNodeClaim_serviceErrors(t *testing.T) {
 		name, token, publisher, node, repoToken string
 		want                                    string
 	}{
+		// Headed as a credential error, the advice given once.
 		{"unauthorized", "jwt-unknown", "acme", "n1", testRepoToken,
-			`HTTP 401 UNAUTHORIZED: a valid bearer token \(a JWT or a prefixed API key\) is required \(request id [0-9a-f-]{36}\)`},
+			`check registry_token \(SVC_REGISTRY_TOKEN\)(?s:.*)` +
+				`Set registry_token in the provider block \(or SVC_REGISTRY_TOKEN; it defaults to api_key\) to a valid key\.\s+` +
+				`claim node: HTTP 401 UNAUTHORIZED: a valid bearer token \(a JWT or a prefixed API key\) is required \(request id [0-9a-f-]{36}\)`},
 		{"publisher not found", testRegistryToken, "nope", "n1", testRepoToken,
 			`HTTP 403 PUBLISHER_PERMISSION_DENIED: publisher "nope" does not exist or you are not one of its members \(request id `},
 		{"caller not a member", "jwt-bob", "acme", "n1", testRepoToken,
@@ -174,7 +177,7 @@ func TestAccNodeClaim_serviceErrors(t *testing.T) {
 				Steps: []resource.TestStep{{
 					ConfigVariables: repoToken(tt.repoToken),
 					Config:          claimConfig(srv, tt.token, tt.publisher, tt.node, ""),
-					ExpectError:     regexp.MustCompile(`Claiming node failed(?s:.*)` + wrapped(tt.want)),
+					ExpectError:     regexp.MustCompile(claimErrorHeading(tt.name) + `(?s:.*)` + wrapped(tt.want)),
 				}},
 			})
 			if n := srv.Requests(emulator.OpRegistryClaim); n != 1 {
@@ -401,4 +404,13 @@ func TestAccNodeClaim_identity(t *testing.T) {
 	if srv.NodePublisher("n1") != "acme" {
 		t.Fatalf("n1 belongs to %q, want acme", srv.NodePublisher("n1"))
 	}
+}
+
+// claimErrorHeading is the heading of a refused claim: a credential error for a token the registry
+// did not accept, the operation otherwise.
+func claimErrorHeading(name string) string {
+	if name == "unauthorized" {
+		return `Error: Credentials not accepted: `
+	}
+	return `Error: Claiming node failed`
 }

@@ -91,7 +91,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
 			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
 			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
-			"sent: nothing ran.",
+			"sent: nothing ran." + routerDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -157,7 +157,7 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
 				"(24 hours); after that the apply says so. Destroy deletes the file.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true, CreateDescription: routerCreateTimeoutDoc, DeleteDescription: routerDeleteTimeoutDoc}),
 	}
 }
 
@@ -235,7 +235,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 	switch {
 	case client.CredentialsRefused(err) || client.RouteNotFound(err):
 		// The apply would fail the same way: say so now, as an error, not as a skipped check.
-		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model schema could not be read"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	case client.NotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
@@ -310,16 +310,14 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
 	}
 
-	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logRouterProgress(ctx, q)
-	}})
+	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: newRouterProgressLog(ctx, q).router})
 	plan.setQueue(final)
 	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -432,7 +430,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model request failed", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Reading model request failed"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	state.setQueue(q)
