@@ -210,3 +210,35 @@ action "svc_workflow_run" "x" {
 		t.Fatalf("%d files in %s, want 2", len(files), out)
 	}
 }
+
+// The write-only partner key reaches the job's extra_data and nothing Terraform prints.
+func TestAccWorkflowRunAction_partnerKeyIsWriteOnly(t *testing.T) {
+	skipUnlessAcc(t)
+	requireCLIFeature(t, featureActions)
+	t.Parallel()
+	const key = "pk-run-secret-0123456789"
+	srv := newTestServer(t, emulator.Options{})
+	tf := newTerraformCLI(t, "")
+	tf.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
+variable "partner_key" {
+  type      = string
+  sensitive = true
+  ephemeral = true
+}
+
+action "svc_workflow_run" "x" {
+  config {
+    workflow           = %s
+    partner_api_key_wo = var.partner_key
+  }
+}
+`, imageWorkflowHCL(1)))
+	out := tf.run("apply", "-auto-approve", "-no-color", "-invoke=action.svc_workflow_run.x", "-var", "partner_key="+key)
+	ids := srv.JobIDs()
+	if len(ids) != 1 || srv.JobExtraData(ids[0])["api_key_svc_org"] != key {
+		t.Fatalf("jobs %v; the key did not reach the job's extra_data: %v", ids, srv.JobExtraData(ids[0]))
+	}
+	if strings.Contains(out, key) {
+		t.Fatalf("the key is in Terraform's output:\n%s", out)
+	}
+}

@@ -73,7 +73,7 @@ var (
 `,
 	}
 	featureActions = &cliFeature{
-		name: "actions (Terraform 1.14)",
+		name: "actions (Terraform 1.14; OpenTofu 1.12 has none)",
 		with: probeProviderBlock + `action "svc_job_cancel" "probe" {
   config {
     id = "0b0c8f2e-0000-4000-8000-000000000000"

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -39,5 +40,6 @@ func serverStack(p *svcProvider) tfprotov6.ProviderServer {
 	framework := providerserver.NewProtocol6(p)()
 	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, p.now, p.configuredData)
-	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions)} //nolint:staticcheck // see actionsServer
+	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions), //nolint:staticcheck // see actionsServer
+		writeOnly: actionWriteOnlyAttributes(context.Background(), p)}
 }
