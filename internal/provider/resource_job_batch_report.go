@@ -23,7 +23,7 @@ type rowNote struct {
 // batchNews is what an apply has to say about its rows.
 type batchNews struct {
 	failed, unknown, notSent, waitErrors, cancelErrors, downloadErrors []rowNote
-	stillRunning                                                      int
+	stillRunning                                                       int
 }
 
 func (e *batchEngine) note(f func(*batchNews)) {

@@ -77,7 +77,9 @@ var (
 
 // batchResultsAttribute is the results attribute of svc_job_batch's schema.
 func batchResultsAttribute() rschema.Attribute {
-	str := func(doc string) rschema.StringAttribute { return rschema.StringAttribute{Computed: true, MarkdownDescription: doc} }
+	str := func(doc string) rschema.StringAttribute {
+		return rschema.StringAttribute{Computed: true, MarkdownDescription: doc}
+	}
 	return rschema.MapNestedAttribute{
 		Computed: true,
 		MarkdownDescription: "Each row's job, by row key. A row that is not changed by an apply keeps its value; the plan shows " +
