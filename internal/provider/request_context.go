@@ -41,6 +41,7 @@ func serverStack(p *svcProvider) tfprotov6.ProviderServer {
 	s = newSettledJobServer(s, p.now, p.configuredData)
 	s = newJobCreatePlanServer(s, p.configuredData)
 	s = newJobValidateServer(s)
+	s = newJobBatchServer(s)
 	return s
 }
 
