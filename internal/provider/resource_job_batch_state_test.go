@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -129,5 +130,48 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 	}
 	if len(readResp.Diagnostics) > 0 || len(readResp.NewState.MsgPack) > pluginProtocolMaxMessage/8 {
 		t.Fatalf("read: %v, %d bytes", readResp.Diagnostics, len(readResp.NewState.MsgPack))
+	}
+}
+
+// jobBatchServer answers as the framework does, for a settled batch: refresh, a plan that
+// changes nothing, the plan of its destruction and the destruction.
+func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	state, config := batchStateValue(t, 3)
+	typ := state.Type()
+	encoded, err := tfprotov6.NewDynamicValue(typ, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
+	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
+	// Over no framework at all: a call it passed on would panic.
+	layered := newJobBatchServer(nil)
+	decode := func(v *tfprotov6.DynamicValue) tftypes.Value {
+		got, err := v.Unmarshal(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, s := range []tfprotov6.ProviderServer{framework, layered} {
+		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg})
+		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 {
+			t.Fatalf("%T: plan %v %+v", s, err, plan)
+		}
+		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null})
+		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decode(destroyPlan.PlannedState).IsNull() {
+			t.Fatalf("%T: destroy plan %v %+v", s, err, destroyPlan)
+		}
+		read, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: jobBatchTypeName, CurrentState: &encoded})
+		if err != nil || len(read.Diagnostics) > 0 || !decode(read.NewState).Equal(state) {
+			t.Fatalf("%T: read %v %+v", s, err, read)
+		}
+		destroy, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, PlannedState: &null, Config: &null})
+		if err != nil || len(destroy.Diagnostics) > 0 || !decode(destroy.NewState).IsNull() {
+			t.Fatalf("%T: destroy %v %+v", s, err, destroy)
+		}
 	}
 }

@@ -6,9 +6,12 @@ import (
 	"image"
 	"image/png"
 	"math/big"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -268,4 +271,95 @@ func rowsValue(rows map[string]string) tftypes.Value {
 		})
 	}
 	return tftypes.NewValue(tftypes.Object{AttributeTypes: attrTypes}, values)
+}
+
+// Removing a row whose job still runs cancels that job (one cancel) and forgets the row; the
+// other rows send nothing.
+func TestAccJobBatch_removedRunningRowIsCanceled(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Workers: 4, StepDuration: 50 * time.Millisecond})
+	rows := func(slow bool) string {
+		r := `{ a = { "2" = { steps = 1 } }, b = { "2" = { steps = 1 } }`
+		if slow {
+			r += `, slow = { "2" = { steps = 10000 } }`
+		}
+		return r + " }"
+	}
+	var submits, cancels int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// A short create timeout leaves the slow row running: a warning, not an error.
+				Config: batchConfig(srv, batchSamplerTemplate(1), rows(true), `timeouts = { create = "2s" }`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 3),
+					resource.TestCheckResourceAttr(batchRes, "results.slow.status", "running"),
+					resource.TestCheckResourceAttr(batchRes, "results.a.status", "succeeded"),
+				),
+				ExpectNonEmptyPlan: true, // the running row is waited for by the next apply
+			},
+			{
+				Config: batchConfig(srv, batchSamplerTemplate(1), rows(false), ""),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 0),
+					requestsSince(srv, emulator.OpCancelJob, &cancels, 1),
+					resource.TestCheckNoResourceAttr(batchRes, "results.slow.status"),
+					resource.TestCheckResourceAttr(batchRes, "succeeded", "2"),
+				),
+			},
+		},
+	})
+}
+
+// output_dir: every output is downloaded to <dir>/<row>/<name> and verified; a file deleted
+// on disk is drift, downloaded again by asset id without running the row again.
+func TestAccJobBatch_outputDir(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	dir := t.TempDir()
+	config := batchConfig(srv, batchTextTemplate, batchRowsHCL(3, ""), fmt.Sprintf("output_dir = %q", dir))
+	var submits, assets int
+	fileOf := func(row string) string {
+		matches, _ := filepath.Glob(filepath.Join(dir, row, "*"))
+		if len(matches) != 1 {
+			t.Fatalf("row %s: files %v, want one", row, matches)
+		}
+		return matches[0]
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 3),
+					requestsSince(srv, emulator.OpGetAsset, &assets, 3),
+					func(*terraform.State) error {
+						b, err := os.ReadFile(fileOf("r1"))
+						if err != nil || string(b) != "row 1" {
+							return fmt.Errorf("r1's file holds %q (%v), want %q", b, err, "row 1")
+						}
+						return os.Remove(fileOf("r2"))
+					},
+				),
+				ExpectNonEmptyPlan: true, // r2's file was just removed
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(batchRes, tfjsonPath("results", "r2")),
+					plancheck.ExpectKnownValue(batchRes, tfjsonPath("results", "r1", "status"), knownString("succeeded")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 0),
+					requestsSince(srv, emulator.OpGetAsset, &assets, 1),
+					func(*terraform.State) error { _ = fileOf("r2"); return nil },
+				),
+			},
+		},
+	})
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("after destroy, output_dir holds %d entries", len(entries))
+	}
 }
