@@ -93,7 +93,8 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 			MarkdownDescription: "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
 				"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
 				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-				"the template lacks is an error at plan time.",
+				"the template lacks is an error at plan time. When every row has the same shape, `tomap({ for ... })` lets state " +
+				"record the rows' type once instead of once per row (about 300 bytes less per row).",
 		},
 		"max_in_flight": schema.Int64Attribute{
 			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),

@@ -186,14 +186,18 @@ func apiErrorCode(err error) string {
 func (e *batchEngine) resume(ctx context.Context, t batchTask) {
 	held := t.held
 	job, err := e.data.client.GetJob(ctx, held.ID)
-	if err != nil {
+	switch {
+	case client.Gone(err) && !client.RouteNotFound(err):
+		// Gone while it ran (not the expiry of a finished job): the next apply submits it again.
+		e.set(t.in.key, &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash})
+		e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, held, err}) })
+		return
+	case err != nil:
 		e.set(t.in.key, held)
-		if client.Gone(err) {
-			gone := &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
-			e.set(t.in.key, gone)
-		}
 		if ctx.Err() == nil {
 			e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, held, err}) })
+		} else {
+			e.note(func(n *batchNews) { n.stillRunning++ })
 		}
 		return
 	}
