@@ -338,7 +338,7 @@ func TestAccJobBatch_outputDir(t *testing.T) {
 					func(*terraform.State) error {
 						b, err := os.ReadFile(fileOf("r1"))
 						if err != nil || string(b) != "row 1" {
-							return fmt.Errorf("r1's file holds %q (%v), want %q", b, err, "row 1")
+							return fmt.Errorf("r1's file holds %q, want %q: %w", b, "row 1", err)
 						}
 						return os.Remove(fileOf("r2"))
 					},
