@@ -19,7 +19,8 @@ import (
 // requests); the provider's CPU and peak RSS; the state file per row. Then
 // SVC_BENCH_BATCH_COMPARE_N rows (default 3,000) of jobs that finish at once, applied and
 // destroyed as one svc_job_batch and as as many svc_job. Run with SVC_BENCH=1; the table goes to
-// the test log (and SVC_BENCH_BATCH_OUT, when set).
+// the test log (and SVC_BENCH_BATCH_OUT, when set). SVC_BENCH_BATCH_LARGE=0 or
+// SVC_BENCH_BATCH_COMPARE=0 skips a part.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -27,7 +28,9 @@ func TestBenchJobBatch(t *testing.T) {
 	pluginDir := buildProvider(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s, Terraform %s.\n\n", cpuModel(), terraformVersion())
-	b.WriteString(benchBatchLarge(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
+	if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
+		b.WriteString(benchBatchLarge(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
+	}
 	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
 		b.WriteString(benchBatchVersusJobs(t, pluginDir, n))
 	}
@@ -72,20 +75,20 @@ func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
 	exe := filepath.Join(pluginDir, "terraform-provider-svc")
 	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
 	var b strings.Builder
-	b.WriteString("| svc_job_batch | wall time | ideal | ratio | requests | provider CPU | provider peak RSS |\n|---|---|---|---|---|---|---|\n")
-	apply := runMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
+	b.WriteString("| svc_job_batch | wall time | ideal | ratio | requests | provider CPU | CLI CPU | provider peak RSS |\n|---|---|---|---|---|---|---|---|\n")
+	apply := runBatchMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
 	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
-	fmt.Fprintf(&b, "| apply, %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`) | %.1f s | %.1f s | %.3f | %d | %.1f s | %.1f MiB |\n",
+	fmt.Fprintf(&b, "| apply, %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`) | %.1f s | %.1f s | %.3f | %d | %.1f s | %.1f s | %.1f MiB |\n",
 		n, workers, 2*workers, apply.wall.Seconds(), ideal.Seconds(), apply.wall.Seconds()/ideal.Seconds(), apply.requests,
-		apply.usage.cpu.Seconds(), float64(apply.usage.peakRSS)/(1<<20))
+		apply.usage.cpu.Seconds(), apply.cliCPU.Seconds(), float64(apply.usage.peakRSS)/(1<<20))
 	st, err := os.Stat(filepath.Join(tf.dir, "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, cmd := range [][]string{{"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
-		run := runMeasured(tf, srv, exe, append(cmd, vars...))
-		fmt.Fprintf(&b, "| %s of the finished batch | %.2f s | | | %d | %.2f s | %.1f MiB |\n",
-			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), float64(run.usage.peakRSS)/(1<<20))
+		run := runBatchMeasured(tf, srv, exe, append(cmd, vars...))
+		fmt.Fprintf(&b, "| %s of the finished batch | %.2f s | | | %d | %.2f s | %.2f s | %.1f MiB |\n",
+			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20))
 	}
 	fmt.Fprintf(&b, "\nState file after the apply: %d bytes, %.0f bytes per row (one output each).\n\n", st.Size(), float64(st.Size())/float64(n))
 	return b.String()
@@ -96,7 +99,7 @@ func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
 func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 	exe := filepath.Join(pluginDir, "terraform-provider-svc")
 	var b strings.Builder
-	b.WriteString("| N | command | `svc_job_batch` wall | `svc_job` × N wall | ratio | `svc_job_batch` provider CPU | `svc_job` provider CPU | state bytes per row (batch / jobs) |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| N | command | `svc_job_batch` wall | `svc_job` × N wall | ratio | `svc_job_batch` CPU (provider + CLI) | `svc_job` CPU (provider + CLI) | state bytes per row (batch / jobs) |\n|---|---|---|---|---|---|---|---|\n")
 	batchSrv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
 	batchTF := newBinaryTerraform(t, pluginDir)
 	writeBatchConfig(t, batchTF.dir, 1, 64)
@@ -106,17 +109,38 @@ func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 	batchVars := []string{"-input=false", "-no-color", "-var", "endpoint=" + batchSrv.URL(), "-var", "rows=" + strconv.Itoa(n)}
 	jobVars := []string{"-input=false", "-no-color", "-parallelism=64", "-var", "endpoint=" + jobSrv.URL(), "-var", "jobs=" + strconv.Itoa(n)}
 	for _, cmd := range [][]string{{"apply", "-auto-approve"}, {"destroy", "-auto-approve"}} {
-		batchRun := runMeasured(batchTF, batchSrv, exe, append(cmd, batchVars...))
+		batchRun := runBatchMeasured(batchTF, batchSrv, exe, append(cmd, batchVars...))
 		perRowBatch, perRowJob := stateBytesPerRow(batchTF.dir, n), stateBytesPerRow(jobTF.dir, n)
-		jobRun := runMeasured(jobTF, jobSrv, exe, append(cmd, jobVars...))
+		jobRun := runBatchMeasured(jobTF, jobSrv, exe, append(cmd, jobVars...))
 		if cmd[0] == "apply" {
 			perRowJob = stateBytesPerRow(jobTF.dir, n)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.1f s | %.1f× | %.1f s | %.1f s | %.0f / %.0f |\n", n, cmd[0],
+		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.1f s | %.1f× | %.1f s + %.1f s | %.1f s + %.1f s | %.0f / %.0f |\n", n, cmd[0],
 			batchRun.wall.Seconds(), jobRun.wall.Seconds(), jobRun.wall.Seconds()/batchRun.wall.Seconds(),
-			batchRun.usage.cpu.Seconds(), jobRun.usage.cpu.Seconds(), perRowBatch, perRowJob)
+			batchRun.usage.cpu.Seconds(), batchRun.cliCPU.Seconds(), jobRun.usage.cpu.Seconds(), jobRun.cliCPU.Seconds(), perRowBatch, perRowJob)
 	}
 	return b.String()
+}
+
+// batchRun is one measured Terraform command: runMeasured's figures and the CPU the CLI process
+// itself used (user + system, as wait4 reports it), which is what its wall time comes to on an
+// idle machine.
+type batchRun struct {
+	scalingRun
+	cliCPU time.Duration
+}
+
+func runBatchMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args []string) batchRun {
+	before := requestsTotal(srv)
+	watch := watchPlugin(exe)
+	cmd, out := tf.command(args...)
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
+	}
+	r := batchRun{scalingRun: scalingRun{wall: time.Since(start), usage: watch(), requests: requestsTotal(srv) - before}}
+	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return r
 }
 
 func stateBytesPerRow(dir string, n int) float64 {
