@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
 // A server started bare listens where a provider configured bare looks for it.
@@ -137,4 +138,24 @@ func startRun(t *testing.T, args ...string) string {
 		t.Fatalf("run announced %q (%v)", line, err)
 	}
 	return base
+}
+
+// -strict selects the reference server's strict mode; without it the server is the friendly one.
+func TestStrictFlagSelectsStrictMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want emulator.Mode
+	}{
+		{args: nil, want: ""},
+		{args: []string{"-strict"}, want: emulator.ModeStrict},
+	} {
+		cfg, err := parseArgs(tc.args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.opts.Mode != tc.want {
+			t.Errorf("%v: mode %q, want %q", tc.args, cfg.opts.Mode, tc.want)
+		}
+	}
 }

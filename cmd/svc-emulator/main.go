@@ -92,6 +92,11 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&o.MountPrefix, "prefix", "", "mount `path` every route is served under, e.g. /deployment/demo")
 	fs.BoolVar(&o.AbsoluteLinks, "absolute-links", false, "return absolute links instead of host-relative ones")
 	fs.BoolVar(&o.LogsLink, "logs", false, "capture job logs and offer urls.logs")
+	fs.BoolFunc("strict", "serve as little generously as the contract allows: output hashes stay null, signed URLs expire after 3s, no event stream (501), progress stays at 0 while a job runs, Retry-After: 1 on reads of unfinished jobs", func(string) error {
+		o.Mode = emulator.ModeStrict
+		return nil
+	})
+	fs.DurationVar(&o.ReadMinInterval, "read-min-interval", 0, "answer a read of a job sooner than this `duration` after the last one with 429 rate_limited and Retry-After (0: never)")
 	fs.IntVar(&o.Workers, "workers", 1, "`jobs` running at once")
 	fs.DurationVar(&o.QueueDelay, "queue-delay", 0, "`duration` a submitted job stays queued before it may start")
 	fs.DurationVar(&o.NodeDuration, "node-duration", 0, "`duration` of each node")

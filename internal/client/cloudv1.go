@@ -50,8 +50,8 @@ func PromptTerminal(status string) bool {
 	return false
 }
 
-// PromptSucceeded reports whether a terminal v1 status means success (either set).
-func PromptSucceeded(status string) bool { return status == PromptSuccess || status == PromptCompleted }
+// promptSucceeded reports whether a terminal v1 status means success (either set).
+func promptSucceeded(status string) bool { return status == PromptSuccess || status == PromptCompleted }
 
 // NodeClassInfo is one node class of GET /api/object_info.
 type NodeClassInfo struct {

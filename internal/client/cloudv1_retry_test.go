@@ -68,8 +68,8 @@ func TestSubmitPromptRetryPolicy(t *testing.T) {
 			if errors.As(err, &unknown) != tc.wantUnknown {
 				t.Fatalf("err = %v; unknown outcome wanted: %v", err, tc.wantUnknown)
 			}
-			if StatusOf(err) != tc.fault.Status {
-				t.Fatalf("status of %v = %d, want %d", err, StatusOf(err), tc.fault.Status)
+			if statusOf(err) != tc.fault.Status {
+				t.Fatalf("status of %v = %d, want %d", err, statusOf(err), tc.fault.Status)
 			}
 		})
 	}

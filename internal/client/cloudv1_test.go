@@ -396,10 +396,11 @@ func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {
 		{name: "record appears after two reads", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 2, Status: 404}},
 		{name: "route missing", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 404},
 			wantErr: "the status route answered 404 3 times", wantReads: promptStatusMissingReads},
-		// testClient retries a read 3 times: 4 answers of 503 make one failed read, waited out.
-		{name: "one failed read is waited out", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 4, Status: 503}},
-		{name: "three failed reads end the wait", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 503},
-			wantErr: "HTTP 503", wantReads: 12},
+		// testClient's max_retries is 3: a read is sent at most 4 times, and the wait does not
+		// multiply that budget.
+		{name: "a read that succeeds within its retries is waited out", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 3, Status: 503}},
+		{name: "a read that fails 1 + max_retries times ends the wait", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 503},
+			wantErr: "HTTP 503", wantReads: 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -512,8 +513,8 @@ func TestPromptTerminalStatuses(t *testing.T) {
 		"submitted": {false, false}, "executing": {false, false}, "pending": {false, false}, "in_progress": {false, false},
 		"some_future_state": {false, false}, "": {false, false},
 	} {
-		if PromptTerminal(s) != want[0] || PromptSucceeded(s) != want[1] {
-			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), PromptSucceeded(s), want)
+		if PromptTerminal(s) != want[0] || promptSucceeded(s) != want[1] {
+			t.Errorf("%q: terminal %v succeeded %v, want %v", s, PromptTerminal(s), promptSucceeded(s), want)
 		}
 	}
 }

@@ -40,29 +40,29 @@ func (c *Client) isRouterURL(u string) bool {
 }
 
 // Unauthenticated reports a 401: the credentials were missing or invalid.
-func Unauthenticated(err error) bool { return StatusOf(err) == http.StatusUnauthorized }
+func Unauthenticated(err error) bool { return statusOf(err) == http.StatusUnauthorized }
 
 // Forbidden reports a 403: the credentials are valid but not allowed this operation.
-func Forbidden(err error) bool { return StatusOf(err) == http.StatusForbidden }
+func Forbidden(err error) bool { return statusOf(err) == http.StatusForbidden }
 
 // NotFound reports a 404 and nothing else: the service (or whatever answers at the URL) does not
 // know the record or the route. Gone also counts 410; RouteNotFound tells a wrong URL apart.
-func NotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
+func NotFound(err error) bool { return statusOf(err) == http.StatusNotFound }
 
 // RefusedForNow reports a 429 Too Many Requests or 503 Service Unavailable as the final answer:
 // the service declined the request for now (a limit, an overload), so it did not act on it.
 func RefusedForNow(err error) bool {
-	st := StatusOf(err)
+	st := statusOf(err)
 	return st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable
 }
 
 // RateLimited reports a 429 Too Many Requests as the final answer: a limit (a rate, a spend
 // allowance, a concurrency cap) refused the request before anything ran.
-func RateLimited(err error) bool { return StatusOf(err) == http.StatusTooManyRequests }
+func RateLimited(err error) bool { return statusOf(err) == http.StatusTooManyRequests }
 
 // InputRejected reports the router's 422: the input failed the model's schema, so nothing ran
 // and nothing was billed. The APIError's FieldErrors say which fields.
-func InputRejected(err error) bool { return StatusOf(err) == http.StatusUnprocessableEntity }
+func InputRejected(err error) bool { return statusOf(err) == http.StatusUnprocessableEntity }
 
 // IdempotencyKeyConflict reports the router's 409 invalid_input: the Idempotency-Key was used
 // before with a different request (or its record cannot be replayed), so the router ran nothing.
@@ -86,4 +86,4 @@ func UnknownServerErrorType(err error) (string, bool) {
 
 // AlreadyClaimed reports the registry's 409 Conflict to a claim: the node already belongs to a
 // publisher (possibly this one, by an earlier claim whose answer was lost).
-func AlreadyClaimed(err error) bool { return StatusOf(err) == http.StatusConflict }
+func AlreadyClaimed(err error) bool { return statusOf(err) == http.StatusConflict }

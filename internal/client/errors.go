@@ -203,12 +203,12 @@ func HasCode(err error, codes ...string) bool {
 // Gone reports whether err is the service saying the record does not exist (any more): 404, or
 // 410 Gone, which servers also use for a record past its retention.
 func Gone(err error) bool {
-	st := StatusOf(err)
+	st := statusOf(err)
 	return st == http.StatusNotFound || st == http.StatusGone
 }
 
-// StatusOf returns the HTTP status of an APIError in err's chain, or 0.
-func StatusOf(err error) int {
+// statusOf returns the HTTP status of an APIError in err's chain, or 0.
+func statusOf(err error) int {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		return apiErr.StatusCode

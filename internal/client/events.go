@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// SSEEvent is one Server-Sent Events frame.
-type SSEEvent struct {
+// sseEvent is one Server-Sent Events frame.
+type sseEvent struct {
 	Event string
 	Data  string
 }
@@ -20,17 +20,17 @@ type SSEEvent struct {
 // maxSSELine bounds one line of an event stream.
 const maxSSELine = 1 << 20
 
-// ReadSSE parses a Server-Sent Events stream and calls fn for each dispatched event. It returns
+// readSSE parses a Server-Sent Events stream and calls fn for each dispatched event. It returns
 // when the stream ends, fn returns an error, or a line exceeds the bound.
-func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
+func readSSE(r io.Reader, fn func(sseEvent) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxSSELine)
 	sc.Split(scanSSELines) // a lone CR ends a line too
-	var ev SSEEvent
+	var ev sseEvent
 	var data []string
 	dispatch := func() error {
 		if len(data) == 0 {
-			ev = SSEEvent{}
+			ev = sseEvent{}
 			return nil
 		}
 		ev.Data = strings.Join(data, "\n")
@@ -38,7 +38,7 @@ func ReadSSE(r io.Reader, fn func(SSEEvent) error) error {
 			ev.Event = "message"
 		}
 		err := fn(ev)
-		ev, data = SSEEvent{}, data[:0]
+		ev, data = sseEvent{}, data[:0]
 		return err
 	}
 	for sc.Scan() {
@@ -72,58 +72,66 @@ type wakeup struct {
 	urgent bool // the terminal status: re-read now
 }
 
-// watchEvents follows the job's event stream in the background and turns each event into a
-// wake-up. It gives up quietly (closing the channel) when the service answers 429
+// followEvents opens one connection of the job's event stream and turns each of its events
+// into a wake-up, in the background. The channel closes when the connection ends: refused (429
 // too_many_streams, 501 not_implemented, or anything else unexpected: polling then carries on
-// alone. A stream cut mid-way is reopened a few times with backoff.
-func (c *Client) watchEvents(ctx context.Context, eventsURL string) <-chan wakeup {
+// alone), cut, or after the terminal status. The wait loop decides whether to redial
+// (eventStream).
+func (c *Client) followEvents(ctx context.Context, eventsURL string) *eventConn {
 	wake := make(chan wakeup, 1)
+	conn := &eventConn{wake: wake}
 	go func() {
 		defer close(wake)
-		for attempt := 0; attempt < 3 && ctx.Err() == nil; attempt++ {
-			resp, err := c.openEventStream(ctx, eventsURL)
-			if err != nil {
-				c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
-				return
-			}
-			sawTerminal := false
-			err = ReadSSE(resp.Body, func(ev SSEEvent) error {
-				// Only the terminal status cannot wait; every other event is a hint that the
-				// loop coalesces, so a chatty stream does not turn into a read per step.
-				urgent := ev.Event == "status" && terminalStatusEvent(ev.Data)
-				if urgent {
-					sawTerminal = true
-				}
-				select {
-				case wake <- wakeup{urgent: urgent}:
-				default: // a wake-up is already pending; one re-read covers both
-					if urgent {
-						// make sure the pending one is urgent
-						select {
-						case <-wake:
-						default:
-						}
-						select {
-						case wake <- wakeup{urgent: true}:
-						default:
-						}
-					}
-				}
-				return nil
-			})
-			resp.Body.Close()
-			if sawTerminal || ctx.Err() != nil {
-				return
-			}
-			c.log.Debug(ctx, "job event stream ended early; reconnecting", map[string]any{"error": errString(err)})
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(jitteredBackoff(c.retryWaitMin, c.retryWaitMax, attempt)):
-			}
+		resp, err := c.openEventStream(ctx, eventsURL)
+		if err != nil {
+			c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
+			return
+		}
+		conn.opened = true
+		defer resp.Body.Close()
+		err = readSSE(resp.Body, func(ev sseEvent) error {
+			// Only the terminal status cannot wait; every other event is a hint that the loop
+			// coalesces, so a chatty stream does not turn into a read per step.
+			urgent := ev.Event == "status" && terminalStatusEvent(ev.Data)
+			conn.sawTerminal = conn.sawTerminal || urgent
+			offerWakeup(wake, urgent)
+			return nil
+		})
+		if !conn.sawTerminal && ctx.Err() == nil {
+			c.log.Debug(ctx, "job event stream ended early", map[string]any{"error": errString(err)})
 		}
 	}()
-	return wake
+	return conn
+}
+
+// offerWakeup hands a wake-up to the loop without blocking: one pending wake-up covers any
+// number of events, but an urgent one replaces a pending hint.
+func offerWakeup(wake chan wakeup, urgent bool) {
+	select {
+	case wake <- wakeup{urgent: urgent}:
+		return
+	default:
+	}
+	if !urgent {
+		return
+	}
+	select {
+	case <-wake:
+	default:
+	}
+	select {
+	case wake <- wakeup{urgent: true}:
+	default:
+	}
+}
+
+// eventSource is the job's event stream at eventsURL for a wait: one connection at a time,
+// redialled after the client's backoff.
+func (c *Client) eventSource(eventsURL string) *eventSource {
+	return &eventSource{
+		open:       func(ctx context.Context) *eventConn { return c.followEvents(ctx, eventsURL) },
+		redialWait: func(redial int) time.Duration { return jitteredBackoff(c.retryWaitMin, c.retryWaitMax, redial) },
+	}
 }
 
 // openEventStream asks for the job's event stream once the service is known to serve them, or
@@ -141,7 +149,7 @@ func (c *Client) openEventStream(ctx context.Context, eventsURL string) (*http.R
 		cred: credBearerKey, header: http.Header{"Accept": {"text/event-stream"}},
 		policy: retryNever, stream: true,
 	})
-	if StatusOf(err) == http.StatusNotImplemented {
+	if statusOf(err) == http.StatusNotImplemented {
 		c.eventsNotImplemented.Store(true)
 	}
 	if probing {

@@ -40,7 +40,7 @@ func TestWaitJobRefusedStreamDoesNotPromptARead(t *testing.T) {
 	// before it.
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := c.WaitJob(ctx, job, WaitOptions{Schedule: constantSchedule(time.Hour)})
+	_, err := c.WaitJob(ctx, job, WaitOptions{schedule: constantSchedule(time.Hour)})
 	if !errors.Is(err, context.DeadlineExceeded) || reads.Load() != 0 {
 		t.Fatalf("WaitJob = %v after %d reads; want the deadline and no read (the 501 is no news of the job)", err, reads.Load())
 	}
@@ -90,7 +90,7 @@ func TestConcurrentWaitsAskForOneEventStream(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := c.WaitJob(context.Background(), job, WaitOptions{Schedule: constantSchedule(time.Millisecond)}); err != nil {
+			if _, err := c.WaitJob(context.Background(), job, WaitOptions{schedule: constantSchedule(time.Millisecond)}); err != nil {
 				t.Error(err)
 			}
 		}()

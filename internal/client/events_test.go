@@ -10,20 +10,20 @@ func TestReadSSE(t *testing.T) {
 	tests := []struct {
 		name   string
 		stream string
-		want   []SSEEvent
+		want   []sseEvent
 	}{
 		{name: "named events", stream: "event: status\ndata: {\"status\":\"running\"}\n\nevent: progress\ndata: {}\n\n",
-			want: []SSEEvent{{"status", `{"status":"running"}`}, {"progress", "{}"}}},
+			want: []sseEvent{{"status", `{"status":"running"}`}, {"progress", "{}"}}},
 		{name: "CRLF and comments", stream: ": keep-alive\r\nevent: log\r\ndata: a\r\n\r\n",
-			want: []SSEEvent{{"log", "a"}}},
-		{name: "multi-line data", stream: "data: a\ndata: b\n\n", want: []SSEEvent{{"message", "a\nb"}}},
-		{name: "unterminated last event dropped", stream: "event: status\ndata: x\n\nevent: status\ndata: y", want: []SSEEvent{{"status", "x"}}},
+			want: []sseEvent{{"log", "a"}}},
+		{name: "multi-line data", stream: "data: a\ndata: b\n\n", want: []sseEvent{{"message", "a\nb"}}},
+		{name: "unterminated last event dropped", stream: "event: status\ndata: x\n\nevent: status\ndata: y", want: []sseEvent{{"status", "x"}}},
 		{name: "event without data not dispatched", stream: "event: ping\n\n", want: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got []SSEEvent
-			if err := ReadSSE(strings.NewReader(tt.stream), func(e SSEEvent) error { got = append(got, e); return nil }); err != nil {
+			var got []sseEvent
+			if err := readSSE(strings.NewReader(tt.stream), func(e sseEvent) error { got = append(got, e); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
@@ -34,7 +34,7 @@ func TestReadSSE(t *testing.T) {
 }
 
 func TestReadSSELineBound(t *testing.T) {
-	err := ReadSSE(strings.NewReader("data: "+strings.Repeat("x", maxSSELine+10)+"\n\n"), func(SSEEvent) error { return nil })
+	err := readSSE(strings.NewReader("data: "+strings.Repeat("x", maxSSELine+10)+"\n\n"), func(sseEvent) error { return nil })
 	if err == nil {
 		t.Fatal("an over-long line must end the stream with an error")
 	}

@@ -41,13 +41,13 @@ type PreviewMetadata struct {
 	ParentNodeID  *string `json:"parent_node_id"`
 }
 
-// ErrUnknownFrame is returned for a well-formed frame of a type the client does not know. Callers
+// errUnknownFrame is returned for a well-formed frame of a type the client does not know. Callers
 // ignore such frames: the service may add types.
-var ErrUnknownFrame = errors.New("unknown binary frame type")
+var errUnknownFrame = errors.New("unknown binary frame type")
 
-// DecodeFrame decodes one binary socket frame. It is a pure function of its input: it never
+// decodeFrame decodes one binary socket frame. It is a pure function of its input: it never
 // panics, whatever the bytes, and a length field that points past the end is an error.
-func DecodeFrame(b []byte) (Frame, error) {
+func decodeFrame(b []byte) (Frame, error) {
 	if len(b) < 4 {
 		return Frame{}, fmt.Errorf("binary frame of %d bytes is shorter than its type", len(b))
 	}
@@ -79,7 +79,7 @@ func DecodeFrame(b []byte) (Frame, error) {
 		}
 		f.Metadata, f.NodeID, f.Image = &m, m.NodeID, img
 	default:
-		return f, fmt.Errorf("%w %d", ErrUnknownFrame, f.Type)
+		return f, fmt.Errorf("%w %d", errUnknownFrame, f.Type)
 	}
 	return f, nil
 }

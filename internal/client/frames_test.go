@@ -44,12 +44,12 @@ func TestDecodeFrame(t *testing.T) {
 		{"unknown type", frame(2, []byte("x")), nil, true, true},
 	}
 	for _, tc := range tests {
-		f, err := DecodeFrame(tc.in)
+		f, err := decodeFrame(tc.in)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: err = %v", tc.name, err)
 			continue
 		}
-		if tc.unknown != errors.Is(err, ErrUnknownFrame) {
+		if tc.unknown != errors.Is(err, errUnknownFrame) {
 			t.Errorf("%s: unknown-frame error = %v", tc.name, err)
 		}
 		if tc.check != nil && !tc.check(f) {
@@ -60,7 +60,7 @@ func TestDecodeFrame(t *testing.T) {
 
 // FuzzDecodeFrame: whatever the bytes, DecodeFrame never panics, and what it decodes is exactly
 // the socket's frame layout (4-byte big-endian type, then the payload): the fields put back in place give the input again. A frame of a type the
-// client does not know, and only such a frame, is ErrUnknownFrame.
+// client does not know, and only such a frame, is errUnknownFrame.
 func FuzzDecodeFrame(f *testing.F) {
 	f.Add(frame(1, u32(2), []byte("x")))
 	f.Add(frame(3, u32(1), []byte("1t")))
@@ -69,9 +69,9 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add(frame(3, u32(0xFFFFFFFF)))
 	f.Add(frame(9))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		fr, err := DecodeFrame(b)
+		fr, err := decodeFrame(b)
 		known := len(b) >= 4 && slices.Contains([]uint32{FramePreviewImage, FrameText, FramePreviewImageWithMetadata}, binary.BigEndian.Uint32(b))
-		if errors.Is(err, ErrUnknownFrame) == known && len(b) >= 4 {
+		if errors.Is(err, errUnknownFrame) == known && len(b) >= 4 {
 			t.Fatalf("type %d: err = %v", binary.BigEndian.Uint32(b), err)
 		}
 		if err != nil {

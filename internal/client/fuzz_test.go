@@ -105,11 +105,11 @@ func FuzzResolveLink(f *testing.F) {
 			return // request URLs are always the client's own http(s) URLs
 		}
 		// Both resolvers promise the same: whatever they return is on the request's origin.
-		// ResolveLink refuses a link elsewhere; ResolveLinkOnOrigin moves it here.
+		// resolveLink refuses a link elsewhere; resolveLinkOnOrigin moves it here.
 		for name, resolve := range map[string]func(*url.URL, string) (string, error){
-			"ResolveLink": ResolveLink,
+			"ResolveLink": resolveLink,
 			"ResolveLinkOnOrigin": func(b *url.URL, r string) (string, error) {
-				got, _, err := ResolveLinkOnOrigin(b, r)
+				got, _, err := resolveLinkOnOrigin(b, r)
 				return got, err
 			},
 		} {
@@ -196,7 +196,7 @@ func FuzzReadSSE(f *testing.F) {
 			}
 		}
 		breaks := 0
-		err := ReadSSE(strings.NewReader(string(stream)), func(ev SSEEvent) error {
+		err := readSSE(strings.NewReader(string(stream)), func(ev sseEvent) error {
 			if strings.ContainsAny(ev.Event, "\r\n") {
 				t.Fatalf("event name %q holds a line break", ev.Event)
 			}

@@ -273,7 +273,7 @@ func TestHostileJobIDsStayOneSegment(t *testing.T) {
 		got = nil
 		mu.Unlock()
 		_, err := c.GetJob(context.Background(), id)
-		if StatusOf(err) != 404 {
+		if statusOf(err) != 404 {
 			t.Fatalf("GetJob(%q): err = %v, want the server's 404", id, err)
 		}
 		mu.Lock()
@@ -294,7 +294,7 @@ func TestHostileJobIDsStayOneSegment(t *testing.T) {
 		mu.Lock()
 		got = nil
 		mu.Unlock()
-		if _, err := c.GetJob(context.Background(), id); err == nil || StatusOf(err) != 0 {
+		if _, err := c.GetJob(context.Background(), id); err == nil || statusOf(err) != 0 {
 			t.Fatalf("GetJob(%q): err = %v, want a refusal before sending", id, err)
 		}
 		if len(got) != 0 {

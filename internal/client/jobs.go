@@ -256,7 +256,7 @@ func (c *Client) CancelJob(ctx context.Context, job *Job) (*Job, error) {
 }
 
 // finishJob checks a decoded record and resolves its links against the request that returned it.
-// A link on another origin is rebased onto the origin that answered (ResolveLinkOnOrigin): the
+// A link on another origin is rebased onto the origin that answered (resolveLinkOnOrigin): the
 // service named its own path, and the credentials stay where the user sent them.
 func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job) error {
 	job.RequestID = requestIDOf(resp.header)
@@ -279,7 +279,7 @@ func (c *Client) finishJob(ctx context.Context, op string, resp answer, job *Job
 			}
 			return
 		}
-		abs, moved, rerr := ResolveLinkOnOrigin(base, *link)
+		abs, moved, rerr := resolveLinkOnOrigin(base, *link)
 		if rerr != nil {
 			err = fmt.Errorf("%s: job %s urls.%s: %w", op, job.ID, name, rerr)
 			return

@@ -65,16 +65,16 @@ func hostOf(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-// NotSent reports whether err says the request never reached the service, so nothing exists
+// isNotSent reports whether err says the request never reached the service, so nothing exists
 // because of it and sending it again cannot do the work twice.
-func NotSent(err error) bool {
+func isNotSent(err error) bool {
 	var notSent *NotSentError
 	return errors.As(err, &notSent)
 }
 
-// MayExist reports whether err leaves open that the request took effect: it may have arrived,
+// outcomeMayExist reports whether err leaves open that the request took effect: it may have arrived,
 // and no answer settled it (see UnknownOutcomeError for the key it carried).
-func MayExist(err error) bool {
+func outcomeMayExist(err error) bool {
 	var unknown *UnknownOutcomeError
 	return errors.As(err, &unknown)
 }

@@ -63,8 +63,8 @@ func TestSubmitNotSentOrMayExist(t *testing.T) {
 			}
 			c := testClient(t, url, func(cfg *Config) { cfg.MaxRetries = 1; cfg.Timeout = 300 * time.Millisecond })
 			_, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
-			if NotSent(err) != tt.notSent || MayExist(err) != tt.mayExist {
-				t.Fatalf("NotSent %v MayExist %v, want %v %v: %v", NotSent(err), MayExist(err), tt.notSent, tt.mayExist, err)
+			if isNotSent(err) != tt.notSent || outcomeMayExist(err) != tt.mayExist {
+				t.Fatalf("isNotSent %v outcomeMayExist %v, want %v %v: %v", isNotSent(err), outcomeMayExist(err), tt.notSent, tt.mayExist, err)
 			}
 			if tt.notSent && s.count() != 0 {
 				t.Errorf("%d requests reached the server", s.count())
@@ -138,7 +138,7 @@ func TestSubmitThroughRefusingProxyIsNotSent(t *testing.T) {
 		cfg.HTTPClient = &http.Client{Transport: transport}
 	})
 	_, err = c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
-	if !NotSent(err) || MayExist(err) || !strings.Contains(err.Error(), "Forbidden") {
-		t.Fatalf("NotSent %v MayExist %v, want the proxy's refusal, not sent: %v", NotSent(err), MayExist(err), err)
+	if !isNotSent(err) || outcomeMayExist(err) || !strings.Contains(err.Error(), "Forbidden") {
+		t.Fatalf("isNotSent %v outcomeMayExist %v, want the proxy's refusal, not sent: %v", isNotSent(err), outcomeMayExist(err), err)
 	}
 }

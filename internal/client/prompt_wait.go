@@ -58,7 +58,7 @@ type PromptResult struct {
 }
 
 // Succeeded reports whether the prompt finished successfully.
-func (r *PromptResult) Succeeded() bool { return PromptSucceeded(r.Status) }
+func (r *PromptResult) Succeeded() bool { return promptSucceeded(r.Status) }
 
 // PromptWaitOptions tune WaitPrompt. Zero values take the defaults.
 type PromptWaitOptions struct {
@@ -134,9 +134,6 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		done:     (*promptWait).finished,
 		schedule: w,
 		side:     w.side,
-		onRetry: func(ctx context.Context, err error) {
-			c.log.Warn(ctx, "reading the prompt status failed; still waiting", map[string]any{"prompt_id": promptID, "error": err.Error()})
-		},
 	}
 	if _, err := loop.run(ctx, w); err != nil {
 		return w.res, err
@@ -293,7 +290,7 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 func (w *promptWait) readStatus(ctx context.Context) (*promptWait, error) {
 	w.statusRead = true
 	st, err := w.c.GetPromptStatus(ctx, w.id)
-	if StatusOf(err) == http.StatusNotFound {
+	if statusOf(err) == http.StatusNotFound {
 		if !w.res.StatusRouteMissing {
 			w.c.log.Debug(ctx, "prompt status route answered 404; the socket's terminal message decides", map[string]any{"prompt_id": w.id})
 		}

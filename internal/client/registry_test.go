@@ -153,7 +153,7 @@ func TestRegistryRetryPolicy(t *testing.T) {
 			}
 			switch {
 			case tt.wantStatus != 0:
-				if StatusOf(err) != tt.wantStatus {
+				if statusOf(err) != tt.wantStatus {
 					t.Fatalf("err = %v, want HTTP %d", err, tt.wantStatus)
 				}
 			case tt.wantCode != "":

@@ -18,6 +18,27 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 )
 
+// The retry budget, one number per operation (Config.MaxRetries is the provider's max_retries,
+// default 5), and the only layer of retries there is:
+//
+//   - a read, a cancel, a delete, a download (retryIdempotent): at most 1 + MaxRetries attempts;
+//   - a v2 job submission (retryJobSubmit): 1 + MaxRetries attempts for a request that never
+//     left; answers of 429 (the key released, nothing ran) are resent as their Retry-After asks
+//     until the context's deadline;
+//   - a router call or queued submission (retryRouterInvoke): 1 + MaxRetries attempts, except the
+//     answers that say the run goes on, resent until the deadline;
+//   - a write without a key (retryNotApplied): 1 + MaxRetries attempts, made only when the request
+//     never left or the service declined it with a Retry-After;
+//   - an event stream (retryNever): one attempt per connection; a wait redials a stream that
+//     ended early at most maxEventRedials times.
+//
+// A wait (WaitJob, WaitModelRequest, AwaitModelResult, WaitPrompt) reads under the read's budget
+// and never retries a read on its own: a read that still fails ends the wait. go-retryablehttp is
+// set per operation in retryingClient: CheckRetry and RetryMax from the policy; Backoff the same
+// for every policy (Retry-After honoured, else exponential with full jitter), since how long to
+// wait does not depend on whether resending is safe; ErrorHandler passes the last answer through
+// for every policy, so the caller decodes the service's error.
+
 // retryPolicy decides, for one operation, which failures are worth another attempt. It is chosen
 // per operation because safety differs: a GET can always be resent; a v2 submission only where the
 // service released its single-use key (a 429) or the request never left.
@@ -126,7 +147,7 @@ func routerInvokeRetryable(resp *http.Response) bool {
 // connection was never established, or its TLS handshake failed verification (the request is
 // written only after the handshake).
 func neverSent(err error) bool {
-	if NotSent(err) || errors.Is(err, syscall.ECONNREFUSED) {
+	if isNotSent(err) || errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}
 	var verifyErr *tls.CertificateVerificationError

@@ -402,7 +402,7 @@ func (q *QueueRequest) finish(op string, a answer) (rebased []string, err error)
 			errs = append(errs, fmt.Errorf("%s: request %s has no %s (request id %q)", op, q.RequestID, l.name, q.HTTPRequestID))
 			continue
 		}
-		abs, moved, err := ResolveLinkOnOrigin(a.url, *l.link)
+		abs, moved, err := resolveLinkOnOrigin(a.url, *l.link)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: request %s %s: %w", op, q.RequestID, l.name, err))
 		}
@@ -621,10 +621,12 @@ func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*C
 	return &out, nil
 }
 
-// RouterWaitOptions tune WaitModelRequest.
+// RouterWaitOptions tune WaitModelRequest and AwaitModelResult.
 type RouterWaitOptions struct {
 	PollMin, PollMax time.Duration
-	OnUpdate         func(*QueueRequest)
+	// OnUpdate is called with every status that differs from the last in status or place in
+	// the queue.
+	OnUpdate func(*QueueRequest)
 }
 
 // WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. It
@@ -634,22 +636,26 @@ func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts Rou
 	loop := waitLoop[*QueueRequest]{
 		read:     c.ModelRequestStatus,
 		done:     (*QueueRequest).Completed,
-		schedule: &routerSchedule{interval: newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))},
-		onRead: func(prev, next *QueueRequest) {
-			if opts.OnUpdate != nil && (next.Status != prev.Status || !equalPos(next.QueuePosition, prev.QueuePosition)) {
-				opts.OnUpdate(next)
-			}
-		},
-		onRetry: func(ctx context.Context, err error) {
-			c.log.Warn(ctx, "reading the model request failed; still waiting", map[string]any{"request_id": q.RequestID, "error": err.Error()})
-		},
+		schedule: newRouterSchedule(opts),
+		onRead:   opts.onStatus,
 	}
 	return loop.run(ctx, q)
+}
+
+// onStatus calls OnUpdate when next tells something new over prev.
+func (o RouterWaitOptions) onStatus(prev, next *QueueRequest) {
+	if o.OnUpdate != nil && (next.Status != prev.Status || !equalPos(next.QueuePosition, prev.QueuePosition)) {
+		o.OnUpdate(next)
+	}
 }
 
 // routerSchedule polls a queued model request: never sooner than its Retry-After asks, and
 // without one on an interval that grows from PollMin to PollMax.
 type routerSchedule struct{ interval growingInterval }
+
+func newRouterSchedule(opts RouterWaitOptions) *routerSchedule {
+	return &routerSchedule{interval: newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))}
+}
 
 func (s *routerSchedule) Next(last *QueueRequest, _ bool) time.Duration {
 	return max(s.interval.next(), last.RetryAfter)
@@ -662,32 +668,70 @@ func equalPos(a, b *int64) bool {
 	return *a == *b
 }
 
-// AwaitModelResult waits for q to complete and collects its result from response_url. A run
-// that completed with an error_type returns its final status and no result. A 202 from the
-// collect route means the result is not ready after all: the wait goes on, at the pace the
-// service asks. On error the last status seen is returned with it.
+// routerAwait is the record AwaitModelResult's wait reads: the last status, and the result
+// once collected.
+type routerAwait struct {
+	q   *QueueRequest
+	res *RouterResult
+	// collectNow: the status just said COMPLETED (or the caller's did), so the result is
+	// collected at once rather than on the schedule.
+	collectNow bool
+}
+
+// over reports whether the wait has its answer: the result, or a run that completed with an
+// error_type (it has none).
+func (a *routerAwait) over() bool { return a.res != nil || a.q.Failed() }
+
+// AwaitModelResult waits for q to complete and collects its result from response_url, on the
+// one wait loop: while the status is not COMPLETED a read is a status read; once it is, a read
+// is a collect. A 202 from the collect route means the result is not ready after all: the
+// next collect comes at the pace the service asks (its Retry-After). A run that completed with
+// an error_type returns its final status and no result. On error the last status seen is
+// returned with it.
 func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, *RouterResult, error) {
-	pause := newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))
-	for {
-		var err error
-		if q, err = c.WaitModelRequest(ctx, q, opts); err != nil {
-			return q, nil, err
-		}
-		if q.Failed() {
-			return q, nil, nil
-		}
-		res, pending, err := c.CollectModelRequest(ctx, q)
-		if err != nil {
-			return q, nil, err
-		}
-		if res != nil {
-			return q, res, nil
-		}
-		if err := sleepCtx(ctx, max(pause.next(), pending.RetryAfter)); err != nil {
-			return q, nil, err
-		}
-		if !pending.Completed() {
-			q = pending
-		}
+	loop := waitLoop[*routerAwait]{
+		read:     c.readRouterAwait,
+		done:     (*routerAwait).over,
+		schedule: routerAwaitSchedule{newRouterSchedule(opts)},
+		onRead:   func(prev, next *routerAwait) { opts.onStatus(prev.q, next.q) },
 	}
+	last, err := loop.run(ctx, &routerAwait{q: q, collectNow: q.Completed()})
+	return last.q, last.res, err
+}
+
+// readRouterAwait reads the status, or, once it says COMPLETED without an error_type, collects
+// the result. A collect answered 202 keeps the status (unless its body says a status that is
+// not COMPLETED, which is then the status) with that answer's Retry-After.
+func (c *Client) readRouterAwait(ctx context.Context, last *routerAwait) (*routerAwait, error) {
+	if !last.q.Completed() {
+		q, err := c.ModelRequestStatus(ctx, last.q)
+		if err != nil {
+			return nil, err
+		}
+		return &routerAwait{q: q, collectNow: q.Completed()}, nil
+	}
+	res, pending, err := c.CollectModelRequest(ctx, last.q)
+	if err != nil {
+		return nil, err
+	}
+	if res != nil {
+		return &routerAwait{q: last.q, res: res}, nil
+	}
+	if !pending.Completed() {
+		return &routerAwait{q: pending}, nil
+	}
+	q := *last.q
+	q.RetryAfter = pending.RetryAfter
+	return &routerAwait{q: &q}, nil
+}
+
+// routerAwaitSchedule paces AwaitModelResult's reads as routerSchedule paces status reads, but
+// collects at once after a status that says COMPLETED.
+type routerAwaitSchedule struct{ s *routerSchedule }
+
+func (r routerAwaitSchedule) Next(last *routerAwait, streaming bool) time.Duration {
+	if last.collectNow {
+		return 0
+	}
+	return r.s.Next(last.q, streaming)
 }

@@ -55,7 +55,7 @@ func TestListModelsInvalidCursorIsAnError(t *testing.T) {
 	srv.Inject(emulator.Fault{Op: emulator.OpListModels, Nth: 1, Status: 200,
 		Body: `{"data":[{"id":"demo/echo","provider":"demo","model":"echo","billing":{"charges_on_policy_rejection":"no"}}],"has_more":true,"next_cursor":"not a cursor","limit":1}`})
 	_, err := c.ListModels(context.Background(), 1)
-	if StatusOf(err) != 400 || !HasCode(err, "invalid_input") {
+	if statusOf(err) != 400 || !HasCode(err, "invalid_input") {
 		t.Fatalf("want HTTP 400 invalid_input, got %v", err)
 	}
 	if n := srv.Requests(emulator.OpListModels); n != 2 {
@@ -271,7 +271,7 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 		t.Fatalf("%d submissions, want 1 + 4 (the 429 retried max_retries times)", n)
 	}
 	bad := testClient(t, c.routerEndpoint.String(), func(cfg *Config) { cfg.APIKey = "wrong" })
-	if _, err := bad.ListModelsPage(ctx, "", 0); StatusOf(err) != 401 {
+	if _, err := bad.ListModelsPage(ctx, "", 0); statusOf(err) != 401 {
 		t.Fatalf("wrong key: %v", err)
 	}
 }

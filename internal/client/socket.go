@@ -165,7 +165,7 @@ func (s *Socket) read(ctx context.Context) {
 			}
 			ev.Message = m
 		case websocket.MessageBinary:
-			f, err := DecodeFrame(data)
+			f, err := decodeFrame(data)
 			if err != nil {
 				s.log.Trace(ctx, "ignoring a binary socket frame", map[string]any{"reason": err.Error()})
 				continue

@@ -26,17 +26,17 @@ func origin(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + host + ":" + port
 }
 
-// ErrForeignLink is returned for a link in a response that points at another origin than the
+// errForeignLink is returned for a link in a response that points at another origin than the
 // response came from. The client refuses to follow it: following it would send our credentials
 // to a host the user never configured.
-var ErrForeignLink = errors.New("link points to another host")
+var errForeignLink = errors.New("link points to another host")
 
-// ResolveLink resolves a URI reference from a response body against the URL of the request that
+// resolveLink resolves a URI reference from a response body against the URL of the request that
 // returned it. The service may return an absolute URL or a host-relative reference starting with "/"
 // (which already carries any mount prefix); a host-relative reference is resolved against the
 // request's origin, never against the configured endpoint's path. An absolute link must stay on
 // that origin.
-func ResolveLink(requestURL *url.URL, ref string) (string, error) {
+func resolveLink(requestURL *url.URL, ref string) (string, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return "", errors.New("empty link")
@@ -61,20 +61,20 @@ func ResolveLink(requestURL *url.URL, ref string) (string, error) {
 		return "", fmt.Errorf("link %q is neither absolute nor host-relative", redactLink(ref))
 	}
 	if origin(u) != origin(requestURL) {
-		return "", fmt.Errorf("%w: %q is not on %s", ErrForeignLink, redactLink(u.String()), origin(requestURL))
+		return "", fmt.Errorf("%w: %q is not on %s", errForeignLink, redactLink(u.String()), origin(requestURL))
 	}
 	return u.String(), nil
 }
 
-// ResolveLinkOnOrigin is ResolveLink for links the client follows with credentials. A link to
+// resolveLinkOnOrigin is ResolveLink for links the client follows with credentials. A link to
 // another origin is not refused but rebased: its path and query are kept and put on the origin
 // that answered. Services that build absolute links from a public base URL (a proxy's name,
 // "localhost" where the user configured 127.0.0.1) name their own paths on another spelling of
 // the host; the credentials then stay on the origin the user configured. rebased reports that
 // the link was moved, for the caller to say so.
-func ResolveLinkOnOrigin(requestURL *url.URL, ref string) (link string, rebased bool, err error) {
-	link, err = ResolveLink(requestURL, ref)
-	if !errors.Is(err, ErrForeignLink) {
+func resolveLinkOnOrigin(requestURL *url.URL, ref string) (link string, rebased bool, err error) {
+	link, err = resolveLink(requestURL, ref)
+	if !errors.Is(err, errForeignLink) {
 		return link, false, err
 	}
 	u, perr := url.Parse(strings.TrimSpace(ref))

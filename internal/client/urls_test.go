@@ -31,18 +31,18 @@ func TestResolveLink(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ResolveLink(base, tt.ref)
+			got, err := resolveLink(base, tt.ref)
 			if tt.wantErr {
 				if err == nil {
-					t.Fatalf("ResolveLink(%q) = %q, want error", tt.ref, got)
+					t.Fatalf("resolveLink(%q) = %q, want error", tt.ref, got)
 				}
-				if tt.foreign != errors.Is(err, ErrForeignLink) {
-					t.Fatalf("errors.Is(err, ErrForeignLink) = %v, want %v (err %v)", !tt.foreign, tt.foreign, err)
+				if tt.foreign != errors.Is(err, errForeignLink) {
+					t.Fatalf("errors.Is(err, errForeignLink) = %v, want %v (err %v)", !tt.foreign, tt.foreign, err)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("ResolveLink(%q) = %q, %v; want %q", tt.ref, got, err, tt.want)
+				t.Fatalf("resolveLink(%q) = %q, %v; want %q", tt.ref, got, err, tt.want)
 			}
 		})
 	}
@@ -70,7 +70,7 @@ func TestResolveLinkOnOrigin(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, rebased, err := ResolveLinkOnOrigin(base, tt.ref)
+			got, rebased, err := resolveLinkOnOrigin(base, tt.ref)
 			if tt.wantErr {
 				if err == nil {
 					t.Fatalf("ResolveLinkOnOrigin(%q) = %q, want error", tt.ref, got)

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -22,9 +21,9 @@ type WaitOptions struct {
 	// has finished. Share one across the waits of a batch.
 	Durations *DurationEstimator
 	Shape     string
-	// Schedule, when set, replaces the adaptive schedule built from PollMin, PollMax and
+	// schedule, when set (tests only), replaces the adaptive schedule built from PollMin, PollMax and
 	// PollStreaming. PollMin still bounds how often event wake-ups may re-read the job.
-	Schedule JobSchedule
+	schedule jobSchedule
 }
 
 const (
@@ -36,8 +35,6 @@ const (
 	// it), so a long job's chatty stream costs a few reads, not one per step. A terminal
 	// status, or the stream's end, re-reads at once.
 	minHintGap = time.Second
-	// maxReadFailures is how many failed reads in a row (each after its own retries) end the wait.
-	maxReadFailures = 3
 	// estimateOverdueFraction: a job overdue by more than this fraction of its shape's run
 	// time (as far as agreeing run times may lie from their median) is polled at PollMax.
 	estimateOverdueFraction = 8
@@ -45,16 +42,6 @@ const (
 	// of its run time, so the read finds it finished rather than about to.
 	likelyEndMargin = 20 * time.Millisecond
 )
-
-// transientReadError reports whether a failed read may succeed later: a 5xx, 408 or 429, or no
-// answer at all. A 4xx such as 401, 403 or 404 will not change by waiting.
-func transientReadError(err error) bool {
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.StatusCode >= 500 || apiErr.StatusCode == 408 || apiErr.StatusCode == 429
-	}
-	return true
-}
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
@@ -70,7 +57,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 
-	sched := opts.Schedule
+	sched := opts.schedule
 	var seat *batchSeat
 	if sched == nil {
 		seat = opts.Durations.join(opts.Shape)
@@ -87,9 +74,6 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 				opts.OnUpdate(next)
 			}
 		},
-		onRetry: func(ctx context.Context, err error) {
-			c.log.Warn(ctx, "reading the job failed; still waiting", map[string]any{"job_id": job.ID, "error": err.Error()})
-		},
 	}
 	if ps, ok := sched.(*pollSchedule); ok && seat != nil {
 		// News of the job's shape between reads (its first run time, the probe handed to this
@@ -98,7 +82,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	}
 	// A service that answered 501 to one event stream serves none: later waits poll at once.
 	if !opts.NoEvents && job.URLs.Events != "" && !c.eventsNotImplemented.Load() {
-		loop.wake = c.watchEvents(ctx, job.URLs.Events)
+		loop.events = c.eventSource(job.URLs.Events)
 	}
 	final, err := loop.run(ctx, job)
 	if err == nil {
@@ -118,7 +102,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// pollSchedule is the default JobSchedule: it chooses the next poll interval from what the
+// pollSchedule is the default jobSchedule: it chooses the next poll interval from what the
 // records show.
 type pollSchedule struct {
 	min, max, streaming time.Duration
@@ -160,7 +144,7 @@ func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 	return p
 }
 
-// Next implements JobSchedule.
+// Next implements jobSchedule.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
 	if streaming {

@@ -73,9 +73,10 @@ func TestWaitJobOutlastsAShortOutage(t *testing.T) {
 		steps   []http.HandlerFunc
 		wantErr bool
 	}{
-		// testClient retries a read 3 times, so 4 answers of 503 make one failed read.
-		{name: "one failed read is waited out", steps: []http.HandlerFunc{unavailable, unavailable, unavailable, unavailable, status(200, nil, jobJSON(id, "succeeded"))}},
-		{name: "three failed reads end the wait", steps: repeat(unavailable, 12), wantErr: true},
+		// testClient's max_retries is 3: a read is sent at most 4 times, and the wait does not
+		// multiply that budget.
+		{name: "a read that succeeds within its retries is waited out", steps: append(repeat(unavailable, 3), status(200, nil, jobJSON(id, "succeeded")))},
+		{name: "a read that fails 1 + max_retries times ends the wait", steps: append(repeat(unavailable, 4), status(200, nil, jobJSON(id, "succeeded"))), wantErr: true},
 		{name: "a 404 ends the wait at once", steps: []http.HandlerFunc{status(404, nil, `{"error":{"code":"not_found","message":"gone"}}`), status(200, nil, jobJSON(id, "succeeded"))}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -110,8 +111,8 @@ func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
 		steps   []http.HandlerFunc
 		wantErr bool
 	}{
-		{name: "one failed read is waited out", steps: append(repeat(unavailable, 4), done)},
-		{name: "three failed reads end the wait", steps: repeat(unavailable, 12), wantErr: true},
+		{name: "a read that succeeds within its retries is waited out", steps: append(repeat(unavailable, 3), done)},
+		{name: "a read that fails 1 + max_retries times ends the wait", steps: append(repeat(unavailable, 4), done), wantErr: true},
 		{name: "a 403 ends the wait at once", steps: []http.HandlerFunc{status(403, nil, `{"detail":"no"}`), done}, wantErr: true},
 	}
 	for _, tt := range tests {
@@ -278,5 +279,55 @@ func TestWaitJobRemembersEventsNotImplemented(t *testing.T) {
 	}
 	if streams := srv.Requests(emulator.OpJobEvents); streams != 1 {
 		t.Fatalf("%d event stream requests for 3 jobs; want 1 (the 501 is remembered)", streams)
+	}
+}
+
+// The wait loop redials an event stream that ends early, at most maxEventRedials times, and
+// never one that was refused: the stream's reconnect goes through the one wait loop.
+func TestWaitJobRedialsAStreamThatEndsEarly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		eventStatus int
+		wantStreams int32
+	}{
+		{name: "served, then cut without the terminal status", eventStatus: http.StatusOK, wantStreams: 1 + maxEventRedials},
+		{name: "refused", eventStatus: http.StatusServiceUnavailable, wantStreams: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var streams, reads atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/events") {
+					streams.Add(1)
+					if tt.eventStatus != http.StatusOK {
+						w.WriteHeader(tt.eventStatus)
+						return
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, "event: progress\ndata: {\"value\":0.1}\n\n")
+					return // the stream ends early
+				}
+				status := JobRunning
+				if reads.Add(1) >= 40 {
+					status = JobSucceeded
+				}
+				fmt.Fprintf(w, `{"id":"j1","status":%q,"urls":{"self":"/jobs/j1","events":"/jobs/j1/events","cancel":"/jobs/j1/cancel"}}`, status)
+			}))
+			defer srv.Close()
+			c := testClient(t, srv.URL)
+			job, err := c.GetJob(context.Background(), "j1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			final, err := c.WaitJob(context.Background(), job, WaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			if err != nil || final.Status != JobSucceeded {
+				t.Fatalf("WaitJob = %+v, %v", final, err)
+			}
+			if got := streams.Load(); got != tt.wantStreams {
+				t.Fatalf("%d event stream requests, want %d", got, tt.wantStreams)
+			}
+		})
 	}
 }

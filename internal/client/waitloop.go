@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Schedule chooses how long a wait sleeps before its next read. WaitJob takes one in
-// WaitOptions.Schedule; the default is the adaptive schedule described on WaitJob.
-type Schedule[R any] interface {
+// waitSchedule chooses how long a wait sleeps before its next read. WaitJob takes one in
+// WaitOptions.schedule (tests); the default is the adaptive schedule described on WaitJob.
+type waitSchedule[R any] interface {
 	// Next returns the wait before the next read, given the last record read and whether a
 	// live event stream is connected (its events then wake the wait sooner, so the timer is
 	// only a safety net). After a failed read it is called with the last good record and
@@ -15,8 +15,8 @@ type Schedule[R any] interface {
 	Next(last R, streaming bool) time.Duration
 }
 
-// JobSchedule is the schedule of WaitJob.
-type JobSchedule = Schedule[*Job]
+// jobSchedule is the schedule of WaitJob.
+type jobSchedule = waitSchedule[*Job]
 
 // clock is the time source of the waits; tests inject a fixed one.
 type clock interface{ Now() time.Time }
@@ -25,19 +25,11 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-// outagePolicy is the one rule for failed reads while waiting: the thing waited for runs on
-// during an outage, so a few failed reads in a row (each already retried) are waited out; a
-// failure that waiting cannot fix (a 4xx such as 401, 403 or 404), or one too many, ends the wait.
-type outagePolicy struct{ failures int }
-
-// giveUp counts a failed read and reports whether the wait ends with it.
-func (p *outagePolicy) giveUp(err error) bool {
-	p.failures++
-	return p.failures >= maxReadFailures || !transientReadError(err)
-}
-
-// recovered forgets the failures after a good read.
-func (p *outagePolicy) recovered() { p.failures = 0 }
+// A wait does not retry a failed read on its own: each read is one operation under its retry
+// policy (go-retryablehttp: CheckRetry, Backoff honouring Retry-After, the last answer passed
+// through), so a read is sent at most 1 + max_retries times, and a read that still fails ends the
+// wait with that error (the next apply resumes it). The budget of a wait's read is thus the
+// budget of any read, never multiplied by the wait.
 
 // growingInterval starts at a floor and grows by half at each step up to a cap: the wait
 // between reads while nothing tells how long is left.
@@ -52,18 +44,6 @@ func (g *growingInterval) next() time.Duration {
 	d := g.cur
 	g.cur = min(g.cur*3/2, g.max)
 	return d
-}
-
-// sleepCtx waits d, or less when ctx ends first (then it returns ctx's error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // dueTimer is a timer that knows when it is due, so a wake-up can bring it forward without
@@ -109,23 +89,26 @@ func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Durat
 	return max(max(minHintGap, sinceStart/3)-sinceRead, 0)
 }
 
-// waitLoop is the one wait engine: it reads a record until done says so, sleeping between reads
-// as the schedule says, woken sooner by an optional event stream, and applying the outage
-// policy to failed reads. It returns the last record read; on a context error or a failure
-// that ends the wait, that record comes back with the error.
+// waitLoop is the one wait engine, under every wait of the client (WaitJob, WaitPrompt,
+// WaitModelRequest, AwaitModelResult's status reads and collects): it reads a record until done
+// says so, sleeping between reads as the schedule says, woken sooner by an optional event stream
+// (which it also redials), and ending on the first read that fails after its own retries. It
+// returns the last record read; on a context error or a failed read, that record comes back
+// with the error.
 type waitLoop[R any] struct {
 	read     func(ctx context.Context, last R) (R, error)
 	done     func(R) bool
-	schedule Schedule[R]
-	wake     <-chan wakeup // nil without an event stream
-	gate     wakeGate
+	schedule waitSchedule[R]
+	// events, when set, is the record's event stream: its events wake the loop, and the loop
+	// redials it when it ends early (see eventSource).
+	events *eventSource
+	gate   wakeGate
 	// side, when set, carries work from sources the wait interprets itself (a socket's frames,
 	// its redial and grace timers): each handler runs on the loop's goroutine, so the state it
 	// changes needs no lock, and returns whether to read the record at once. done is asked
 	// again after every handler.
-	side    <-chan sideHandler
-	onRead  func(prev, next R)                   // after each good read; may be nil
-	onRetry func(ctx context.Context, err error) // a failed read that is waited out
+	side   <-chan sideHandler
+	onRead func(prev, next R) // after each good read; may be nil
 	// replan, when set, delivers news for the schedule between reads (of a job's shape: its
 	// first run time, or the probe handed to this wait); onReplan then returns the new wait
 	// before the next read (0: now). It is heard only while polling: a live stream's events say
@@ -145,10 +128,11 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	}
 	started := w.clk.Now()
 	lastRead := started
-	stream := eventStream{wake: w.wake}
+	stream := eventStream{src: w.events}
+	stream.open(ctx)
+	defer stream.stop()
 	timer := newDueTimer(w.clk, w.schedule.Next(last, stream.streaming()))
 	defer timer.t.Stop()
-	var outage outagePolicy
 	for !w.done(last) {
 		// A source that floods keeps its channel always ready: the deadline is checked before
 		// every message, not left to the select's random choice.
@@ -168,7 +152,10 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 				timer.reset(0)
 			}
 			continue
-		case ev, ok := <-stream.wake:
+		case <-stream.redialDue():
+			stream.open(ctx)
+			continue
+		case ev, ok := <-stream.wake():
 			now := w.clk.Now()
 			if !w.onWake(&stream, ev, ok, timer, last, now.Sub(lastRead), now.Sub(started)) {
 				continue // coalesce; the timer still runs
@@ -181,14 +168,8 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 			if ctx.Err() != nil {
 				return last, ctx.Err()
 			}
-			if outage.giveUp(err) {
-				return last, err
-			}
-			w.onRetry(ctx, err)
-			timer.reset(w.schedule.Next(last, false))
-			continue
+			return last, err
 		}
-		outage.recovered()
 		if w.onRead != nil {
 			w.onRead(last, next)
 		}
@@ -198,25 +179,90 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	return last, nil
 }
 
-// eventStream is a wait's view of its event stream. Once the stream has delivered an event,
-// the timer is only a safety net. Until then it is not trusted (a proxy may buffer it, so it
-// stays open and says nothing) and the loop polls on the schedule. If the stream ends after it
-// delivered events, its channel closes and the loop re-reads at once, then polls on the
-// schedule; a stream refused or ended before its first event told nothing about the record, so
-// polling simply carries on as scheduled.
-type eventStream struct {
-	wake <-chan wakeup // nil without a stream, or once it ended
-	live bool          // it delivered an event
+// eventSource opens a record's event stream, one connection at a time; the wait loop redials a
+// connection that ended early (see eventStream).
+type eventSource struct {
+	open func(ctx context.Context) *eventConn
+	// redialWait is the wait before the given redial (0 the first).
+	redialWait func(redial int) time.Duration
 }
 
-func (s *eventStream) streaming() bool { return s.wake != nil && s.live }
+// eventConn is one connection of an event stream: its wake-ups, then, once wake is closed, how
+// it ended.
+type eventConn struct {
+	wake <-chan wakeup
+	// Written before wake closes, read after.
+	opened      bool // the service answered with a stream (not refused)
+	sawTerminal bool // it delivered the terminal status
+}
 
-// onWake handles one message of the event stream (ok false: the stream ended) and reports
+// maxEventRedials bounds the redials of one wait's event stream: a stream that keeps ending
+// early is left, and polling carries on alone.
+const maxEventRedials = 2
+
+// eventStream is a wait's view of its event stream. Once a connection has delivered an event,
+// the timer is only a safety net. Until then it is not trusted (a proxy may buffer it, so it
+// stays open and says nothing) and the loop polls on the schedule. When a connection that
+// delivered events ends, the loop re-reads at once, then polls on the schedule; a connection
+// refused, or that ended on the terminal status, is not redialled; one that was served and ended
+// early is redialled after a backoff, at most maxEventRedials times.
+type eventStream struct {
+	src     *eventSource // nil without a stream
+	conn    *eventConn   // nil while none is open
+	live    bool         // the open connection delivered an event
+	redials int
+	redial  *time.Timer // due redial, nil when none
+}
+
+func (s *eventStream) streaming() bool { return s.conn != nil && s.live }
+
+// wake is the open connection's channel (nil, never ready, when none is open).
+func (s *eventStream) wake() <-chan wakeup {
+	if s.conn == nil {
+		return nil
+	}
+	return s.conn.wake
+}
+
+// redialDue is the channel of the due redial (nil when none).
+func (s *eventStream) redialDue() <-chan time.Time {
+	if s.redial == nil {
+		return nil
+	}
+	return s.redial.C
+}
+
+// open opens a connection, when the wait has a stream.
+func (s *eventStream) open(ctx context.Context) {
+	s.redial = nil
+	if s.src != nil {
+		s.conn, s.live = s.src.open(ctx), false
+	}
+}
+
+// ended forgets the connection that ended and plans its redial when it ended early.
+func (s *eventStream) ended() {
+	c := s.conn
+	s.conn, s.live = nil, false
+	if c.opened && !c.sawTerminal && s.redials < maxEventRedials {
+		s.redial = time.NewTimer(s.src.redialWait(s.redials))
+		s.redials++
+	}
+}
+
+func (s *eventStream) stop() {
+	if s.redial != nil {
+		s.redial.Stop()
+	}
+}
+
+// onWake handles one message of the event stream (ok false: the connection ended) and reports
 // whether to read the record now.
 func (w *waitLoop[R]) onWake(s *eventStream, ev wakeup, ok bool, timer *dueTimer, last R, sinceRead, sinceStart time.Duration) bool {
 	if !ok {
-		s.wake = nil
-		return s.live
+		wasLive := s.live
+		s.ended()
+		return wasLive
 	}
 	if !s.live { // the stream proved itself: the timer becomes the safety net
 		s.live = true

@@ -34,7 +34,7 @@ func TestWakeGateHold(t *testing.T) {
 	}
 }
 
-// recordingSchedule is a JobSchedule that polls at once and remembers what it was asked.
+// recordingSchedule is a jobSchedule that polls at once and remembers what it was asked.
 type recordingSchedule struct{ seen []string }
 
 func (s *recordingSchedule) Next(last *Job, _ bool) time.Duration {
@@ -42,7 +42,7 @@ func (s *recordingSchedule) Next(last *Job, _ bool) time.Duration {
 	return time.Millisecond
 }
 
-// WaitOptions.Schedule replaces the adaptive schedule: it is asked after every read, with the
+// WaitOptions.schedule replaces the adaptive schedule: it is asked after every read, with the
 // record just read, and its delay paces the reads.
 func TestWaitJobUsesTheGivenSchedule(t *testing.T) {
 	t.Parallel()
@@ -55,7 +55,7 @@ func TestWaitJobUsesTheGivenSchedule(t *testing.T) {
 	c := testClient(t, srv.URL)
 	sched := &recordingSchedule{}
 	start := &Job{ID: id, Status: JobQueued, URLs: JobURLs{Self: srv.URL + "/api/v2/jobs/" + id}}
-	got, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, Schedule: sched, PollMax: time.Hour})
+	got, err := c.WaitJob(context.Background(), start, WaitOptions{NoEvents: true, schedule: sched, PollMax: time.Hour})
 	if err != nil || got.Status != JobSucceeded {
 		t.Fatalf("WaitJob = %+v, %v", got, err)
 	}
@@ -120,7 +120,6 @@ func TestWaitLoopSideHandlers(t *testing.T) {
 				done:     func(s *sideState) bool { return s.over },
 				schedule: fixedSchedule[*sideState](time.Hour),
 				side:     side,
-				onRetry:  func(context.Context, error) {},
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
@@ -164,7 +163,6 @@ func TestWaitLoopRunsNoHandlerAfterTheContextEnds(t *testing.T) {
 			done:     func(s *sideState) bool { return s.over },
 			schedule: fixedSchedule[*sideState](time.Hour),
 			side:     side,
-			onRetry:  func(context.Context, error) {},
 		}
 		_, err := loop.run(ctx, &sideState{})
 		cancel()

@@ -153,6 +153,9 @@ func (s *Server) handleGetAsset(w http.ResponseWriter, r *http.Request) {
 		SizeBytes:   a.size(),
 		Hash:        &a.hash,
 	}
+	if !s.hashShownLocked(a.jobID, now) {
+		rec.Hash = nil
+	}
 	if a.jobID != "" {
 		rec.JobID = &a.jobID
 	}
@@ -171,7 +174,7 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "forbidden", "invalid signature", nil)
 		return
 	}
-	if s.now().Unix() > exp {
+	if signedURLExpired(s.now(), exp) {
 		writeError(w, http.StatusForbidden, "forbidden", "signed url expired", nil)
 		return
 	}
@@ -185,4 +188,20 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", a.contentType)
 	w.Header().Set("Cache-Control", "private, max-age=60")
 	http.ServeContent(w, r, a.name, a.createdAt, a.content())
+}
+
+// signedURLExpired reports whether a URL signed to expire at the Unix second exp is past its
+// life at now: from that second on, not a second later.
+func signedURLExpired(now time.Time, exp int64) bool { return !now.Before(time.Unix(exp, 0)) }
+
+// AssetHash is the blake3 hash ("blake3:<hex>") of an asset's content, "" for an unknown one,
+// whether or not the server serves it yet: tests check downloads against it on a server whose
+// records hide hashes.
+func (s *Server) AssetHash(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.assets[id]; a != nil {
+		return a.hash
+	}
+	return ""
 }

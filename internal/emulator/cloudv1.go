@@ -437,8 +437,9 @@ func (s *Server) handlePromptStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "prompt not found", nil)
 		return
 	}
-	status := s.v1Status(j)
+	status, jobStatus := s.v1Status(j), j.status
 	s.mu.Unlock()
+	s.setReadRetryAfter(w, jobStatus)
 	writeJSON(w, http.StatusOK, map[string]string{"status": status})
 }
 
@@ -502,7 +503,7 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	expires, sig := q.Get("expires"), q.Get("sig")
 	exp, err := strconv.ParseInt(expires, 10, 64)
-	if err != nil || !hmac.Equal([]byte(sig), []byte(s.sign(id, expires))) || s.now().Unix() > exp {
+	if err != nil || !hmac.Equal([]byte(sig), []byte(s.sign(id, expires))) || signedURLExpired(s.now(), exp) {
 		w.WriteHeader(http.StatusForbidden)
 		return
 	}

@@ -110,6 +110,18 @@ func (s *Server) Requests(op string) int {
 	return s.faults.counts[op]
 }
 
+// TotalRequests reports how many requests were received for every op together, faulted ones
+// included: a test that wants no request at all counts them here.
+func (s *Server) TotalRequests() int {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	total := 0
+	for _, n := range s.faults.counts {
+		total += n
+	}
+	return total
+}
+
 // LastRequestHeader returns a copy of the headers of the last request for op, or nil.
 func (s *Server) LastRequestHeader(op string) http.Header {
 	s.faults.mu.Lock()

@@ -54,7 +54,8 @@ type job struct {
 	changed     chan struct{}  // closed and replaced whenever events grows
 	ctx         context.Context
 	cancel      context.CancelFunc
-	v1          bool // submitted through POST /api/prompt: its events also go to the v1 socket
+	lastRead    time.Time // when a read was last answered, for ReadMinInterval
+	v1          bool      // submitted through POST /api/prompt: its events also go to the v1 socket
 }
 
 type jobOutput struct {
@@ -183,13 +184,27 @@ func (s *Server) ComputeHashes() {
 	s.hashesComputed = true
 }
 
+// hashShownLocked reports whether the hash of an output of job jobID ("" for an upload) is
+// served: always, unless LazyHashes holds it back until ComputeHashes or HashDelay after the
+// job ended. s.mu must be held.
+func (s *Server) hashShownLocked(jobID string, now time.Time) bool {
+	if !s.opts.LazyHashes || s.hashesComputed || jobID == "" {
+		return true
+	}
+	j := s.jobs[jobID]
+	if s.opts.HashDelay <= 0 || j == nil || j.completedAt.IsZero() {
+		return false
+	}
+	return !now.Before(j.completedAt.Add(s.opts.HashDelay))
+}
+
 // renderOutputLocked renders an output, re-signing its url when half its life is gone.
 func (s *Server) renderOutputLocked(r *http.Request, j *job, o *jobOutput, now time.Time) outputJSON {
 	if s.opts.ResignOnRead || now.After(o.urlExpires.Add(-s.opts.URLTTL/2)) {
 		o.urlExpires = s.urlExpiry(now)
 	}
 	jobID, hash := j.id, &o.hash
-	if s.opts.LazyHashes && !s.hashesComputed {
+	if !s.hashShownLocked(j.id, now) {
 		hash = nil
 	}
 	return outputJSON{NodeID: o.nodeID, Type: o.typ, assetJSON: assetJSON{
@@ -387,9 +402,37 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	if j == nil {
 		return
 	}
+	if wait := s.readTooSoonLocked(j, now); wait > 0 {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		writeError(w, http.StatusTooManyRequests, "rate_limited", "this job is read too often; retry later", nil)
+		return
+	}
 	rec := s.renderLocked(r, j, now)
 	s.mu.Unlock()
+	s.setReadRetryAfter(w, rec.Status)
 	writeJSON(w, http.StatusOK, rec)
+}
+
+// readTooSoonLocked, with ReadMinInterval, returns the whole seconds (at least 1) a read of j
+// coming at now must wait, or 0 when it may be answered, which it records. s.mu must be held.
+func (s *Server) readTooSoonLocked(j *job, now time.Time) int {
+	if s.opts.ReadMinInterval <= 0 {
+		return 0
+	}
+	if left := j.lastRead.Add(s.opts.ReadMinInterval).Sub(now); !j.lastRead.IsZero() && left > 0 {
+		return int(max(1, (left+time.Second-1)/time.Second))
+	}
+	j.lastRead = now
+	return 0
+}
+
+// setReadRetryAfter asks, with ReadRetryAfter, pollers of a job that has not ended to come back
+// no sooner than that.
+func (s *Server) setReadRetryAfter(w http.ResponseWriter, status string) {
+	if s.opts.ReadRetryAfter > 0 && !isTerminal(status) {
+		w.Header().Set("Retry-After", strconv.Itoa(s.opts.ReadRetryAfter))
+	}
 }
 
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {

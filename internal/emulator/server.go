@@ -48,6 +48,10 @@ import (
 
 // Options configure one server instance. Zero values give sensible defaults.
 type Options struct {
+	// Mode is a preset of the knobs below (mode.go): ModeStrict makes the server as little
+	// generous as the contract allows; the zero value is ModeGenerous.
+	Mode Mode
+
 	Token         string // when set, every /api/v2 route (except signed asset content) needs "Authorization: Bearer <Token>", else 401 unauthorized
 	MountPrefix   string // e.g. "/deployment/demo": every route served under it; links include it
 	AbsoluteLinks bool   // urls.* and outputs[].url absolute ("http://127.0.0.1:port/prefix/...") instead of host-relative ("/prefix/...")
@@ -69,8 +73,19 @@ type Options struct {
 	RetryAfter   int           // seconds sent in Retry-After on 429 (default 1)
 	URLTTL       time.Duration // lifetime of signed output urls (default 1h)
 	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
-	LazyHashes   bool          // outputs[].hash stays null until ComputeHashes is called (as a service that computes hashes lazily)
-	MaxStreams   int           // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	// LazyHashes makes the hash of a job's output null, in the job record and in the asset
+	// record, until ComputeHashes is called or, when HashDelay is set, until HashDelay after the
+	// job ended (on the server's clock): a service that computes hashes lazily, or never.
+	LazyHashes bool
+	HashDelay  time.Duration
+	// ReadRetryAfter, when set, is the Retry-After (seconds) of every 200 answer to a read of a
+	// job that has not ended: a service telling pollers how often to come back.
+	ReadRetryAfter int
+	// ReadMinInterval, when set, answers a read of a job that comes sooner than this after the
+	// last one answered (on the server's clock) with 429 rate_limited and a Retry-After saying
+	// when to come back: a service that rate-limits polling. It is not part of ModeStrict.
+	ReadMinInterval time.Duration
+	MaxStreams      int // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
 	// repeat a status event saying "succeeded" at this interval, while the job record goes on
 	// as before: a hostile or broken stream that must not turn into a read per event.
@@ -100,6 +115,7 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
+	o = o.withMode()
 	if o.Retention <= 0 {
 		o.Retention = 24 * time.Hour
 	}

@@ -30,12 +30,15 @@ func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataReque
 
 func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	attrs := map[string]schema.Attribute{
-		"id": schema.StringAttribute{Required: true, MarkdownDescription: "Job id (a UUID)."},
+		jobAttrID: schema.StringAttribute{Required: true, MarkdownDescription: "Job id (a UUID)."},
 	}
 	maps.Copy(attrs, jobRecordDataSourceAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere.",
-		Attributes:          attrs,
+		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere. " +
+			"It is read at every plan, and its outputs carry the signed URLs of that read (`outputs[*].url`): they expire, " +
+			"often within minutes, and a later read may sign new ones, so use them at once or download by asset `id` " +
+			"(`svc_output_file.asset_id`), which fetches a fresh URL when it downloads.",
+		Attributes: attrs,
 	}
 }
 
@@ -48,31 +51,31 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		return
 	}
 	var id types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("id"), &id)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(jobAttrID), &id)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if err := uuid.Validate(id.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Invalid job id", "A job id is a UUID; got "+id.String()+".")
+		resp.Diagnostics.AddAttributeError(path.Root(jobAttrID), "Invalid job id", "A job id is a UUID; got "+id.String()+".")
 		return
 	}
 	readCtx, cancel := d.data.readContext(ctx)
 	defer cancel()
 	job, err := d.data.client.GetJob(readCtx, id.ValueString())
 	if client.Gone(err) && !client.RouteNotFound(err) {
-		resp.Diagnostics.AddAttributeError(path.Root("id"), "Job not found", d.data.redact(fmt.Sprintf(
+		resp.Diagnostics.AddAttributeError(path.Root(jobAttrID), "Job not found", d.data.redact(fmt.Sprintf(
 			"Job %s does not exist on the service: the id is wrong, or the job aged out after its expires_at (jobs are "+
 				"kept only until then). A configuration that must outlive the job should read what it needs from the "+
 				"svc_job resource, whose state keeps the record.\n\n%v", id.ValueString(), err)))
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading job failed", d.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	// The state is the configured id and the record, built as svc_job's resource builds it.
 	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{"id": tftypes.NewValue(tftypes.String, id.ValueString())}, job)
+	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, withSignedURLs)
 	if err != nil {
 		resp.Diagnostics.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return

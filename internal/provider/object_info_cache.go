@@ -37,13 +37,6 @@ func (c *objectInfoCache) get(ctx context.Context, fetch fetchObjectInfo) (*clie
 	return info, nil
 }
 
-// holds reports whether a document is cached, so that get answers without a request.
-func (c *objectInfoCache) holds() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.info != nil
-}
-
 // classDefs returns the cached document's class definitions in the editor's input order, read
 // from the document once.
 func (c *objectInfoCache) classDefs(ctx context.Context, fetch fetchObjectInfo) (workflow.ClassDefs, error) {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -23,8 +25,10 @@ import (
 )
 
 var (
-	_ provider.Provider              = (*svcProvider)(nil)
-	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
+	_ provider.Provider                       = (*svcProvider)(nil)
+	_ provider.ProviderWithFunctions          = (*svcProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*svcProvider)(nil)
+	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -32,8 +36,8 @@ func New(version string) func() provider.Provider {
 	return newWithClock(version, time.Now)
 }
 
-// newWithClock is New with the clock the provider compares expiry times with (expires_at,
-// url_expires_at); tests move it forward together with the reference server's clock.
+// newWithClock is New with the clock the provider compares expiry times with (a job's
+// expires_at, for one); tests move it forward together with the reference server's clock.
 func newWithClock(version string, now func() time.Time) func() provider.Provider {
 	return func() provider.Provider { return newSvcProvider(version, now) }
 }
@@ -108,9 +112,15 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 					"submissions when a resource sets no partner credential (`svc_prompt` then sends `api_key`). Environment: `SVC_PARTNER_API_KEY`.",
 			},
 			"max_retries": schema.Int64Attribute{
-				Optional:            true,
-				Validators:          []validator.Int64{int64validator.Between(0, 20)},
-				MarkdownDescription: "Retries of transient failures per operation. Default: 5.",
+				Optional:   true,
+				Validators: []validator.Int64{int64validator.Between(0, 20)},
+				MarkdownDescription: "Retries of a transient failure per request: each request of an operation is sent " +
+					"at most `1 + max_retries` times (default 6), and resent only where that is safe for the operation (a read, " +
+					"a cancel, a submission that never left or that the service declined before running it). A wait for a job, " +
+					"prompt or model request sends each of its reads under this same budget and never multiplies it: a read " +
+					"that still fails ends the wait, and the next apply resumes it. Answers that say \"the same request, later\" " +
+					"(a job submission answered `429`, a model call whose run still goes on) are resent as their `Retry-After` " +
+					"asks until the operation's timeout instead. Default: 5.",
 			},
 			"read_timeout": schema.StringAttribute{
 				Optional:   true,
@@ -214,6 +224,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.EphemeralResourceData = data
+	resp.ActionData = data
 	p.configured.Store(data)
 }
 
@@ -230,6 +242,16 @@ func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 	}
 }
 
+// Actions run on request (`terraform apply -invoke`, or a resource's action_trigger); Terraform
+// before 1.14 and OpenTofu do not call them, and a configuration without actions works there as
+// before.
+func (p *svcProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewJobCancelAction,
+		NewWorkflowRunAction,
+	}
+}
+
 func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewJobDataSource,
@@ -238,6 +260,12 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
 		NewWorkflowFromUIDataSource,
+	}
+}
+
+func (p *svcProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		NewOutputURLEphemeralResource,
 	}
 }
 

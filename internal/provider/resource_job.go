@@ -39,7 +39,7 @@ const (
 )
 
 // jobTimeoutsOpts are the timeouts svc_job takes.
-var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true, CreateDescription: jobCreateTimeoutDoc, DeleteDescription: jobDeleteTimeoutDoc}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -58,10 +58,16 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
-			"Refresh reads a job from the service only while something in its record can still change: a finished job " +
-			"whose outputs all have their hash and whose signed URLs stay valid for 5 more minutes is kept as state holds " +
-			"it until its `expires_at`, so planning or destroying a batch of finished jobs sends no request " +
-			"(`rerun_on_expiry = true` keeps reading, to see the expiry).\n\n" +
+			"**A finished job is settled for good.** Once a job has ended (`succeeded`, `failed` or `canceled`), refresh, " +
+			"plan and destroy never read it again: planning or destroying a batch of finished jobs sends no request, " +
+			"whatever the service does later. What can still change is decided without a request: past `expires_at`, " +
+			"`rerun_on_expiry = true` removes the job from state so the next apply runs it again (otherwise an expired " +
+			"job is not drift and state keeps it); an output `hash` that was null when the job ended stays null (the " +
+			"content is verified where it is downloaded). A job still queued or running is read at each refresh, and " +
+			"an import reads the job once.\n\n" +
+			"State keeps no signed URL: `outputs` hold what lasts (node, name, type, content type, size, asset `id`, " +
+			"hash). Download an output by its asset id (`svc_output_file.asset_id`), which asks for a fresh URL at " +
+			"download time; the `svc_job` data source returns URLs of its own read, which expire.\n\n" +
 			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
 			"submitted twice unless you ask:\n\n" +
 			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
@@ -85,7 +91,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
 			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
 			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again).",
+			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -93,12 +99,12 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 // jobArgumentAttributes are what svc_job's configuration sets, and its id.
 func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
-		"id": schema.StringAttribute{
+		jobAttrID: schema.StringAttribute{
 			Computed:            true,
 			MarkdownDescription: "Job id (a UUID), in state as soon as the service accepted the job.",
 			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 		},
-		"workflow": schema.StringAttribute{
+		jobAttrWorkflow: schema.StringAttribute{
 			Required:   true,
 			CustomType: jsonSemanticType{},
 			MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
@@ -107,13 +113,14 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			Validators:    []validator.String{apiWorkflowValidator{}},
 			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow replaces the job.")},
 		},
-		"idempotency_key": schema.StringAttribute{
+		jobAttrIdempotencyKey: schema.StringAttribute{
 			Optional: true,
 			Computed: true,
 			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
 				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-				"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
-				"Changing it replaces the job.",
+				"single-use on the service (for 24 hours): setting it yourself to a key used before makes the submission fail. " +
+				"Changing it replaces the job. A workflow change, which replaces the job, is refused at plan time while a " +
+				"configured key stays the same: change the key with it, or remove it.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
 			PlanModifiers: []planmodifier.String{
 				stringplanmodifier.UseStateForUnknown(),
@@ -125,39 +132,137 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		// nothing. It would record a sensitive path in every job's state, bytes Terraform copies
 		// and rewrites for each resource it changes: 9% of the CPU of a plan of 1,000 jobs. (A
 		// value from a sensitive variable is still marked, by Terraform, from the configuration.)
-		"partner_api_key_wo": schema.StringAttribute{
+		jobAttrPartnerAPIKeyWO: schema.StringAttribute{
 			Optional:  true,
 			WriteOnly: true,
 			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. " +
 				"Defaults to the provider's `partner_api_key`. Conflicts with `partner_auth_token_wo`.",
-			Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot("partner_auth_token_wo"))},
+			Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot(jobAttrPartnerAuthTokenWO))},
 		},
-		"partner_auth_token_wo": schema.StringAttribute{
+		jobAttrPartnerAuthTokenWO: schema.StringAttribute{
 			Optional:            true,
 			WriteOnly:           true,
 			MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
 		},
-		"wait_for_completion": schema.BoolAttribute{
+		jobAttrWaitForCompletion: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
 		},
-		"cancel_on_destroy": schema.BoolAttribute{
+		jobAttrCancelOnDestroy: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
 			MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
 		},
-		"rerun_on_expiry": schema.BoolAttribute{
+		jobAttrRerunOnExpiry: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "When the service has expired the job (past `expires_at`), remove it from state so the next apply runs it again. Default `false`: an expired job is not drift, and state keeps what it held. When `true`, refresh reads even a finished job, to see the service expire it.",
+			MarkdownDescription: "Once the job is past its `expires_at`, remove it from state so the next apply runs it again. Decided from `expires_at` alone: a finished job is not read again to see the service expire it. Default `false`: an expired job is not drift, and state keeps what it held.",
 		},
-		"validate": schema.BoolAttribute{
+		jobAttrValidate: schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-				"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
-				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
-		"timeouts": timeouts.Attributes(ctx, jobTimeoutsOpts),
+		jobAttrTimeouts: timeouts.Attributes(ctx, jobTimeoutsOpts),
 	}
+}
+
+// svc_job's top-level attribute names, in one place: its schema, its typed view (jobValues) and
+// its record (putJobRecord, jobRecordAttrTypes) name attributes through these.
+const (
+	jobAttrID                 = "id"
+	jobAttrWorkflow           = "workflow"
+	jobAttrIdempotencyKey     = "idempotency_key"
+	jobAttrPartnerAPIKeyWO    = "partner_api_key_wo"
+	jobAttrPartnerAuthTokenWO = "partner_auth_token_wo"
+	jobAttrWaitForCompletion  = "wait_for_completion"
+	jobAttrCancelOnDestroy    = "cancel_on_destroy"
+	jobAttrRerunOnExpiry      = "rerun_on_expiry"
+	jobAttrValidate           = "validate"
+	jobAttrTimeouts           = "timeouts"
+	// The job record, the same in the resource and the data source.
+	jobAttrStatus         = "status"
+	jobAttrCreatedAt      = "created_at"
+	jobAttrStartedAt      = "started_at"
+	jobAttrCompletedAt    = "completed_at"
+	jobAttrExpiresAt      = "expires_at"
+	jobAttrQueuePosition  = "queue_position"
+	jobAttrProgress       = "progress"
+	jobAttrOutputs        = "outputs"
+	jobAttrOutputsOmitted = "outputs_omitted"
+	jobAttrError          = "error"
+	jobAttrMetrics        = "metrics"
+	jobAttrURLs           = "urls"
+)
+
+// jobValues is svc_job's one typed view of its values (a state, a plan or a configuration) as
+// Terraform sends them: each attribute read by its name, straight from the values, without
+// converting the whole object into a model struct through reflection, which cost more than the
+// rest of a call in a plan or an apply of many jobs. A missing, null or unknown value reads as
+// the type's zero value.
+type jobValues map[string]tftypes.Value
+
+// jobValuesOf is v's attributes as jobValues; ok is false when v is null, unknown or not an
+// object.
+func jobValuesOf(v tftypes.Value) (jobValues, bool) {
+	attrs, ok := objectAttrs(v)
+	return jobValues(attrs), ok
+}
+
+func (v jobValues) id() string                { return stringAttr(v, jobAttrID) }
+func (v jobValues) workflow() string          { return stringAttr(v, jobAttrWorkflow) }
+func (v jobValues) idempotencyKey() string    { return stringAttr(v, jobAttrIdempotencyKey) }
+func (v jobValues) waitForCompletion() bool   { return boolAttr(v, jobAttrWaitForCompletion) }
+func (v jobValues) cancelOnDestroy() bool     { return boolAttr(v, jobAttrCancelOnDestroy) }
+func (v jobValues) rerunOnExpiry() bool       { return boolAttr(v, jobAttrRerunOnExpiry) }
+func (v jobValues) status() string            { return stringAttr(v, jobAttrStatus) }
+func (v jobValues) expiresAt() string         { return stringAttr(v, jobAttrExpiresAt) }
+func (v jobValues) timeouts() tftypes.Value   { return v[jobAttrTimeouts] }
+func (v jobValues) apiKeyWO() types.String    { return stringValueOf(v[jobAttrPartnerAPIKeyWO]) }
+func (v jobValues) authTokenWO() types.String { return stringValueOf(v[jobAttrPartnerAuthTokenWO]) }
+
+// heldJob is the job these values hold, as far as waiting for it or cancelling it needs: its
+// id, last known status and links.
+func (v jobValues) heldJob() *client.Job {
+	return &client.Job{ID: v.id(), Status: v.status(), URLs: heldJobLinks(v)}
+}
+
+// objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
+// object. The map is v's own (tftypes hands it over): it is cloned before any change.
+func objectAttrs(v tftypes.Value) (attrs map[string]tftypes.Value, ok bool) {
+	if !v.IsKnown() || v.IsNull() || v.As(&attrs) != nil {
+		return nil, false
+	}
+	return attrs, true
+}
+
+// stringAttr is attrs[name] as a string; "" when missing, null, unknown or not a string.
+func stringAttr(attrs map[string]tftypes.Value, name string) string {
+	var s string
+	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&s) == nil {
+		return s
+	}
+	return ""
+}
+
+// boolAttr is attrs[name] as a bool; false when missing, null, unknown or not a bool.
+func boolAttr(attrs map[string]tftypes.Value, name string) bool {
+	var b bool
+	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&b) == nil {
+		return b
+	}
+	return false
+}
+
+// stringValueOf is v as a string value: null when v is null, missing or not a string.
+func stringValueOf(v tftypes.Value) types.String {
+	var s string
+	switch {
+	case !v.IsKnown():
+		return types.StringUnknown()
+	case v.IsNull() || v.As(&s) != nil:
+		return types.StringNull()
+	}
+	return types.StringValue(s)
 }
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -167,11 +272,18 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // ModifyPlan checks a new or changed workflow against object_info when validate is set, and
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.data.checkWorkflowOnPlan(ctx, req, resp, jobSubmitSurface)
+	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
+	refuseReplacementReusingKey(req, resp)
 	planJobResume(ctx, req, resp)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	// Every path that puts the job in state (its wait's end, a refused record) gives its identity.
+	defer func() {
+		if held, ok := objectAttrs(resp.State.Raw); ok {
+			setJobIdentity(resp.Identity, stringAttr(held, "id"))
+		}
+	}()
 	in, diags := readJobCreateInput(ctx, req)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -196,7 +308,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -211,7 +323,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
@@ -228,7 +340,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 // reflection cost more than the rest of Create in an apply of many jobs.
 type jobCreateInput struct {
 	planType              tftypes.Type
-	planned               map[string]tftypes.Value // the plan's attributes, which the new state keeps
+	planned               jobValues // the plan's attributes, which the new state keeps
 	workflow              string
 	key                   string // "" when unset (a configured key is never empty): Create draws one
 	waitForCompletion     bool
@@ -239,20 +351,20 @@ type jobCreateInput struct {
 func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	in := jobCreateInput{planType: req.Plan.Raw.Type()}
-	planned, okPlan := objectAttrs(req.Plan.Raw)
-	config, okConfig := objectAttrs(req.Config.Raw)
+	planned, okPlan := jobValuesOf(req.Plan.Raw)
+	config, okConfig := jobValuesOf(req.Config.Raw)
 	if !okPlan || !okConfig {
 		diags.AddError("Reading the plan failed", "The plan or the configuration of svc_job is not a known object. "+
 			"Nothing was submitted. This is a bug in the provider.")
 		return in, diags
 	}
 	in.planned = planned
-	in.workflow = stringAttr(in.planned, "workflow")
-	in.key = stringAttr(in.planned, "idempotency_key")
-	in.waitForCompletion = boolAttr(in.planned, "wait_for_completion")
-	in.apiKeyWO = stringValueOf(config["partner_api_key_wo"])
-	in.authTokenWO = stringValueOf(config["partner_auth_token_wo"])
-	in.createTimeout, diags = jobTimeoutOf(ctx, in.planned["timeouts"], defaultJobCreateTimeout, timeouts.Value.Create)
+	in.workflow = planned.workflow()
+	in.key = planned.idempotencyKey()
+	in.waitForCompletion = planned.waitForCompletion()
+	in.apiKeyWO = config.apiKeyWO()
+	in.authTokenWO = config.authTokenWO()
+	in.createTimeout, diags = jobTimeoutOf(ctx, planned.timeouts(), defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
 }
 
@@ -286,27 +398,6 @@ func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, dia
 	return t, diags
 }
 
-// objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
-// object. The map is v's own (tftypes hands it over): it is cloned before any change.
-func objectAttrs(v tftypes.Value) (attrs map[string]tftypes.Value, ok bool) {
-	if !v.IsKnown() || v.IsNull() || v.As(&attrs) != nil {
-		return nil, false
-	}
-	return attrs, true
-}
-
-// stringValueOf is v as a string value: null when v is null, missing or not a string.
-func stringValueOf(v tftypes.Value) types.String {
-	var s string
-	switch {
-	case !v.IsKnown():
-		return types.StringUnknown()
-	case v.IsNull() || v.As(&s) != nil:
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
 // setState sets state, once, to the plan with the job's id, the idempotency key used and the
 // service's record of job in place of the values the plan left unknown; the other values
 // (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
@@ -314,9 +405,9 @@ func stringValueOf(v tftypes.Value) types.String {
 func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
 	attrs := maps.Clone(in.planned)
-	attrs["id"] = tftypes.NewValue(tftypes.String, job.ID)
-	attrs["idempotency_key"] = tftypes.NewValue(tftypes.String, in.key)
-	value, omitted, err := withJobRecord(in.planType, attrs, job)
+	attrs[jobAttrID] = tftypes.NewValue(tftypes.String, job.ID)
+	attrs[jobAttrIdempotencyKey] = tftypes.NewValue(tftypes.String, in.key)
+	value, omitted, err := withJobRecord(in.planType, attrs, job, withoutSignedURLs)
 	if err != nil {
 		// The job exists: the error names it.
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
@@ -329,7 +420,7 @@ func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *d
 
 // withJobRecord is values, svc_job's attributes, with the service's record of job put in place
 // of the record they hold, as a value of typ; omitted counts the outputs left out of it.
-func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job) (state tftypes.Value, omitted int, err error) {
+func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, urls recordURLs) (state tftypes.Value, omitted int, err error) {
 	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
 	defer func() {
 		if r := recover(); r != nil {
@@ -337,7 +428,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 		}
 	}()
 	attrs := maps.Clone(values)
-	omitted = putJobRecord(attrs, job)
+	omitted = putJobRecord(attrs, job, urls)
 	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
@@ -347,7 +438,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 // outputs were left out of the record.
 func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
-	value, omitted, err := withJobRecord(state.Raw.Type(), values, job)
+	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, withoutSignedURLs)
 	if err != nil {
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return omitted
@@ -358,17 +449,25 @@ func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *cli
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
-	// job of a batch that has not settled.
-	held, ok := objectAttrs(req.State.Raw)
+	// job of a batch.
+	held, ok := jobValuesOf(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	if !r.data.configUnknown && settledRecordOf(held).settledAt(r.data.now()) {
-		return // nothing in a finished job's record can change before it expires: no request
+	setJobIdentity(resp.Identity, held.id())
+	if record := settledRecordOf(held); record.ended() {
+		// A job that ended is settled for good: no request, whatever the service does with it.
+		if record.rerunDueAt(r.data.now()) {
+			resp.Diagnostics.AddWarning("Job expired: it will run again",
+				fmt.Sprintf("Job %s is past its expires_at (%s) and rerun_on_expiry is true: it is removed from state and "+
+					"the next apply submits the workflow again.", held.id(), held.expiresAt()))
+			resp.State.RemoveResource(ctx)
+		}
+		return
 	}
 	ctx = r.data.logContext(ctx)
-	id := stringAttr(held, "id")
+	id := held.id()
 	if r.data.configUnknown {
 		// The provider's settings (an endpoint or key from a resource not applied yet) are not
 		// known during this plan: reading now would ask the wrong service. Keep state.
@@ -380,23 +479,22 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	job, err := r.data.client.ReadJob(readCtx, id, heldJobLinks(held).Self)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
-		if expiresAt := stringAttr(held, "expires_at"); !pastExpiry(expiresAt, r.data.now()) {
+		if expiresAt := held.expiresAt(); !pastExpiry(expiresAt, r.data.now()) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
 					id, expiresAt))
 			resp.State.RemoveResource(ctx)
 			return
 		}
-		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
+		readExpired(ctx, id, held.rerunOnExpiry(), resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
-		readExpired(ctx, id, boolAttr(held, "rerun_on_expiry"), resp)
+		readExpired(ctx, id, held.rerunOnExpiry(), resp)
 		return
 	}
-	keepSignedURLs(held["outputs"], job, r.data.now())
 	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
 }
 
@@ -416,16 +514,17 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
 	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
 	// is ever sent to the service. The values are read as they are, not converted into models.
-	planned, okPlan := objectAttrs(req.Plan.Raw)
-	held, okState := objectAttrs(req.State.Raw)
+	planned, okPlan := jobValuesOf(req.Plan.Raw)
+	held, okState := jobValuesOf(req.State.Raw)
 	if !okPlan || !okState {
 		resp.Diagnostics.AddError("Reading the plan failed", "The plan or the state of svc_job is not a known object. "+
 			"This is a bug in the provider.")
 		return
 	}
 	resp.State.Raw = req.Plan.Raw
-	job := client.Job{ID: stringAttr(held, "id"), Status: stringAttr(held, "status"), URLs: heldJobLinks(held)}
-	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(job.ID, job.Status) {
+	job := held.heldJob()
+	setJobIdentity(resp.Identity, job.ID)
+	if !planned.waitForCompletion() || !jobInFlight(job.ID, job.Status) {
 		return
 	}
 	values := maps.Clone(planned)
@@ -438,16 +537,15 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	// Two held values decide whether anything is sent, read as they are: a batch of finished
 	// jobs is forgotten without converting any record.
-	held, ok := objectAttrs(req.State.Raw)
+	held, ok := jobValuesOf(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	status := stringAttr(held, "status")
-	if forgottenOnDestroy(boolAttr(held, "cancel_on_destroy"), status) {
+	if !held.cancelOnDestroy() || client.JobTerminal(held.status()) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
-	deleteTimeout, diags := jobTimeoutOf(ctx, held["timeouts"], defaultJobDeleteTimeout, timeouts.Value.Delete)
+	deleteTimeout, diags := jobTimeoutOf(ctx, held.timeouts(), defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -456,14 +554,14 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
 
-	job := &client.Job{ID: stringAttr(held, "id"), Status: status, URLs: heldJobLinks(held)}
+	job := held.heldJob()
 	if job.URLs.Cancel == "" {
 		fresh, err := r.data.client.GetJob(ctx, job.ID)
 		if client.Gone(err) {
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+			resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 			return
 		}
 		job = fresh
@@ -473,61 +571,32 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
-	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
+	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: newJobProgressLog(ctx, canceled).job}); err != nil {
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
 }
 
-// forgottenOnDestroy reports whether destroying a job sends nothing: it has ended, or it is not
-// to be cancelled (cancel_on_destroy false or unset).
-func forgottenOnDestroy(cancelOnDestroy bool, status string) bool {
-	return !cancelOnDestroy || client.JobTerminal(status)
-}
-
+// ImportState takes a job id, or an identity with it.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := uuid.Validate(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID); got %q.", req.ID))
+	id := req.ID
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, "id"); byIdentity {
+		id = ids[0]
+	}
+	if err := uuid.Validate(id); err != nil || resp.Diagnostics.HasError() {
+		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID), or by an identity with id; got %q.", id))
 		return
 	}
+	setJobIdentity(resp.Identity, id)
 	// Import cannot learn the workflow (the job record does not carry it), so the first plan
 	// after import records the configured workflow in state, in place, without sending anything.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("cancel_on_destroy"), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("rerun_on_expiry"), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), defaultValidate)...)
-}
-
-func pastExpiry(expiresAt string, now time.Time) bool {
-	t, err := time.Parse(time.RFC3339Nano, expiresAt)
-	return err == nil && now.After(t)
-}
-
-func logJobProgress(ctx context.Context, j *client.Job) {
-	fields := map[string]any{"job_id": j.ID, "status": j.Status}
-	if j.Status == client.JobQueued && j.QueuePosition != nil {
-		fields["queue_position"] = *j.QueuePosition
-	}
-	if p := j.Progress; p != nil {
-		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
-		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)
-		if p.CurrentNode != nil {
-			fields["node"] = *p.CurrentNode
-		}
-		if p.CurrentNodeClass != nil {
-			fields["class"] = *p.CurrentNodeClass
-		}
-		if p.Step != nil && p.Steps != nil {
-			fields["step"] = fmt.Sprintf("%d/%d", *p.Step, *p.Steps)
-		}
-		if p.Message != nil {
-			fields["message"] = *p.Message
-		}
-	}
-	logInfo(ctx, "job progress", fields)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), id)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrWaitForCompletion), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrValidate), defaultValidate)...)
 }

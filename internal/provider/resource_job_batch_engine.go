@@ -153,6 +153,7 @@ func (e *batchEngine) submit(ctx, submitCtx context.Context, t batchTask, key st
 func (e *batchEngine) submitFailed(t batchTask, key string, err error) *batchRow {
 	var refused *client.RefusedJobRecordError
 	var unknown *client.UnknownOutcomeError
+	var notSent *client.NotSentError
 	switch {
 	case errors.As(err, &refused):
 		row := &batchRow{ID: refused.JobID, Status: refused.Status, Key: key, InputHash: t.in.hash}
@@ -163,7 +164,7 @@ func (e *batchEngine) submitFailed(t batchTask, key string, err error) *batchRow
 			Error: &batchRowError{Code: "unknown_outcome", Message: truncateText(e.data.redact(unknown.Cause.Error()), maxBatchErrorMessage)}}
 		e.note(func(n *batchNews) { n.unknown = append(n.unknown, rowNote{t.in.key, row, err}) })
 		return row
-	case client.NotSent(err) || client.DeclinedUntilDeadline(err):
+	case errors.As(err, &notSent) || client.DeclinedUntilDeadline(err):
 		e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, err}) })
 		return &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
 	}
@@ -211,7 +212,8 @@ func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Jo
 	final := job
 	var err error
 	if !job.Terminal() {
-		opts := client.WaitOptions{Durations: e.data.durations, Shape: e.shape}
+		// Progress is logged as for svc_job: one line per change of phase, naming the job.
+		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape}
 		final, err = e.data.client.WaitJob(ctx, job, opts)
 		if final == nil {
 			final = job

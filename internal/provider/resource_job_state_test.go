@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
@@ -22,6 +23,11 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
+
+// createTestWorkflow is a workflow of a new job that the reference server's object_info accepts
+// and that it runs.
+const createTestWorkflow = `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8,"batch_size":1,"color":0}},` +
+	`"2":{"class_type":"SaveImage","inputs":{"images":["1",0],"filename_prefix":"t"}}}`
 
 // newJobPlan is the plan of a new svc_job as Terraform sends it to apply: the id, the record and
 // an unset key unknown, write-only values null, the settings at their defaults; then set.
@@ -78,7 +84,7 @@ func stateByModelPath(t *testing.T, plan tfsdk.Plan, key string, job *client.Job
 		t.Fatal(d)
 	}
 	m.ID, m.IdempotencyKey = types.StringValue(job.ID), types.StringValue(key)
-	m.jobRecordModel = reflectedJobRecordModel(t, job)
+	m.jobRecordModel = reflectedJobRecordModel(t, job, withoutSignedURLs)
 	state := tfsdk.State{Schema: plan.Schema, Raw: tftypes.NewValue(plan.Raw.Type(), nil)}
 	if d := state.Set(ctx, &m); d.HasError() {
 		t.Fatal(d)
@@ -142,7 +148,7 @@ func TestJobCreateStateMatchesTheModelPath(t *testing.T) {
 					diffs, _ := state.Raw.Diff(want)
 					t.Fatalf("state differs from the model path's: %v", diffs)
 				}
-				if wantOmitted := reflectedJobRecordModel(t, job).OutputsOmitted.ValueInt64(); int64(omitted) != wantOmitted {
+				if wantOmitted := reflectedJobRecordModel(t, job, withoutSignedURLs).OutputsOmitted.ValueInt64(); int64(omitted) != wantOmitted {
 					t.Errorf("omitted = %d, want %d", omitted, wantOmitted)
 				}
 				if got.HasError() || got.WarningsCount() != len(recordWarnings(job)) {
@@ -299,7 +305,7 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			got, _, err := withJobRecord(typ, heldAttrs, job)
+			got, _, err := withJobRecord(typ, heldAttrs, job, withoutSignedURLs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +314,7 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 			if d := state.Get(ctx, &m); d.HasError() {
 				t.Fatal(d)
 			}
-			m.jobRecordModel = reflectedJobRecordModel(t, job)
+			m.jobRecordModel = reflectedJobRecordModel(t, job, withoutSignedURLs)
 			if d := state.Set(ctx, &m); d.HasError() {
 				t.Fatal(d)
 			}
@@ -348,13 +354,13 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 			stale.Status, stale.Outputs = tt.heldStatus, nil
 			heldValues := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, stale.ID), "idempotency_key": tftypes.NewValue(tftypes.String, "k-update")})
-			held, _, err := withJobRecord(typ, heldValues, &stale)
+			held, _, err := withJobRecord(typ, heldValues, &stale, withoutSignedURLs)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plannedValues := maps.Clone(heldValues)
 			plannedValues["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, false)
-			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale)
+			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale, withoutSignedURLs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -457,7 +463,7 @@ func TestPlanJobResume(t *testing.T) {
 			values := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, tt.id), "idempotency_key": tftypes.NewValue(tftypes.String, "k"),
 				"wait_for_completion": tftypes.NewValue(tftypes.Bool, tt.wait)})
-			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"})
+			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"}, withoutSignedURLs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -507,4 +513,43 @@ func finishedTestJob(t *testing.T, key string) (srv *emulator.Server, submitted,
 		t.Fatal(err)
 	}
 	return srv, submitted, done
+}
+
+// A state written before svc_job dropped its outputs' signed URLs (url, url_expires_at) is
+// upgraded at the same schema version: the framework ignores attributes the schema no longer
+// has, so an existing state keeps working and loses its URLs, and nothing else.
+func TestJobStateWithSignedURLsUpgrades(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := serverStack(newSvcProvider("test", time.Now))
+	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobSchema := schemas.ResourceSchemas["svc_job"]
+	old := settledJobAttributes()
+	output(old)["url"] = "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1"
+	output(old)["url_expires_at"] = "2026-11-23T13:00:00Z"
+	doc, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+		TypeName: "svc_job", Version: jobSchema.Version, RawState: &tfprotov6.RawState{JSON: doc}})
+	if err != nil || len(resp.Diagnostics) > 0 || resp.UpgradedState == nil {
+		t.Fatalf("upgrade: %v %v", err, summaries(resp.Diagnostics))
+	}
+	typ := jobSchema.ValueType()
+	got, err := resp.UpgradedState.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jobValue(t, typ, settledJobAttributes()).Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) {
+		diffs, _ := got.Diff(want)
+		t.Fatalf("upgraded state differs from the state without URLs: %v", diffs)
+	}
 }

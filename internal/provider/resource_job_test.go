@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"lukechampine.com/blake3"
 
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 )
 
@@ -43,16 +46,28 @@ func captureID(id *string) resource.TestCheckFunc {
 	}
 }
 
-// checkOutputHashes downloads every output and checks its blake3 against the state's hash.
-func checkOutputHashes(name string, want int) resource.TestCheckFunc {
+// checkOutputHashes downloads every output by its asset id (state holds no URL: the asset record
+// gives a fresh one) and checks its blake3 against the state's hash.
+func checkOutputHashes(srv *emulator.Server, name string, want int) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		attrs := s.RootModule().Resources[name].Primary.Attributes
 		if attrs["outputs.#"] != fmt.Sprint(want) {
 			return fmt.Errorf("outputs.# = %s, want %d", attrs["outputs.#"], want)
 		}
+		c, err := client.New(client.Config{Endpoint: srv.URL()})
+		if err != nil {
+			return err
+		}
 		for i := 0; i < want; i++ {
-			url, hash := attrs[fmt.Sprintf("outputs.%d.url", i)], attrs[fmt.Sprintf("outputs.%d.hash", i)]
-			resp, err := http.Get(url)
+			if _, held := attrs[fmt.Sprintf("outputs.%d.url", i)]; held {
+				return fmt.Errorf("output %d: state holds a signed URL", i)
+			}
+			asset, err := c.GetAsset(context.Background(), attrs[fmt.Sprintf("outputs.%d.id", i)])
+			if err != nil {
+				return err
+			}
+			hash := attrs[fmt.Sprintf("outputs.%d.hash", i)]
+			resp, err := http.Get(asset.URL)
 			if err != nil {
 				return err
 			}
@@ -92,8 +107,9 @@ data "svc_job" "read" { id = svc_job.test.id }
 				resource.TestCheckResourceAttr("svc_job.test", "progress.value", "1"),
 				resource.TestCheckResourceAttrSet("svc_job.test", "metrics.execution_ms"),
 				resource.TestCheckNoResourceAttr("svc_job.test", "urls.logs"),
-				checkOutputHashes("svc_job.test", 2),
+				checkOutputHashes(srv, "svc_job.test", 2),
 				resource.TestCheckResourceAttrPair("data.svc_job.read", "outputs.1.hash", "svc_job.test", "outputs.1.hash"),
+				resource.TestCheckResourceAttrSet("data.svc_job.read", "outputs.1.url"), // the data source keeps its read's URLs
 				func(*terraform.State) error {
 					if n := srv.JobCount(); n != 1 {
 						return fmt.Errorf("server has %d jobs, want 1", n)
@@ -289,13 +305,17 @@ func TestAccJob_cancelOnDestroy(t *testing.T) {
 	})
 }
 
+// Expiry is decided from expires_at, without a request: past it, a finished job is kept as state
+// holds it (an expired job is not drift), whatever the service would now answer (the job
+// expired, purged with 404 or 410), and rerun_on_expiry removes it so that the apply runs it
+// again. The refresh and the plan send nothing to the service.
 func TestAccJob_expiry(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
 		extra       string
 		purge       bool
-		gone        bool // the service answers 410 Gone for the purged job, not 404
+		gone        bool // the service would answer 410 Gone for the purged job, not 404
 		wantReplace bool
 	}{
 		{name: "expired status keeps state", extra: ""},
@@ -311,22 +331,24 @@ func TestAccJob_expiry(t *testing.T) {
 			srv := newTestServer(t, emulator.Options{Now: clk.Now})
 			var id string
 			var expiresAt time.Time
-			var readsBefore int
+			var requestsBefore, jobReadsBefore int
 			expire := func() {
-				readsBefore = srv.Requests(emulator.OpGetJob)
-				// Past expires_at the server expires the job on its next read, and the provider
-				// no longer takes the finished job as settled: the refresh reads it.
 				clk.AdvancePast(expiresAt)
 				if tt.purge {
 					srv.PurgeJob(id)
-					if tt.gone { // reads through the self link and by id both answer 410
+					if tt.gone { // reads through the self link and by id would both answer 410
 						srv.Inject(emulator.Fault{Op: emulator.OpGetJob, Status: http.StatusGone, Body: `{"error":{"code":"gone","message":"job retention ended"}}`})
 					}
 				}
+				requestsBefore, jobReadsBefore = srv.TotalRequests(), srv.Requests(emulator.OpGetJob)
 			}
 			second := resource.TestStep{PreConfig: expire, Config: jobConfig(srv, imageWorkflowHCL(1), tt.extra)}
 			if tt.wantReplace {
-				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionCreate)}
+				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionCreate),
+					// The job is not read; the plan of its replacement checks the workflow (object_info).
+					expectNoRequestSince{srv, &jobReadsBefore, emulator.OpGetJob},
+				}
 				second.Check = func(s *terraform.State) error {
 					if s.RootModule().Resources["svc_job.test"].Primary.ID == id {
 						return fmt.Errorf("the expired job %s was not replaced", id)
@@ -334,12 +356,11 @@ func TestAccJob_expiry(t *testing.T) {
 					return nil
 				}
 			} else {
-				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}
+				second.ConfigPlanChecks.PreApply = []plancheck.PlanCheck{plancheck.ExpectEmptyPlan(), expectNoRequestSince{srv, &requestsBefore, ""}}
 				second.Check = resource.ComposeAggregateTestCheckFunc(
 					func(*terraform.State) error {
-						// The refresh asked the service (a settled job past its expires_at is read).
-						if srv.Requests(emulator.OpGetJob) == readsBefore {
-							return fmt.Errorf("the refresh after expiry did not read job %s", id)
+						if n := srv.TotalRequests() - requestsBefore; n != 0 {
+							return fmt.Errorf("the refresh and apply after expiry sent %d requests about job %s; want none", n, id)
 						}
 						return nil
 					},
@@ -363,6 +384,27 @@ func TestAccJob_expiry(t *testing.T) {
 			})
 		})
 	}
+}
+
+// expectNoRequestSince is a plan check that fails when the server received any request since
+// *before was counted (requests for op only, when op is set).
+type expectNoRequestSince struct {
+	srv    *emulator.Server
+	before *int
+	op     string
+}
+
+func (e expectNoRequestSince) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if n := e.count() - *e.before; n != 0 {
+		resp.Error = fmt.Errorf("the refresh and plan sent %d requests (%s); want none", n, cmp.Or(e.op, "any route"))
+	}
+}
+
+func (e expectNoRequestSince) count() int {
+	if e.op != "" {
+		return e.srv.Requests(e.op)
+	}
+	return e.srv.TotalRequests()
 }
 
 func TestAccJob_importByID(t *testing.T) {
@@ -439,7 +481,7 @@ func TestAccJob_mountPrefixAndLinks(t *testing.T) {
 						resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
 						resource.TestMatchResourceAttr("svc_job.test", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/api/v2/jobs/[0-9a-f-]{36}$`)),
 						resource.TestMatchResourceAttr("svc_job.test", "urls.logs", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/`)),
-						checkOutputHashes("svc_job.test", 1),
+						checkOutputHashes(srv, "svc_job.test", 1),
 					),
 				}},
 			})
@@ -464,7 +506,7 @@ func TestAccJob_linksOnAnotherHostAreRebased(t *testing.T) {
 					resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
 					resource.TestMatchResourceAttr("svc_job.test", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}$`)),
 					resource.TestMatchResourceAttr("svc_job.test", "urls.cancel", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}/cancel$`)),
-					checkOutputHashes("svc_job.test", 1),
+					checkOutputHashes(srv, "svc_job.test", 1),
 					func(*terraform.State) error {
 						if srv.Requests(emulator.OpJobEvents) == 0 {
 							return errors.New("the events link was not followed")
@@ -508,8 +550,9 @@ func TestAccJob_noCredentialsInStateOrLogs(t *testing.T) {
 	// Secrets come the way users should pass them: the api key from the environment, the
 	// partner key through an ephemeral variable into a write-only attribute.
 	t.Setenv("SVC_API_KEY", apiKey)
-	// A job of about 1.5 s, so that progress is seen (and logged) while it runs.
-	srv := newTestServer(t, emulator.Options{Token: apiKey, StepDuration: 100 * time.Millisecond})
+	// A job of about 1.5 s, so that progress is seen (and logged) while it runs: on a server
+	// whose progress moves, hence the generous mode pinned.
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, Token: apiKey, StepDuration: 100 * time.Millisecond})
 	var id, stateJSON string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -550,8 +593,8 @@ resource "svc_job" "test" {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
 	}
 	// Progress is logged with the node, its class and the sampler step while the job runs.
-	if !regexp.MustCompile(`job progress:.*class=ImageNoiseSampler`).Match(logs) ||
-		!regexp.MustCompile(`job progress:.*step=\d+/15`).Match(logs) {
+	if !regexp.MustCompile(`job running:.*class=ImageNoiseSampler`).Match(logs) ||
+		!regexp.MustCompile(`job running:.*step=\d+/15`).Match(logs) {
 		t.Errorf("the log has no progress line naming the class and step")
 	}
 	assertSecretsAbsent(t, stateJSON, logs, apiKey, partnerKey)
@@ -617,40 +660,50 @@ func TestAccJob_notFoundBeforeExpiryIsRemoved(t *testing.T) {
 	})
 }
 
-// A finished job's record cannot change before it expires, except for a lazily computed hash and
-// a signed URL near its expiry: refresh and destroy of finished jobs send nothing, while a job
-// whose output hash is still null, or that asks to be rerun on expiry, is read as before.
+// A finished job is settled for good: planning and destroying finished jobs send no request at
+// all, counted at the server, on a server that computes hashes lazily (null in state), signs URLs
+// for seconds (all expired by the plan) and signs them anew on every read, and with
+// rerun_on_expiry set (expiry is decided from expires_at, without a request).
 func TestAccJob_finishedJobsAreNotReadAgain(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name      string
-		opts      emulator.Options
-		extra     string
-		wantReads bool
+		name  string
+		opts  emulator.Options
+		extra string
 	}{
 		{name: "finished with hashes", opts: emulator.Options{Retention: time.Hour}},
-		{name: "hash not computed yet", opts: emulator.Options{Retention: time.Hour, LazyHashes: true}, wantReads: true},
-		{name: "rerun_on_expiry watches the service", opts: emulator.Options{Retention: time.Hour}, extra: "rerun_on_expiry = true", wantReads: true},
+		{name: "hash not computed yet", opts: emulator.Options{Retention: time.Hour, LazyHashes: true}},
+		{name: "hashes null, URLs expired and signed anew on each read",
+			opts: emulator.Options{Retention: time.Hour, LazyHashes: true, URLTTL: 3 * time.Second, ResignOnRead: true}},
+		{name: "rerun_on_expiry before expiry", opts: emulator.Options{Retention: time.Hour}, extra: "rerun_on_expiry = true"},
+		{name: "several jobs", opts: emulator.Options{Retention: time.Hour, LazyHashes: true, URLTTL: 3 * time.Second},
+			extra: "count = 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			clk := &testClock{}
+			tt.opts.Now = clk.Now
 			srv := newTestServer(t, tt.opts)
 			config := jobConfig(srv, imageWorkflowHCL(1), tt.extra)
-			var readsAfterApply int
+			var requestsAfterApply int
 			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				ProtoV6ProviderFactories: clk.factories(),
 				Steps: []resource.TestStep{
 					{Config: config, Check: func(*terraform.State) error {
-						readsAfterApply = srv.Requests(emulator.OpGetJob)
+						// Every signed URL the service gave has expired by the plan, the job has not.
+						clk.Advance(10 * time.Minute)
+						requestsAfterApply = srv.TotalRequests()
 						return nil
 					}},
 					{Config: config, PlanOnly: true},
+					{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(), expectNoRequestSince{srv, &requestsAfterApply, ""},
+					}}},
 				},
 				CheckDestroy: func(*terraform.State) error {
-					reads := srv.Requests(emulator.OpGetJob) - readsAfterApply
-					if tt.wantReads != (reads > 0) {
-						return fmt.Errorf("the job was read %d times after the apply (plans and destroy); want reads: %v", reads, tt.wantReads)
+					if n := srv.TotalRequests() - requestsAfterApply; n != 0 {
+						return fmt.Errorf("plans and destroy of finished jobs sent %d requests; want none", n)
 					}
 					return nil
 				},
@@ -728,4 +781,27 @@ func TestAccJob_settingsUpdateInPlaceWithoutResubmitting(t *testing.T) {
 			waitOff,
 		},
 	})
+}
+
+// A job carries its identity, kept by the refresh of the finished job (answered without the
+// framework, from the bytes Terraform sent); an import block with it adopts the job, taking the
+// workflow from configuration in place: one submission, no cancel.
+func TestAccJob_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_job.test",
+			config:       jobConfig(srv, imageWorkflowHCL(1), ""),
+			bare:         providerConfig(srv, ""),
+			names:        []string{"id"},
+			importAction: plancheck.ResourceActionUpdate,
+			badIdentity:  map[string]string{"id": `"../../etc"`},
+		}.steps(),
+	})
+	if n, c := srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpCancelJob); n != 1 || c != 0 {
+		t.Fatalf("%d submissions and %d cancels, want 1 and 0", n, c)
+	}
 }

@@ -28,6 +28,7 @@ resource "svc_job" "from_file" {
   wait_for_completion = false # apply returns once queued; refresh fills status and outputs
 }
 
-output "first_image" {
-  value = svc_job.portrait.outputs[0].url
+output "first_image_asset_id" {
+  # An output is an asset: download it by id (svc_output_file.asset_id); state keeps no signed URL.
+  value = svc_job.portrait.outputs[0].id
 }

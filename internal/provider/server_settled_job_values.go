@@ -9,7 +9,7 @@ import (
 // its attributes: nil for a null object. ok is false when v is missing, is not msgpack (the
 // encoding Terraform sends; a layer leaves anything else to the framework), is unknown as a
 // whole or does not decode as typ.
-func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (attrs map[string]tftypes.Value, ok bool) {
+func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (jobValues, bool) {
 	if v == nil || v.MsgPack == nil {
 		return nil, false
 	}
@@ -20,6 +20,7 @@ func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (attrs map[stri
 	if val.IsNull() {
 		return nil, true
 	}
+	var attrs map[string]tftypes.Value
 	if err := val.As(&attrs); err != nil {
 		return nil, false
 	}

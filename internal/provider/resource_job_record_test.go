@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -21,53 +20,6 @@ import (
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
-
-func TestKeepSignedURLs(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	const held = "https://cdn.example/assets/a1/content?sig=old"
-	later := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339Nano) }
-	tests := []struct {
-		name      string
-		heldUntil string
-		asset     string // asset id of the new record's output
-		newURL    string
-		wantKept  bool
-	}{
-		{name: "valid held URL kept", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new", wantKept: true},
-		{name: "held URL near expiry replaced", heldUntil: later(time.Minute), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
-		{name: "expired held URL replaced", heldUntil: later(-time.Minute), asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
-		{name: "unparseable expiry replaced", heldUntil: "soon", asset: "a1", newURL: "https://cdn.example/assets/a1/content?sig=new"},
-		{name: "moved content replaced", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn.example/assets/a1/v2?sig=new"},
-		{name: "other host replaced", heldUntil: later(time.Hour), asset: "a1", newURL: "https://cdn2.example/assets/a1/content?sig=new"},
-		{name: "other asset untouched", heldUntil: later(time.Hour), asset: "a2", newURL: "https://cdn.example/assets/a2/content?sig=new"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			list, d := types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, []outputModel{{
-				NodeID: types.StringValue("3"), Name: types.StringValue("x.png"), Type: types.StringValue("image"),
-				ContentType: types.StringValue("image/png"), SizeBytes: types.Int64Value(1), ID: types.StringValue("a1"),
-				Hash: types.StringNull(), URL: types.StringValue(held), URLExpiresAt: types.StringValue(tt.heldUntil), JobID: types.StringNull(),
-			}})
-			if d.HasError() {
-				t.Fatal(d)
-			}
-			job := &client.Job{Outputs: []client.Output{{Asset: client.Asset{ID: tt.asset, URL: tt.newURL, URLExpiresAt: later(2 * time.Hour)}}}}
-			heldOutputs, err := list.ToTerraformValue(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			keepSignedURLs(heldOutputs, job, time.Now())
-			if kept := job.Outputs[0].URL == held; kept != tt.wantKept {
-				t.Fatalf("url = %q; kept %v, want %v", job.Outputs[0].URL, kept, tt.wantKept)
-			}
-			if tt.wantKept && job.Outputs[0].URLExpiresAt != tt.heldUntil {
-				t.Fatalf("url_expires_at = %q, want the held %q with the held URL", job.Outputs[0].URLExpiresAt, tt.heldUntil)
-			}
-		})
-	}
-}
 
 func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	t.Parallel()
@@ -86,7 +38,8 @@ func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 
 // The job record's model, its attribute types and the svc_job resource's and data source's
 // schemas name the same attributes with the same types, and both schemas show Terraform the same
-// record: one that drifted from the others fails here rather than at the first read.
+// record, but for the outputs' signed URLs, which only the data source has: one that drifted from
+// the others fails here rather than at the first read.
 func TestJobRecordSchemasAgree(t *testing.T) {
 	t.Parallel()
 	schemas := protocolSchemas(t)
@@ -98,14 +51,17 @@ func TestJobRecordSchemasAgree(t *testing.T) {
 	assertSameNames(t, "data source svc_job's read-only attributes", readOnlyNames(ds), names)
 	resAttrs, dsAttrs := jobRecordResourceAttributes(), jobRecordDataSourceAttributes()
 	for _, name := range names {
-		want := jobRecordAttrTypes[name]
+		want, wantDS := jobRecordAttrTypes[name], jobRecordAttrTypes[name]
+		if name == jobAttrOutputs {
+			wantDS = types.ListType{ElemType: types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}}
+		}
 		if got := typeOf(resAttrs[name]); got == nil || !got.Equal(want) {
 			t.Errorf("resource attribute %s: type %v, want %v", name, got, want)
 		}
-		if got := typeOf(dsAttrs[name]); got == nil || !got.Equal(want) {
-			t.Errorf("data source attribute %s: type %v, want %v", name, got, want)
+		if got := typeOf(dsAttrs[name]); got == nil || !got.Equal(wantDS) {
+			t.Errorf("data source attribute %s: type %v, want %v", name, got, wantDS)
 		}
-		if !reflect.DeepEqual(res[name], ds[name]) {
+		if name != jobAttrOutputs && !reflect.DeepEqual(res[name], ds[name]) {
 			t.Errorf("%s differs:\n resource    %s\n data source %s", name, attributeJSON(res[name]), attributeJSON(ds[name]))
 		}
 	}
@@ -120,6 +76,7 @@ func TestJobRecordNestedModelsMatchTheirTypes(t *testing.T) {
 	}{
 		{progressModel{}, progressAttrTypes},
 		{outputModel{}, outputAttrTypes},
+		{dataSourceOutputModel{}, dataSourceOutputAttrTypes},
 		{jobErrorModel{}, jobErrorAttrTypes},
 		{jobURLsModel{}, jobURLsAttrTypes},
 	} {
@@ -173,8 +130,9 @@ func recordsForTest() map[string]*client.Job {
 }
 
 // reflectedJobRecordModel is the job record's model built by the framework's reflection, as the
-// provider built it before putJobRecord: the reference the builder is held to.
-func reflectedJobRecordModel(t *testing.T, job *client.Job) jobRecordModel {
+// provider built it before putJobRecord: the reference the builder is held to. urls says whether
+// the outputs carry their signed URLs (the data source's record) or not (the resource's).
+func reflectedJobRecordModel(t *testing.T, job *client.Job, urls recordURLs) jobRecordModel {
 	t.Helper()
 	ctx := context.Background()
 	var diags, d diag.Diagnostics
@@ -193,17 +151,24 @@ func reflectedJobRecordModel(t *testing.T, job *client.Job) jobRecordModel {
 		diags.Append(d...)
 	}
 	kept, omitted := uniqueBounded(job.Outputs, func(o client.Output) string { return o.ID })
-	outputs := []outputModel{}
+	outputs, dsOutputs := []outputModel{}, []dataSourceOutputModel{}
 	for _, o := range kept {
-		outputs = append(outputs, outputModel{
+		output := outputModel{
 			NodeID: types.StringValue(boundText(o.NodeID)), Name: types.StringValue(boundText(o.Name)),
 			Type: types.StringValue(boundText(o.Type)), ContentType: types.StringValue(boundText(o.ContentType)),
 			SizeBytes: types.Int64Value(o.SizeBytes), ID: types.StringValue(boundText(o.ID)),
-			Hash: types.StringPointerValue(boundTextPtr(o.Hash)), URL: types.StringValue(boundText(o.URL)),
-			URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)), JobID: types.StringPointerValue(boundTextPtr(o.JobID)),
-		})
+			Hash: types.StringPointerValue(boundTextPtr(o.Hash)), JobID: types.StringPointerValue(boundTextPtr(o.JobID)),
+		}
+		outputs = append(outputs, output)
+		dsOutputs = append(dsOutputs, dataSourceOutputModel{NodeID: output.NodeID, Name: output.Name, Type: output.Type,
+			ContentType: output.ContentType, SizeBytes: output.SizeBytes, ID: output.ID, Hash: output.Hash,
+			URL: types.StringValue(boundText(o.URL)), URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)), JobID: output.JobID})
 	}
-	m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	if urls == withSignedURLs {
+		m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}, dsOutputs)
+	} else {
+		m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
+	}
 	diags.Append(d...)
 	m.OutputsOmitted = types.Int64Value(int64(omitted))
 	if e := job.Error; e != nil {
@@ -247,7 +212,7 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 			if want := len(job.DecodeWarnings) > 0; (diags.WarningsCount() == 1) != want {
 				t.Errorf("warnings %v; want one: %v", diags, want)
 			}
-			want := reflectedJobRecordModel(t, job)
+			want := reflectedJobRecordModel(t, job, withoutSignedURLs)
 			g, w := reflect.ValueOf(got), reflect.ValueOf(want)
 			for i := range g.NumField() {
 				gv, wv := g.Field(i).Interface().(attr.Value), w.Field(i).Interface().(attr.Value)
@@ -288,8 +253,21 @@ type progressModel struct {
 	Message          types.String  `tfsdk:"message"`
 }
 
-// outputModel is one committed output of the job: an asset.
+// outputModel is one committed output of the job: an asset, as svc_job's state holds it.
 type outputModel struct {
+	NodeID      types.String `tfsdk:"node_id"`
+	Name        types.String `tfsdk:"name"`
+	Type        types.String `tfsdk:"type"`
+	ContentType types.String `tfsdk:"content_type"`
+	SizeBytes   types.Int64  `tfsdk:"size_bytes"`
+	ID          types.String `tfsdk:"id"`
+	Hash        types.String `tfsdk:"hash"`
+	JobID       types.String `tfsdk:"job_id"`
+}
+
+// dataSourceOutputModel is one output as the svc_job data source holds it: with the signed URL
+// of the read.
+type dataSourceOutputModel struct {
 	NodeID       types.String `tfsdk:"node_id"`
 	Name         types.String `tfsdk:"name"`
 	Type         types.String `tfsdk:"type"`
@@ -324,7 +302,7 @@ type jobURLsModel struct {
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
 	diags := recordWarnings(job)
 	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
-	putJobRecord(attrs, job)
+	putJobRecord(attrs, job, withoutSignedURLs)
 	typ := types.ObjectType{AttrTypes: jobRecordAttrTypes}
 	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), attrs))
 	if err != nil {
@@ -369,7 +347,7 @@ func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
 	reference := struct {
 		ID types.String `tfsdk:"id"`
 		jobRecordModel
-	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done)}
+	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done, withSignedURLs)}
 	want := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}
 	if d := want.Set(ctx, &reference); d.HasError() {
 		t.Fatal(d)
@@ -386,7 +364,7 @@ func TestHeldJobLinks(t *testing.T) {
 	t.Parallel()
 	links := client.JobURLs{Self: "https://svc.test/j1", Events: "https://svc.test/j1/events", Cancel: "https://svc.test/j1/cancel"}
 	known := map[string]tftypes.Value{}
-	putJobRecord(known, &client.Job{ID: "j1", Status: client.JobRunning, URLs: links})
+	putJobRecord(known, &client.Job{ID: "j1", Status: client.JobRunning, URLs: links}, withoutSignedURLs)
 	for _, tt := range []struct {
 		name    string
 		urls    tftypes.Value

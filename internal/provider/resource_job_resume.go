@@ -24,16 +24,16 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 		return
 	}
 	// Only three values decide, read as they are: a batch's plan converts no record into a model.
-	planned, okPlan := objectAttrs(req.Plan.Raw)
-	held, okState := objectAttrs(req.State.Raw)
+	planned, okPlan := jobValuesOf(req.Plan.Raw)
+	held, okState := jobValuesOf(req.State.Raw)
 	if !okPlan || !okState {
 		return
 	}
-	id, status := stringAttr(held, "id"), stringAttr(held, "status")
-	if !boolAttr(planned, "wait_for_completion") || !jobInFlight(id, status) {
+	id, status := held.id(), held.status()
+	if !planned.waitForCompletion() || !jobInFlight(id, status) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, "created_at", "urls")...)
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, jobAttrCreatedAt, jobAttrURLs)...)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
@@ -49,9 +49,9 @@ func jobInFlight(id, status string) bool {
 // re-read it, then wait as Create does. values are the new state's: the plan's, with the record
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
-func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values map[string]tftypes.Value, held client.Job, diags *diag.Diagnostics) {
-	state.Raw = tftypes.NewValue(state.Raw.Type(), values)
-	timeouts, d := jobTimeoutsValue(ctx, values["timeouts"])
+func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values jobValues, held *client.Job, diags *diag.Diagnostics) {
+	state.Raw = tftypes.NewValue(state.Raw.Type(), map[string]tftypes.Value(values))
+	timeouts, d := jobTimeoutsValue(ctx, values.timeouts())
 	diags.Append(d...)
 	w, ok := r.data.startResumedWait(ctx, timeouts, defaultJobCreateTimeout, diags)
 	if !ok {
@@ -67,7 +67,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 			"Nothing was submitted; the next apply tries again.", id, err)))
 		return
 	}
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, newJSONSemanticValue(stringAttr(values, "workflow"))))
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, job, newJSONSemanticValue(values.workflow())))
 	if final == nil {
 		final = job
 	}
@@ -76,11 +76,12 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }
 
-// jobWaitOptions are how a job of workflow is waited for, submitted now or resumed: progress
-// logged, and the poll paced by what this provider has seen of jobs of the same shape.
-func (d *providerData) jobWaitOptions(ctx context.Context, workflow jsonSemantic) client.WaitOptions {
+// jobWaitOptions are how job, of workflow, is waited for, submitted now or resumed: progress
+// logged (from the record the wait starts from), and the poll paced by what this provider has
+// seen of jobs of the same shape.
+func (d *providerData) jobWaitOptions(ctx context.Context, job *client.Job, workflow jsonSemantic) client.WaitOptions {
 	return client.WaitOptions{
-		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
+		OnUpdate:  newJobProgressLog(ctx, job).job,
 		Durations: d.durations, Shape: client.WorkflowShape([]byte(workflow.ValueString())),
 	}
 }

@@ -3,9 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -20,31 +18,31 @@ import (
 // jobRecordAttrTypes are the types of the job record's attributes, the same in svc_job's resource
 // and data source.
 var jobRecordAttrTypes = map[string]attr.Type{
-	"status":          types.StringType,
-	"created_at":      types.StringType,
-	"started_at":      types.StringType,
-	"completed_at":    types.StringType,
-	"expires_at":      types.StringType,
-	"queue_position":  types.Int64Type,
-	"progress":        types.ObjectType{AttrTypes: progressAttrTypes},
-	"outputs":         types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}},
-	"outputs_omitted": types.Int64Type,
-	"error":           types.ObjectType{AttrTypes: jobErrorAttrTypes},
-	"metrics":         types.MapType{ElemType: types.Int64Type},
-	"urls":            types.ObjectType{AttrTypes: jobURLsAttrTypes},
+	jobAttrStatus:         types.StringType,
+	jobAttrCreatedAt:      types.StringType,
+	jobAttrStartedAt:      types.StringType,
+	jobAttrCompletedAt:    types.StringType,
+	jobAttrExpiresAt:      types.StringType,
+	jobAttrQueuePosition:  types.Int64Type,
+	jobAttrProgress:       types.ObjectType{AttrTypes: progressAttrTypes},
+	jobAttrOutputs:        types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}},
+	jobAttrOutputsOmitted: types.Int64Type,
+	jobAttrError:          types.ObjectType{AttrTypes: jobErrorAttrTypes},
+	jobAttrMetrics:        types.MapType{ElemType: types.Int64Type},
+	jobAttrURLs:           types.ObjectType{AttrTypes: jobURLsAttrTypes},
 }
 
 // jobRecordResourceAttributes is the job record in the svc_job resource's schema: read-only, and
 // kept from state on an in-place update (keepStateForUnknown).
 func jobRecordResourceAttributes() map[string]rschema.Attribute {
 	return keepStateForUnknown(map[string]rschema.Attribute{
-		"status":         rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
-		"created_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
-		"started_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
-		"completed_at":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
-		"expires_at":     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
-		"queue_position": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
-		"progress": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrStatus:        rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		jobAttrCreatedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		jobAttrStartedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		jobAttrCompletedAt:   rschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		jobAttrExpiresAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		jobAttrQueuePosition: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		jobAttrProgress: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
 			"value":              rschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
 			"nodes_done":         rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
 			"nodes_total":        rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
@@ -54,30 +52,28 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 			"steps":              rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
 			"message":            rschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
 		}},
-		"outputs": rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
+		jobAttrOutputs: rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
 			Attributes: map[string]rschema.Attribute{
-				"node_id":        rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
-				"name":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
-				"type":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
-				"content_type":   rschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
-				"size_bytes":     rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
-				"id":             rschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
-				"hash":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
-				"url":            rschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc},
-				"url_expires_at": rschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc},
-				"job_id":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
+				"node_id":      rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
+				"name":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
+				"type":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
+				"content_type": rschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
+				"size_bytes":   rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
+				"id":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
+				"hash":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
+				"job_id":       rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
 			},
 		}},
-		"outputs_omitted": rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
-		"error": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrOutputsOmitted: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		jobAttrError: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
 			"code":       rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
 			"message":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
 			"node_id":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
 			"class_type": rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
 			"traceback":  rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
 		}},
-		"metrics": rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
-		"urls": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
+		jobAttrMetrics: rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		jobAttrURLs: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
 			"self":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
 			"events": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
 			"cancel": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
@@ -90,13 +86,13 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 // attributes as jobRecordResourceAttributes, in the data source schema's types.
 func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 	return map[string]dschema.Attribute{
-		"status":         dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
-		"created_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
-		"started_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
-		"completed_at":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
-		"expires_at":     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
-		"queue_position": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
-		"progress": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrStatus:        dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
+		jobAttrCreatedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
+		jobAttrStartedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
+		jobAttrCompletedAt:   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
+		jobAttrExpiresAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
+		jobAttrQueuePosition: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
+		jobAttrProgress: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
 			"value":              dschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
 			"nodes_done":         dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
 			"nodes_total":        dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
@@ -106,7 +102,7 @@ func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 			"steps":              dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
 			"message":            dschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
 		}},
-		"outputs": dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
+		jobAttrOutputs: dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
 			Attributes: map[string]dschema.Attribute{
 				"node_id":        dschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
 				"name":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
@@ -120,16 +116,16 @@ func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 				"job_id":         dschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
 			},
 		}},
-		"outputs_omitted": dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
-		"error": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrOutputsOmitted: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
+		jobAttrError: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
 			"code":       dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
 			"message":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
 			"node_id":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
 			"class_type": dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
 			"traceback":  dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
 		}},
-		"metrics": dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
-		"urls": dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
+		jobAttrMetrics: dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
+		jobAttrURLs: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
 			"self":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
 			"events": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
 			"cancel": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
@@ -148,7 +144,7 @@ const (
 	jobExpiresAtDoc     = "Retention deadline: the job and its outputs are retrievable until then."
 	jobQueuePositionDoc = "Position in the queue while queued; null otherwise."
 	jobProgressDoc      = "Latest progress snapshot; null until the job runs."
-	jobOutputsDoc       = "Committed outputs, in the order the service lists them. Each is an asset. " +
+	jobOutputsDoc       = "Committed outputs, in the order the service lists them. Each is an asset, downloaded by its `id`. " +
 		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
 		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
 		"counts those left out; the service still holds them."
@@ -182,7 +178,23 @@ const (
 	progressMessageDoc          = "Progress message."
 )
 
+// outputAttrTypes are the types of an output's attributes in svc_job's state: what lasts. A
+// signed URL is a credential that expires: it is never kept in state, and a download asks the
+// asset record for a fresh one.
 var outputAttrTypes = map[string]attr.Type{
+	"node_id":      types.StringType,
+	"name":         types.StringType,
+	"type":         types.StringType,
+	"content_type": types.StringType,
+	"size_bytes":   types.Int64Type,
+	"id":           types.StringType,
+	"hash":         types.StringType,
+	"job_id":       types.StringType,
+}
+
+// dataSourceOutputAttrTypes are the types of an output's attributes in the svc_job data source,
+// which is read at every plan: outputAttrTypes and the signed URL of the read.
+var dataSourceOutputAttrTypes = map[string]attr.Type{
 	"node_id":        types.StringType,
 	"name":           types.StringType,
 	"type":           types.StringType,
@@ -203,9 +215,10 @@ const (
 	outputSizeBytesDoc   = "Size in bytes."
 	outputIDDoc          = "Asset id: use it with `svc_output_file.asset_id` or `provider::svc::asset_ref` to chain jobs."
 	outputHashDoc        = "`blake3:<hex>` of the content; null until the service has computed it."
-	outputURLDoc         = "Signed download URL (absolute). It expires: prefer `id` for later downloads. " +
-		"On the resource, a refresh keeps the URL state holds while it stays valid for 5 more minutes, so a service " +
-		"that signs a new URL on every read does not change it (and what is fed from it) at every plan."
+	outputURLDoc         = "Signed download URL (absolute), as this read of the job returned it. It is a credential " +
+		"and it expires, often within minutes, and each read may sign a new one: use it at once (a provisioner, say), " +
+		"or download by `id` (`svc_output_file.asset_id`), which asks for a fresh URL when it downloads. The `svc_job` " +
+		"resource keeps no URL in state."
 	outputURLExpiresAtDoc = "When `url` stops working."
 	outputJobIDDoc        = "Id of the producing job, when the service names it."
 )
@@ -245,29 +258,40 @@ var (
 	progressTerraformType = types.ObjectType{AttrTypes: progressAttrTypes}.TerraformType(context.Background())
 	outputsTerraformType  = types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}}.TerraformType(context.Background())
 	outputTerraformType   = outputsTerraformType.(tftypes.List).ElementType
-	jobErrorTerraformType = types.ObjectType{AttrTypes: jobErrorAttrTypes}.TerraformType(context.Background())
-	metricsTerraformType  = types.MapType{ElemType: types.Int64Type}.TerraformType(context.Background())
-	jobURLsTerraformType  = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
+	// The data source's outputs, with their signed URLs.
+	dataSourceOutputsTerraformType = types.ListType{ElemType: types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}}.TerraformType(context.Background())
+	dataSourceOutputTerraformType  = dataSourceOutputsTerraformType.(tftypes.List).ElementType
+	jobErrorTerraformType          = types.ObjectType{AttrTypes: jobErrorAttrTypes}.TerraformType(context.Background())
+	metricsTerraformType           = types.MapType{ElemType: types.Int64Type}.TerraformType(context.Background())
+	jobURLsTerraformType           = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
+)
+
+// recordURLs says whether a record put in state carries its outputs' signed URLs.
+type recordURLs bool
+
+const (
+	withoutSignedURLs recordURLs = false // svc_job's state: no credential, nothing that expires
+	withSignedURLs    recordURLs = true  // the svc_job data source, read at every plan
 )
 
 // putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
 // of the job record (jobRecordAttrTypes), and returns how many distinct outputs were left out of
 // the outputs kept. It is the one conversion of a record into state, for svc_job's resource and
-// data source alike (withJobRecord).
+// data source alike (withJobRecord); urls says which of the two.
 // Values are built directly, without reflection: a batch of jobs converts one record per job.
-func putJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted int) {
-	attrs["status"] = tftypes.NewValue(tftypes.String, job.Status)
-	attrs["created_at"] = tftypes.NewValue(tftypes.String, job.CreatedAt)
-	attrs["started_at"] = tftypes.NewValue(tftypes.String, job.StartedAt)
-	attrs["completed_at"] = tftypes.NewValue(tftypes.String, job.CompletedAt)
-	attrs["expires_at"] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
-	attrs["queue_position"] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
-	attrs["progress"] = progressTerraformValue(job.Progress)
-	attrs["outputs"], omitted = outputsTerraformValue(job.Outputs)
-	attrs["outputs_omitted"] = tftypes.NewValue(tftypes.Number, int64(omitted))
-	attrs["error"] = jobErrorTerraformValue(job.Error)
-	attrs["metrics"] = metricsTerraformValue(job.Metrics)
-	attrs["urls"] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
+func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, urls recordURLs) (omitted int) {
+	attrs[jobAttrStatus] = tftypes.NewValue(tftypes.String, job.Status)
+	attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, job.CreatedAt)
+	attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, job.StartedAt)
+	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, job.CompletedAt)
+	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
+	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
+	attrs[jobAttrProgress] = progressTerraformValue(job.Progress)
+	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, urls)
+	attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
+	attrs[jobAttrError] = jobErrorTerraformValue(job.Error)
+	attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
+	attrs[jobAttrURLs] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
 		"self":   tftypes.NewValue(tftypes.String, job.URLs.Self),
 		"events": tftypes.NewValue(tftypes.String, job.URLs.Events),
 		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
@@ -294,25 +318,33 @@ func progressTerraformValue(p *client.Progress) tftypes.Value {
 }
 
 // outputsTerraformValue is the outputs list kept in state: each asset once, at most
-// maxOutputsInState, every text bounded; omitted counts the distinct outputs left out.
-func outputsTerraformValue(outs []client.Output) (list tftypes.Value, omitted int) {
+// maxOutputsInState, every text bounded, with signed URLs only where urls says; omitted counts
+// the distinct outputs left out.
+func outputsTerraformValue(outs []client.Output, urls recordURLs) (list tftypes.Value, omitted int) {
+	listType, elemType := outputsTerraformType, outputTerraformType
+	if urls == withSignedURLs {
+		listType, elemType = dataSourceOutputsTerraformType, dataSourceOutputTerraformType
+	}
 	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
 	elems := make([]tftypes.Value, 0, len(kept))
 	for _, o := range kept {
-		elems = append(elems, tftypes.NewValue(outputTerraformType, map[string]tftypes.Value{
-			"node_id":        tftypes.NewValue(tftypes.String, boundText(o.NodeID)),
-			"name":           tftypes.NewValue(tftypes.String, boundText(o.Name)),
-			"type":           tftypes.NewValue(tftypes.String, boundText(o.Type)),
-			"content_type":   tftypes.NewValue(tftypes.String, boundText(o.ContentType)),
-			"size_bytes":     tftypes.NewValue(tftypes.Number, o.SizeBytes),
-			"id":             tftypes.NewValue(tftypes.String, boundText(o.ID)),
-			"hash":           tftypes.NewValue(tftypes.String, boundTextPtr(o.Hash)),
-			"url":            tftypes.NewValue(tftypes.String, boundText(o.URL)),
-			"url_expires_at": tftypes.NewValue(tftypes.String, boundText(o.URLExpiresAt)),
-			"job_id":         tftypes.NewValue(tftypes.String, boundTextPtr(o.JobID)),
-		}))
+		attrs := map[string]tftypes.Value{
+			"node_id":      tftypes.NewValue(tftypes.String, boundText(o.NodeID)),
+			"name":         tftypes.NewValue(tftypes.String, boundText(o.Name)),
+			"type":         tftypes.NewValue(tftypes.String, boundText(o.Type)),
+			"content_type": tftypes.NewValue(tftypes.String, boundText(o.ContentType)),
+			"size_bytes":   tftypes.NewValue(tftypes.Number, o.SizeBytes),
+			"id":           tftypes.NewValue(tftypes.String, boundText(o.ID)),
+			"hash":         tftypes.NewValue(tftypes.String, boundTextPtr(o.Hash)),
+			"job_id":       tftypes.NewValue(tftypes.String, boundTextPtr(o.JobID)),
+		}
+		if urls == withSignedURLs {
+			attrs["url"] = tftypes.NewValue(tftypes.String, boundText(o.URL))
+			attrs["url_expires_at"] = tftypes.NewValue(tftypes.String, boundText(o.URLExpiresAt))
+		}
+		elems = append(elems, tftypes.NewValue(elemType, attrs))
 	}
-	return tftypes.NewValue(outputsTerraformType, elems), omitted
+	return tftypes.NewValue(listType, elems), omitted
 }
 
 // jobErrorTerraformValue is the failure detail in state, its texts bounded; null unless the job
@@ -371,68 +403,12 @@ func recordWarnings(job *client.Job) diag.Diagnostics {
 	return diags
 }
 
-// urlKeepMargin is how long a signed URL held in state must stay valid to be kept on refresh.
-const urlKeepMargin = 5 * time.Minute
-
 // heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
 func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
-	urls, ok := objectAttrs(held["urls"])
+	urls, ok := objectAttrs(held[jobAttrURLs])
 	if !ok {
 		return client.JobURLs{}
 	}
 	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),
 		Cancel: stringAttr(urls, "cancel"), Logs: stringAttr(urls, "logs")}
-}
-
-// keepSignedURLs keeps, for each output whose asset and URL path are unchanged, the signed URL
-// that state holds (held, the outputs list) while it stays valid for at least urlKeepMargin. A
-// service may sign a fresh URL on every read; without this, outputs[*].url would change at
-// every refresh and every resource fed from it would plan an update. Once the held URL nears
-// its expiry, the new one is taken.
-func keepSignedURLs(held tftypes.Value, job *client.Job, now time.Time) {
-	byAsset, ok := heldSignedURLs(held)
-	if !ok {
-		return
-	}
-	for i := range job.Outputs {
-		o := &job.Outputs[i]
-		p, ok := byAsset[o.ID]
-		if !ok || p.url == o.URL || !sameURLPath(p.url, o.URL) {
-			continue
-		}
-		exp, err := time.Parse(time.RFC3339Nano, p.expiresAt)
-		if err != nil || exp.Sub(now) < urlKeepMargin {
-			continue
-		}
-		o.URL, o.URLExpiresAt = p.url, p.expiresAt
-	}
-}
-
-// signedURL is an output's signed URL held in state.
-type signedURL struct{ url, expiresAt string }
-
-// heldSignedURLs indexes the held outputs list's signed URLs by asset id; ok is false when the
-// list is null, unknown or not a list of objects.
-func heldSignedURLs(held tftypes.Value) (byAsset map[string]signedURL, ok bool) {
-	var outputs []tftypes.Value
-	if !held.IsKnown() || held.IsNull() || held.As(&outputs) != nil {
-		return nil, false
-	}
-	byAsset = make(map[string]signedURL, len(outputs))
-	for _, o := range outputs {
-		var attrs map[string]tftypes.Value
-		if o.As(&attrs) != nil {
-			return nil, false
-		}
-		byAsset[stringAttr(attrs, "id")] = signedURL{url: stringAttr(attrs, "url"), expiresAt: stringAttr(attrs, "url_expires_at")}
-	}
-	return byAsset, true
-}
-
-// sameURLPath reports whether two URLs name the same resource: scheme, host and path equal,
-// whatever their queries (signatures, expiry) say.
-func sameURLPath(a, b string) bool {
-	ua, errA := url.Parse(a)
-	ub, errB := url.Parse(b)
-	return errA == nil && errB == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host) && ua.EscapedPath() == ub.EscapedPath()
 }

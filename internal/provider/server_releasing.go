@@ -6,48 +6,23 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
-
-// NewProtocol6Server returns the provider's plugin server: the framework's, with every
-// per-resource call given a request context that lets go of the call's own context when the
-// call returns, behind three layers that answer the commonest svc_job calls of a batch
-// themselves where the framework is known to give the same answer: settledJobServer (finished
-// jobs that change nothing, their states and their destruction), jobCreatePlanServer (the plan
-// of a new job) and jobValidateServer (a configuration with nothing wrong).
-//
-// The framework derives a cancellable context from each call's context and keeps its cancel
-// function until Terraform stops the provider, so that stopping cancels every call. Each kept
-// function holds its context and, through it, the call's whole context chain (the gRPC stream,
-// the loggers and their fields): about 20 KiB per call that no collection can free while the
-// provider runs, so memory grew with every resource of a batch (60 MiB more live heap per
-// 1,000 resources planned, and the collector re-marked all of it each cycle). What the framework
-// keeps now is a released requestContext: a few hundred bytes.
-func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
-	return protocol6Server(version, time.Now)
-}
-
-// protocol6Server is NewProtocol6Server with the clock the provider compares expiry times with.
-func protocol6Server(version string, now func() time.Time) func() tfprotov6.ProviderServer {
-	return func() tfprotov6.ProviderServer { return serverStack(newSvcProvider(version, now)) }
-}
-
-// serverStack is the framework's server of provider p under the plugin's own layers: each layer
-// answers some calls itself and passes the others on, down to the framework. Layers that judge a
-// call by the provider's settings or clock read them from p.
-func serverStack(p *svcProvider) tfprotov6.ProviderServer {
-	var s tfprotov6.ProviderServer = releasingServer{providerserver.NewProtocol6(p)()}
-	s = newSettledJobServer(s, p.now, p.configuredData)
-	s = newJobCreatePlanServer(s, p.configuredData)
-	s = newJobValidateServer(s)
-	s = newJobBatchServer(s)
-	return s
-}
 
 // releasingServer passes every per-resource and per-data-source call to the framework with a
 // requestContext released when the call returns. Calls made once per provider (schema,
 // configuration, stop) go through unchanged: they are few.
+//
+// It works around a defect of terraform-plugin-framework: the framework keeps one cancel
+// function per call until the provider stops. It derives a cancellable context from each call's
+// context and keeps that context's cancel function until Terraform stops the provider, so that
+// stopping cancels every call (proto6server's registerContext appends to contextCancels, which
+// only StopProvider empties). Each kept function holds its context and, through it, the call's
+// whole context chain (the gRPC stream, the loggers and their fields): about 20 KiB per call that
+// no collection can free while the provider runs, so memory grew with every resource of a batch
+// (60 MiB more live heap per 1,000 resources planned, and the collector re-marked all of it each
+// cycle; live heap 35 MiB for 500 jobs). What the framework keeps now is a released
+// requestContext: a few hundred bytes (4 MiB for 500 jobs).
 type releasingServer struct {
 	tfprotov6.ProviderServer
 }

@@ -1,0 +1,17 @@
+package emulator
+
+import "testing"
+
+// TotalRequests counts the requests of every op, so a test can show that nothing was sent.
+func TestTotalRequestsCountsEveryOp(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Options{})
+	if n := h.s.TotalRequests(); n != 0 {
+		t.Fatalf("a new server counts %d requests", n)
+	}
+	h.do("GET", "/api/v2/jobs/00000000-0000-0000-0000-000000000000", nil, nil)
+	h.do("GET", "/api/v2/assets/00000000-0000-0000-0000-000000000000", nil, nil)
+	if got, want := h.s.TotalRequests(), h.s.Requests(OpGetJob)+h.s.Requests(OpGetAsset); got != 2 || want != 2 {
+		t.Fatalf("TotalRequests = %d, per op %d; want 2 for one job read and one asset read", got, want)
+	}
+}
