@@ -9,7 +9,13 @@ out=${2:?usage: build-tofu.sh VERSION OUT}
 want=${version#v}
 
 # An empty CLI config: one named by TF_CLI_CONFIG_FILE but missing makes tofu print a warning.
-if [ -x "$out" ] && TF_CLI_CONFIG_FILE=/dev/null "$out" version -json 2>/dev/null | grep -q "\"terraform_version\": *\"$want\""; then
+# The output is read whole before it is matched: `grep -q` would close the pipe at the first
+# match, and with pipefail the SIGPIPE the CLI may then get would count as a mismatch.
+have=""
+if [ -x "$out" ]; then
+	have=$(TF_CLI_CONFIG_FILE=/dev/null "$out" version -json 2>/dev/null || true)
+fi
+if [[ $have =~ \"terraform_version\":\ *\"${want//./\\.}\" ]]; then
 	echo "$out is already OpenTofu $want"
 	exit 0
 fi

@@ -96,6 +96,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 		o.Mode = emulator.ModeStrict
 		return nil
 	})
+	fs.DurationVar(&o.ReadMinInterval, "read-min-interval", 0, "answer a read of a job sooner than this `duration` after the last one with 429 rate_limited and Retry-After (0: never)")
 	fs.IntVar(&o.Workers, "workers", 1, "`jobs` running at once")
 	fs.DurationVar(&o.QueueDelay, "queue-delay", 0, "`duration` a submitted job stays queued before it may start")
 	fs.DurationVar(&o.NodeDuration, "node-duration", 0, "`duration` of each node")

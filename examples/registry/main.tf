@@ -3,6 +3,7 @@
 #
 #   export SVC_REGISTRY_TOKEN=...        # a JWT, or an API key with the product prefix
 #   terraform apply -var publisher_id=acme -var repo_token="$GITHUB_TOKEN"
+#   terraform destroy -var publisher_id=acme   # no repository token needed: it only claims
 
 terraform {
   required_version = ">= 1.11" # write-only attributes and ephemeral variables
@@ -24,10 +25,11 @@ variable "publisher_id" {
 }
 
 variable "repo_token" {
-  description = "Code-hosting token of the owner of the nodes' repositories. Used only to claim; never stored."
+  description = "Code-hosting token of the owner of the nodes' repositories. Used only to claim; never stored. Needed only by an apply that claims a node (the plan says so); destroy and later applies do without."
   type        = string
   sensitive   = true
   ephemeral   = true
+  default     = null
 }
 
 variable "repo_token_version" {

@@ -54,7 +54,8 @@ type job struct {
 	changed     chan struct{}  // closed and replaced whenever events grows
 	ctx         context.Context
 	cancel      context.CancelFunc
-	v1          bool // submitted through POST /api/prompt: its events also go to the v1 socket
+	lastRead    time.Time // when a read was last answered, for ReadMinInterval
+	v1          bool      // submitted through POST /api/prompt: its events also go to the v1 socket
 }
 
 type jobOutput struct {
@@ -401,10 +402,29 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	if j == nil {
 		return
 	}
+	if wait := s.readTooSoonLocked(j, now); wait > 0 {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(wait))
+		writeError(w, http.StatusTooManyRequests, "rate_limited", "this job is read too often; retry later", nil)
+		return
+	}
 	rec := s.renderLocked(r, j, now)
 	s.mu.Unlock()
 	s.setReadRetryAfter(w, rec.Status)
 	writeJSON(w, http.StatusOK, rec)
+}
+
+// readTooSoonLocked, with ReadMinInterval, returns the whole seconds (at least 1) a read of j
+// coming at now must wait, or 0 when it may be answered, which it records. s.mu must be held.
+func (s *Server) readTooSoonLocked(j *job, now time.Time) int {
+	if s.opts.ReadMinInterval <= 0 {
+		return 0
+	}
+	if left := j.lastRead.Add(s.opts.ReadMinInterval).Sub(now); !j.lastRead.IsZero() && left > 0 {
+		return int(max(1, (left+time.Second-1)/time.Second))
+	}
+	j.lastRead = now
+	return 0
 }
 
 // setReadRetryAfter asks, with ReadRetryAfter, pollers of a job that has not ended to come back

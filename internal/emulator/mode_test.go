@@ -103,3 +103,23 @@ func TestLazyHashesAppearAfterHashDelay(t *testing.T) {
 		t.Errorf("asset record hash %v, want %s", rec["hash"], hash)
 	}
 }
+
+// With ReadMinInterval, a second read of a job within the interval (on the server's clock) is
+// refused with 429 rate_limited and a Retry-After; once the interval passed, it is answered.
+func TestReadMinInterval(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{}
+	h := newHarness(t, Options{Now: clock.Now, ReadMinInterval: 1500 * time.Millisecond})
+	id := h.mustSubmit(imageWorkflow(1, 1))["id"].(string)
+	if resp, body := h.do("GET", "/api/v2/jobs/"+id, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("first read: %d %s", resp.StatusCode, body)
+	}
+	resp, body := h.do("GET", "/api/v2/jobs/"+id, nil, nil)
+	if resp.StatusCode != http.StatusTooManyRequests || errCode(decode(t, body)) != "rate_limited" || resp.Header.Get("Retry-After") != "2" {
+		t.Fatalf("read at once: %d, Retry-After %q, %s; want 429 rate_limited, Retry-After 2", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	if resp, body := h.do("GET", "/api/v2/jobs/"+id, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("read after the interval: %d %s", resp.StatusCode, body)
+	}
+}

@@ -81,7 +81,11 @@ type Options struct {
 	// ReadRetryAfter, when set, is the Retry-After (seconds) of every 200 answer to a read of a
 	// job that has not ended: a service telling pollers how often to come back.
 	ReadRetryAfter int
-	MaxStreams     int // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
+	// ReadMinInterval, when set, answers a read of a job that comes sooner than this after the
+	// last one answered (on the server's clock) with 429 rate_limited and a Retry-After saying
+	// when to come back: a service that rate-limits polling. It is not part of ModeStrict.
+	ReadMinInterval time.Duration
+	MaxStreams      int // concurrent events streams per server; beyond -> 429 too_many_streams with Retry-After (0 = unlimited)
 	// EventsTerminalFlood, when set, makes every events stream of a job that is not terminal
 	// repeat a status event saying "succeeded" at this interval, while the job record goes on
 	// as before: a hostile or broken stream that must not turn into a read per event.

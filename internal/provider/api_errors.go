@@ -39,6 +39,40 @@ func (f apiFamily) credentialSetting() string {
 	return "api_key in the provider block (or SVC_API_KEY)"
 }
 
+// credentialName is the provider setting that holds the family's credential and its environment
+// variable, as an error's heading names them.
+func (f apiFamily) credentialName() string {
+	if f == familyRegistry {
+		return "registry_token (SVC_REGISTRY_TOKEN)"
+	}
+	return "api_key (SVC_API_KEY)"
+}
+
+// endpointName is the provider setting that holds the family's URL and its environment variable.
+func (f apiFamily) endpointName() string {
+	switch f {
+	case familyRouter:
+		return "router_endpoint (SVC_ROUTER_ENDPOINT)"
+	case familyRegistry:
+		return "registry_endpoint (SVC_REGISTRY_ENDPOINT)"
+	}
+	return "endpoint (SVC_ENDPOINT)"
+}
+
+// errorSummary heads an error diagnostic about err. Credentials the service did not accept (a 401)
+// and an endpoint that does not reach the API are headed as what they are, naming the setting and its environment variable,
+// whatever the operation was: nothing in the configuration of the resource is at fault. Any other
+// error is headed with fallback, the operation that failed.
+func errorSummary(err error, f apiFamily, fallback string) string {
+	switch {
+	case client.Unauthenticated(err):
+		return "Credentials not accepted: check " + f.credentialName()
+	case client.RouteNotFound(err):
+		return "The endpoint does not reach the service: check " + f.endpointName()
+	}
+	return fallback
+}
+
 // settingHint names the provider setting a failure points at, or returns "": refused credentials
 // point at the key or token, a 404 that did not come from the service's API at the endpoint.
 func settingHint(err error, f apiFamily) string {

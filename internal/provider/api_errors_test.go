@@ -31,7 +31,7 @@ func TestAccErrors_nameTheSettingToFix(t *testing.T) {
 		{
 			name:   "data source, wrong key",
 			config: providerHCL(endpoint, 1, `api_key = "wrong"`) + `data "svc_object_info" "x" {}`,
-			want:   `(?s)HTTP 401.*api_key in the provider block \(or SVC_API_KEY\)`,
+			want:   `(?s)Error: Credentials not accepted: check api_key \(SVC_API_KEY\).*HTTP 401.*api_key in the provider block \(or SVC_API_KEY\)`,
 		},
 		{
 			// The plan-time node check would have been skipped with a warning, and the apply
@@ -42,7 +42,7 @@ func TestAccErrors_nameTheSettingToFix(t *testing.T) {
   validate = true
   workflow = ` + imageWorkflowHCL(1) + `
 }`,
-			want: `(?s)Workflow not checked: the service refused the request.*HTTP 401.*SVC_API_KEY`,
+			want: `(?s)Error: Credentials not accepted: check api_key \(SVC_API_KEY\).*The workflow could not be checked.*HTTP 401.*SVC_API_KEY`,
 		},
 		{
 			name:   "router data source, router_endpoint without the mount prefix",
@@ -57,7 +57,7 @@ func TestAccErrors_nameTheSettingToFix(t *testing.T) {
   model = "demo/echo"
   input = jsonencode({ prompt = "hi" })
 }`,
-			want: `(?s)Model schema could not be read.*The endpoint looks wrong.*router_endpoint`,
+			want: `(?s)Error: The endpoint does not reach the service: check router_endpoint \(SVC_ROUTER_ENDPOINT\).*The endpoint looks wrong.*router_endpoint`,
 		},
 	}
 	for _, tt := range tests {
@@ -95,6 +95,24 @@ func TestSettingHints(t *testing.T) {
 		got := settingHint(tt.err, tt.family)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: hint %q, want one naming %q", tt.name, got, tt.want)
+		}
+	}
+	summaries := []struct {
+		name   string
+		err    error
+		family apiFamily
+		want   string
+	}{
+		{"401 on the service", unauthorized, familyService, "Credentials not accepted: check api_key (SVC_API_KEY)"},
+		{"401 on the router", unauthorized, familyRouter, "Credentials not accepted: check api_key (SVC_API_KEY)"},
+		{"401 on the registry", unauthorized, familyRegistry, "Credentials not accepted: check registry_token (SVC_REGISTRY_TOKEN)"},
+		{"403 keeps the operation", forbidden, familyRegistry, "Claiming node failed"},
+		{"proxy 404 on the registry", proxy404, familyRegistry, "The endpoint does not reach the service: check registry_endpoint (SVC_REGISTRY_ENDPOINT)"},
+		{"the service's own 404", jobGone, familyService, "Claiming node failed"},
+	}
+	for _, tt := range summaries {
+		if got := errorSummary(tt.err, tt.family, "Claiming node failed"); got != tt.want {
+			t.Errorf("%s: summary %q, want %q", tt.name, got, tt.want)
 		}
 	}
 	msg := describeRouterCallError(unauthorized, client.InvokeInput{Model: "demo/echo"})

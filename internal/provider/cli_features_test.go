@@ -28,6 +28,12 @@ const probeProviderBlock = `terraform {
 }
 `
 
+const probeClaim = `resource "svc_registry_node_claim" "probe" {
+  publisher_id = "acme"
+  node_id      = "n1"
+}
+`
+
 var (
 	featureWriteOnly = &cliFeature{
 		name: "write-only arguments (Terraform 1.11, OpenTofu 1.11)",
@@ -47,6 +53,34 @@ var (
 		name:    "ephemeral input variables (Terraform 1.10, OpenTofu 1.11)",
 		with:    "variable \"v\" {\n  type      = string\n  default   = \"x\"\n  ephemeral = true\n}\n",
 		without: "variable \"v\" {\n  type    = string\n  default = \"x\"\n}\n",
+	}
+	featureEphemeralResources = &cliFeature{
+		name:    "ephemeral resources (Terraform 1.10, OpenTofu 1.11)",
+		with:    probeProviderBlock + "ephemeral \"svc_output_url\" \"probe\" {\n  asset_id = \"a1\"\n}\n",
+		without: probeProviderBlock + "locals {\n  asset_id = \"a1\"\n}\n",
+	}
+	featureResourceIdentity = &cliFeature{
+		name: "resource identity (Terraform 1.12, OpenTofu 1.12)",
+		with: probeProviderBlock + probeClaim + `import {
+  to       = svc_registry_node_claim.probe
+  identity = { publisher_id = "acme", node_id = "n1" }
+}
+`,
+		without: probeProviderBlock + probeClaim + `import {
+  to = svc_registry_node_claim.probe
+  id = "acme/n1"
+}
+`,
+	}
+	featureActions = &cliFeature{
+		name: "actions (Terraform 1.14; OpenTofu 1.12 has none)",
+		with: probeProviderBlock + `action "svc_job_cancel" "probe" {
+  config {
+    id = "0b0c8f2e-0000-4000-8000-000000000000"
+  }
+}
+`,
+		without: probeProviderBlock,
 	}
 	featureProviderFunctions = &cliFeature{
 		name:    "provider-defined functions (Terraform 1.8, OpenTofu 1.7)",
@@ -101,6 +135,7 @@ func TestCLIFeatureProbes(t *testing.T) {
 		{feature: &cliFeature{with: featureWriteOnly.with, without: featureWriteOnly.without}},
 		{feature: &cliFeature{with: featureEphemeralVariables.with, without: featureEphemeralVariables.without}},
 		{feature: &cliFeature{with: featureProviderFunctions.with, without: featureProviderFunctions.without}},
+		{feature: &cliFeature{with: featureEphemeralResources.with, without: featureEphemeralResources.without}},
 		// No CLI has this one.
 		{feature: &cliFeature{with: "variable \"v\" {\n  not_a_feature = true\n}\n", without: "variable \"v\" {}\n"}, wantUnsupported: true},
 		{feature: &cliFeature{with: "variable \"v\" {}\n", without: "variable {\n"}, wantProbeErr: true},

@@ -70,7 +70,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading job failed", d.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	// The state is the configured id and the record, built as svc_job's resource builds it.

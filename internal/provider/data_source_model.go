@@ -71,7 +71,7 @@ func (d *modelDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	defer cancel()
 	detail, err := d.data.client.GetModel(readCtx, m.ID.ValueString())
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model failed", d.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Reading model failed"), d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	entry := detail.Model

@@ -83,7 +83,7 @@ func (d *modelSchemaDataSource) Read(ctx context.Context, req datasource.ReadReq
 	defer cancel()
 	ms, err := d.data.client.GetModelSchema(readCtx, m.Model.ValueString())
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model schema failed", d.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Reading model schema failed"), d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	m.Document = jsontypes.NewNormalizedValue(string(ms.Document))

@@ -77,7 +77,7 @@ func (d *modelsDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 	defer cancel()
 	models, err := d.data.client.ListModels(readCtx, limit)
 	if err != nil {
-		resp.Diagnostics.AddError("Listing models failed", d.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Listing models failed"), d.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	filter := strings.TrimSpace(m.Provider.ValueString())

@@ -81,7 +81,7 @@ func (d *objectInfoDataSource) Read(ctx context.Context, _ datasource.ReadReques
 	defer cancel()
 	info, err := d.data.client.GetObjectInfo(readCtx)
 	if err != nil {
-		resp.Diagnostics.AddError("Reading object info failed", d.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading object info failed"), d.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	classes := make(map[string]nodeClassModel, len(info.Classes))

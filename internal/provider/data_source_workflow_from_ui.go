@@ -70,7 +70,7 @@ func (d *workflowFromUIDataSource) Read(ctx context.Context, req datasource.Read
 	}
 	defs, err := d.data.classDefs(d.data.logContext(ctx))
 	if err != nil {
-		resp.Diagnostics.AddError("Reading object info failed",
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading object info failed"),
 			d.data.redact("The conversion needs the service's node classes (GET /api/object_info). "+
 				"To convert without the service, use provider::svc::workflow_from_ui with a saved object_info document.\n\n"+err.Error()))
 		return

@@ -16,13 +16,21 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
+// workflowCheckDoc says, in the `validate` attributes' descriptions, what the check reports.
+const workflowCheckDoc = "unknown node classes are reported per node before anything is sent, and so, on the nodes an output " +
+	"depends on, are missing required inputs, links to a node the workflow does not have or to an output its class does not " +
+	"have, a linked output of a type the input does not take, and a string that is no number where the class wants an `INT` " +
+	"or a `FLOAT`. Whatever the engine might accept or coerce passes (a numeric string, a value outside a choice list, which an " +
+	"upload may add to), so a workflow the engine would run is never refused."
+
 // checkWorkflowNodes reports, per node, what the service's node classes say the engine would
 // refuse before running: an unknown class (the engine looks up every node's class), a required
 // input that is missing on a node the engine will run (it checks inputs only on output nodes and
-// the nodes they depend on). Values are not judged: a link ["node", slot], a value from the
-// class's choice list, or any literal the engine might coerce are all accepted here, so a
+// the nodes they depend on), and on those nodes the links and input types defs (the same
+// document, read with input types; nil when it could not be) show to be wrong:
+// workflow.CheckNodeInputs. Anything the engine might accept or coerce is accepted here, so a
 // workflow the engine would run is never rejected.
-func checkWorkflowNodes(info *client.ObjectInfo, graph workflow.Graph) map[string][]string {
+func checkWorkflowNodes(info *client.ObjectInfo, defs workflow.ClassDefs, graph workflow.Graph) map[string][]string {
 	problems := map[string][]string{}
 	for id, n := range graph {
 		if _, ok := info.Classes[n.ClassType]; !ok {
@@ -35,6 +43,10 @@ func checkWorkflowNodes(info *client.ObjectInfo, graph workflow.Graph) map[strin
 			if _, present := n.Inputs[in]; !present {
 				problems[id] = append(problems[id], fmt.Sprintf("required input %q of %s is missing", in, n.ClassType))
 			}
+		}
+		problems[id] = append(problems[id], workflow.CheckNodeInputs(defs, graph, id)...)
+		if len(problems[id]) == 0 {
+			delete(problems, id)
 		}
 	}
 	return problems
@@ -120,7 +132,10 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	info, err := d.objectInfo(readCtx)
 	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
 		// The submission would fail the same way: an error now, not a skipped check.
-		diags.AddAttributeError(attr, "Workflow not checked: the service refused the request", d.describeReadError(readCtx, err, familyService))
+		// Nothing in the workflow is at fault: the error is not the attribute's.
+		diags.AddError(errorSummary(err, familyService, "Workflow not checked: the service refused the request"),
+			"The workflow could not be checked against the service's node classes (GET /api/object_info), and "+
+				"submitting it would fail the same way.\n\n"+d.describeReadError(readCtx, err, familyService))
 		return
 	}
 	if err != nil {
@@ -129,7 +144,11 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 				d.describeReadError(readCtx, err, familyService))
 		return
 	}
-	problems := checkWorkflowNodes(info, graph)
+	defs, err := d.classDefs(readCtx)
+	if err != nil {
+		defs = nil // links and input types are then not judged; classes and required inputs still are
+	}
+	problems := checkWorkflowNodes(info, defs, graph)
 	for _, id := range slices.Sorted(maps.Keys(problems)) {
 		diags.AddAttributeError(attr, fmt.Sprintf("Workflow node %q would be rejected", id),
 			fmt.Sprintf("Node %q (%s): %s.\n\nThe check uses the service's GET /api/object_info; set validate = false to submit anyway.",

@@ -49,7 +49,7 @@ func (r *promptResource) resumePromptWait(ctx context.Context, plan *promptModel
 	logInfo(ctx, "resuming the wait for a prompt already submitted", map[string]any{"prompt_id": id, "status": state.Status.ValueString()})
 	sock := r.data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only")
 	defer sock.Close()
-	res, waitErr := r.data.followPrompt(ctx, waitCtx, id, sock)
+	res, waitErr := r.data.followPrompt(ctx, waitCtx, id, plan.Workflow.ValueString(), sock)
 	res.OutputsComplete = false // what the socket sent before this wait connected is not seen again
 	r.setResult(ctx, plan, res, diags)
 	switch {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/ephemeral"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -23,8 +25,10 @@ import (
 )
 
 var (
-	_ provider.Provider              = (*svcProvider)(nil)
-	_ provider.ProviderWithFunctions = (*svcProvider)(nil)
+	_ provider.Provider                       = (*svcProvider)(nil)
+	_ provider.ProviderWithFunctions          = (*svcProvider)(nil)
+	_ provider.ProviderWithEphemeralResources = (*svcProvider)(nil)
+	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
 // New returns a constructor of the provider, as providerserver.Serve expects.
@@ -220,18 +224,31 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.EphemeralResourceData = data
+	resp.ActionData = data
 	p.configured.Store(data)
 }
 
 func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewJobResource,
+		NewJobBatchResource,
 		NewOutputFileResource,
 		NewRouterRequestResource,
 		NewNodeClaimResource,
 		NewNodeTranslationResource,
 		NewUploadResource,
 		NewPromptResource,
+	}
+}
+
+// Actions run on request (`terraform apply -invoke`, or a resource's action_trigger); Terraform
+// before 1.14 and OpenTofu do not call them, and a configuration without actions works there as
+// before.
+func (p *svcProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewJobCancelAction,
+		NewWorkflowRunAction,
 	}
 }
 
@@ -243,6 +260,12 @@ func (p *svcProvider) DataSources(context.Context) []func() datasource.DataSourc
 		NewModelSchemaDataSource,
 		NewObjectInfoDataSource,
 		NewWorkflowFromUIDataSource,
+	}
+}
+
+func (p *svcProvider) EphemeralResources(context.Context) []func() ephemeral.EphemeralResource {
+	return []func() ephemeral.EphemeralResource{
+		NewOutputURLEphemeralResource,
 	}
 }
 

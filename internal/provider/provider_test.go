@@ -47,11 +47,7 @@ const testServerModeEnv = "SVC_EMULATOR_MODE"
 func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	t.Helper()
 	if opts.Mode == "" {
-		mode, err := emulator.ParseMode(os.Getenv(testServerModeEnv))
-		if err != nil {
-			t.Fatalf("%s: %v", testServerModeEnv, err)
-		}
-		opts.Mode = mode
+		opts.Mode = testServerMode(t)
 	}
 	srv := emulator.New(opts)
 	if err := srv.Start(); err != nil {
@@ -59,6 +55,16 @@ func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// testServerMode is the mode SVC_EMULATOR_MODE names (generous when unset).
+func testServerMode(t testing.TB) emulator.Mode {
+	t.Helper()
+	mode, err := emulator.ParseMode(os.Getenv(testServerModeEnv))
+	if err != nil {
+		t.Fatalf("%s: %v", testServerModeEnv, err)
+	}
+	return mode
 }
 
 // providerHCL is the one provider block of the acceptance tests: the terraform block, then the

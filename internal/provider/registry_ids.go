@@ -13,7 +13,15 @@ import (
 func registryIDValidators() []validator.String {
 	return []validator.String{
 		stringvalidator.LengthAtLeast(1),
-		stringvalidator.RegexMatches(regexp.MustCompile(`^[^/\x00-\x1f]+$`), "must not contain \"/\" or control characters"),
+		stringvalidator.RegexMatches(registryIDPattern, "must not contain \"/\" or control characters"),
 		stringvalidator.NoneOf(".", ".."),
 	}
+}
+
+var registryIDPattern = regexp.MustCompile(`^[^/\x00-\x1f]+$`)
+
+// validRegistryID is what registryIDValidators accept, for ids that do not come from
+// configuration (an import id or identity).
+func validRegistryID(id string) bool {
+	return registryIDPattern.MatchString(id) && id != "." && id != ".."
 }

@@ -39,7 +39,7 @@ const (
 )
 
 // jobTimeoutsOpts are the timeouts svc_job takes.
-var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true}
+var jobTimeoutsOpts = timeouts.Opts{Create: true, Delete: true, CreateDescription: jobCreateTimeoutDoc, DeleteDescription: jobDeleteTimeoutDoc}
 
 // NewJobResource returns the svc_job resource.
 func NewJobResource() resource.Resource { return &jobResource{} }
@@ -91,7 +91,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
 			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
 			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again).",
+			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -118,8 +118,9 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			Computed: true,
 			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
 				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-				"single-use on the service: setting it yourself to a key used before makes the submission fail. " +
-				"Changing it replaces the job.",
+				"single-use on the service (for 24 hours): setting it yourself to a key used before makes the submission fail. " +
+				"Changing it replaces the job. A workflow change, which replaces the job, is refused at plan time while a " +
+				"configured key stays the same: change the key with it, or remove it.",
 			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
 			PlanModifiers: []planmodifier.String{
 				stringplanmodifier.UseStateForUnknown(),
@@ -144,22 +145,21 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
 		},
 		jobAttrWaitForCompletion: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrWaitForCompletion]),
 			MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
 		},
 		jobAttrCancelOnDestroy: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrCancelOnDestroy]),
 			MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
 		},
 		jobAttrRerunOnExpiry: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrRerunOnExpiry]),
 			MarkdownDescription: "Once the job is past its `expires_at`, remove it from state so the next apply runs it again. Decided from `expires_at` alone: a finished job is not read again to see the service expire it. Default `false`: an expired job is not drift, and state keeps what it held.",
 		},
 		jobAttrValidate: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrValidate]),
 			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-				"`GET /api/object_info` where the surface serves it: unknown classes and missing required inputs are reported per node " +
-				"before anything is sent. Values are not judged, so a workflow the engine would run is never refused. When the surface " +
+				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
 		},
 		jobAttrTimeouts: timeouts.Attributes(ctx, jobTimeoutsOpts),
@@ -193,6 +193,16 @@ const (
 	jobAttrMetrics        = "metrics"
 	jobAttrURLs           = "urls"
 )
+
+// jobBoolDefaults are the defaults of svc_job's settings, in one place: the schema plans them,
+// an import sets them, and settledJobServer checks that a state holds them. svc_job has no other
+// default (TestJobBoolDefaultsAreTheSchemas).
+var jobBoolDefaults = map[string]bool{
+	jobAttrWaitForCompletion: true,
+	jobAttrCancelOnDestroy:   true,
+	jobAttrRerunOnExpiry:     false,
+	jobAttrValidate:          defaultValidate,
+}
 
 // jobValues is svc_job's one typed view of its values (a state, a plan or a configuration) as
 // Terraform sends them: each attribute read by its name, straight from the values, without
@@ -273,10 +283,17 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 // plans a wait for a job in state that is still running.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.data.checkWorkflowOnPlan(ctx, req, resp, submitsElsewhere)
+	refuseReplacementReusingKey(req, resp)
 	planJobResume(ctx, req, resp)
 }
 
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	// Every path that puts the job in state (its wait's end, a refused record) gives its identity.
+	defer func() {
+		if held, ok := objectAttrs(resp.State.Raw); ok {
+			setJobIdentity(resp.Identity, stringAttr(held, "id"))
+		}
+	}()
 	in, diags := readJobCreateInput(ctx, req)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -301,7 +318,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		IdempotencyKey: in.key,
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Job submission failed", data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -316,7 +333,7 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.setState(&resp.State, job, &resp.Diagnostics)
 		return
 	}
-	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, newJSONSemanticValue(in.workflow)))
+	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
 	if final == nil {
 		final = job
 	}
@@ -332,7 +349,6 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 // configuration's values: converting them whole into models, and the new state back, through
 // reflection cost more than the rest of Create in an apply of many jobs.
 type jobCreateInput struct {
-	planType              tftypes.Type
 	planned               jobValues // the plan's attributes, which the new state keeps
 	workflow              string
 	key                   string // "" when unset (a configured key is never empty): Create draws one
@@ -343,7 +359,7 @@ type jobCreateInput struct {
 
 func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	in := jobCreateInput{planType: req.Plan.Raw.Type()}
+	var in jobCreateInput
 	planned, okPlan := jobValuesOf(req.Plan.Raw)
 	config, okConfig := jobValuesOf(req.Config.Raw)
 	if !okPlan || !okConfig {
@@ -396,19 +412,10 @@ func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, dia
 // (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
 // out of the record. The framework then nulls the write-only attributes, as for every state.
 func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
-	diags.Append(recordWarnings(job)...)
 	attrs := maps.Clone(in.planned)
 	attrs[jobAttrID] = tftypes.NewValue(tftypes.String, job.ID)
 	attrs[jobAttrIdempotencyKey] = tftypes.NewValue(tftypes.String, in.key)
-	value, omitted, err := withJobRecord(in.planType, attrs, job, withoutSignedURLs)
-	if err != nil {
-		// The job exists: the error names it.
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
-			"built (%v). This is a bug in the provider; import the job by its id.", job.ID, err))
-		return omitted
-	}
-	state.Raw = value
-	return omitted
+	return saveJobRecord(state, attrs, job, diags)
 }
 
 // withJobRecord is values, svc_job's attributes, with the service's record of job put in place
@@ -433,7 +440,9 @@ func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *cli
 	diags.Append(recordWarnings(job)...)
 	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, withoutSignedURLs)
 	if err != nil {
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+		// The job exists: the error names it.
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
+			"This is a bug in the provider; import the job by its id.", job.ID, err))
 		return omitted
 	}
 	state.Raw = value
@@ -448,6 +457,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
+	setJobIdentity(resp.Identity, held.id())
 	if record := settledRecordOf(held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
@@ -481,7 +491,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		readExpired(ctx, id, held.rerunOnExpiry(), resp)
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading job failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
 		readExpired(ctx, id, held.rerunOnExpiry(), resp)
@@ -515,6 +525,7 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	resp.State.Raw = req.Plan.Raw
 	job := held.heldJob()
+	setJobIdentity(resp.Identity, job.ID)
 	if !planned.waitForCompletion() || !jobInFlight(job.ID, job.Status) {
 		return
 	}
@@ -552,7 +563,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 		if err != nil {
-			resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+			resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 			return
 		}
 		job = fresh
@@ -562,50 +573,31 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		return // already gone
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Canceling job failed", r.data.describeAPIError(err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Canceling job failed"), r.data.describeAPIError(err, familyService))
 		return
 	}
 	logInfo(ctx, "job cancel requested", map[string]any{"job_id": canceled.ID, "status": canceled.Status})
-	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: func(j *client.Job) { logJobProgress(ctx, j) }}); err != nil {
+	if _, err := r.data.client.WaitJob(ctx, canceled, client.WaitOptions{OnUpdate: newJobProgressLog(ctx, canceled).job}); err != nil {
 		resp.Diagnostics.AddError("Job did not stop",
 			r.data.redact(fmt.Sprintf("Cancel of job %s was requested but it did not reach a terminal status within %s: %v", job.ID, deleteTimeout, err)))
 	}
 }
 
+// ImportState takes a job id, or an identity with it.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if err := uuid.Validate(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID); got %q.", req.ID))
+	id := req.ID
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, "id"); byIdentity {
+		id = ids[0]
+	}
+	if err := uuid.Validate(id); err != nil || resp.Diagnostics.HasError() {
+		resp.Diagnostics.AddError("Invalid import id", fmt.Sprintf("Import svc_job by job id (a UUID), or by an identity with id; got %q.", id))
 		return
 	}
+	setJobIdentity(resp.Identity, id)
 	// Import cannot learn the workflow (the job record does not carry it), so the first plan
 	// after import records the configured workflow in state, in place, without sending anything.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrWaitForCompletion), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrValidate), defaultValidate)...)
-}
-
-func logJobProgress(ctx context.Context, j *client.Job) {
-	fields := map[string]any{"job_id": j.ID, "status": j.Status}
-	if j.Status == client.JobQueued && j.QueuePosition != nil {
-		fields["queue_position"] = *j.QueuePosition
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), id)...)
+	for name, def := range jobBoolDefaults {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), def)...)
 	}
-	if p := j.Progress; p != nil {
-		fields["progress"] = fmt.Sprintf("%.0f%%", p.Value*100)
-		fields["nodes"] = fmt.Sprintf("%d/%d", p.NodesDone, p.NodesTotal)
-		if p.CurrentNode != nil {
-			fields["node"] = *p.CurrentNode
-		}
-		if p.CurrentNodeClass != nil {
-			fields["class"] = *p.CurrentNodeClass
-		}
-		if p.Step != nil && p.Steps != nil {
-			fields["step"] = fmt.Sprintf("%d/%d", *p.Step, *p.Steps)
-		}
-		if p.Message != nil {
-			fields["message"] = *p.Message
-		}
-	}
-	logInfo(ctx, "job progress", fields)
 }

@@ -67,7 +67,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 			"Nothing was submitted; the next apply tries again.", id, err)))
 		return
 	}
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, newJSONSemanticValue(values.workflow())))
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, job, newJSONSemanticValue(values.workflow())))
 	if final == nil {
 		final = job
 	}
@@ -76,11 +76,12 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }
 
-// jobWaitOptions are how a job of workflow is waited for, submitted now or resumed: progress
-// logged, and the poll paced by what this provider has seen of jobs of the same shape.
-func (d *providerData) jobWaitOptions(ctx context.Context, workflow jsonSemantic) client.WaitOptions {
+// jobWaitOptions are how job, of workflow, is waited for, submitted now or resumed: progress
+// logged (from the record the wait starts from), and the poll paced by what this provider has
+// seen of jobs of the same shape.
+func (d *providerData) jobWaitOptions(ctx context.Context, job *client.Job, workflow jsonSemantic) client.WaitOptions {
 	return client.WaitOptions{
-		OnUpdate:  func(j *client.Job) { logJobProgress(ctx, j) },
+		OnUpdate:  newJobProgressLog(ctx, job).job,
 		Durations: d.durations, Shape: client.WorkflowShape([]byte(workflow.ValueString())),
 	}
 }

@@ -97,14 +97,17 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 			},
 			"url": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Download URL, usually a job's `outputs[i].url`. A new signed URL for the same " +
-					"content is not a change: nothing is downloaded again. Signed URLs expire, so prefer `asset_id`.",
+				MarkdownDescription: "Download URL, such as a URL of the `svc_job` data source's `outputs[i].url`. It is " +
+					"kept in state as configured: a signed URL is a credential, and it expires (on some services within " +
+					"seconds), so prefer `asset_id`, which stores none. A new signed URL for the same content is not a " +
+					"change: nothing is downloaded again.",
 				Validators: []validator.String{stringvalidator.ExactlyOneOf(sources...)},
 			},
 			"asset_id": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Asset id (`outputs[i].id`). A fresh URL is fetched with `GET /api/v2/assets/{id}` " +
-					"at download time, so this works long after the job's URLs expired.",
+				MarkdownDescription: "Asset id (`outputs[i].id`). The asset record (`GET /api/v2/assets/{id}`) is read at " +
+					"download time for a freshly signed URL, used at once and never stored, so this works long after the " +
+					"job's URLs expired. When the record gives the content's hash, the download is checked against it too.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"view": schema.SingleNestedAttribute{
@@ -193,15 +196,13 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	var got *client.Download
 	var sum string
 	err = atomicfile.Write(dest, func(w io.Writer) error {
+		var recordHash string
 		var err error
-		if got, err = r.fetch(ctx, m, io.MultiWriter(w, b3, s256)); err != nil {
+		if got, recordHash, err = r.fetch(ctx, m, io.MultiWriter(w, b3, s256)); err != nil {
 			return err
 		}
 		sum = "blake3:" + hex.EncodeToString(b3.Sum(nil))
-		if want := m.ExpectedHash.ValueString(); want != "" && want != sum {
-			return fmt.Errorf("content of %s hashes to %s, expected %s; the partial file was removed (request id %q)", dest, sum, want, got.RequestID)
-		}
-		return nil
+		return checkDownloadHash(dest, sum, m.ExpectedHash.ValueString(), recordHash, got.RequestID)
 	})
 	if err != nil {
 		return err
@@ -211,6 +212,19 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	m.Blake3 = types.StringValue(sum)
 	m.SHA256 = types.StringValue(hex.EncodeToString(s256.Sum(nil)))
 	m.ContentType = types.StringValue(got.ContentType)
+	return nil
+}
+
+// checkDownloadHash refuses content whose hash sum is not the expected one, nor the one the
+// service's asset record gave at download time (when it gave one: a service may compute hashes
+// lazily, or never).
+func checkDownloadHash(dest, sum, expected, recordHash, requestID string) error {
+	switch {
+	case expected != "" && expected != sum:
+		return fmt.Errorf("content of %s hashes to %s, expected %s; the partial file was removed (request id %q)", dest, sum, expected, requestID)
+	case recordHash != "" && recordHash != sum:
+		return fmt.Errorf("content of %s hashes to %s, but the service's asset record says %s; the partial file was removed (request id %q)", dest, sum, recordHash, requestID)
+	}
 	return nil
 }
 
@@ -239,27 +253,35 @@ func describeDownloadError(ctx context.Context, err error, createTimeout time.Du
 	return err.Error()
 }
 
-// fetch streams the configured source into w.
-func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io.Writer) (*client.Download, error) {
+// fetch streams the configured source into w. With asset_id it reads the asset record first,
+// for a freshly signed URL used at once (and never stored), the declared size and, when the
+// service computed it, the hash: recordHash.
+func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io.Writer) (got *client.Download, recordHash string, err error) {
 	switch {
 	case m.View != nil:
 		typ := m.View.Type.ValueString()
 		if typ == "" {
 			typ = "output"
 		}
-		return r.data.client.DownloadView(ctx, client.ViewFile{
+		got, err = r.data.client.DownloadView(ctx, client.ViewFile{
 			Filename: m.View.Filename.ValueString(), Subfolder: m.View.Subfolder.ValueString(), Type: typ,
 		}, w, m.limits())
+		return got, "", err
 	case m.AssetID.ValueString() != "":
 		asset, err := r.data.client.GetAsset(ctx, m.AssetID.ValueString())
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		lim := m.limits()
 		lim.DeclaredSize = &asset.SizeBytes
-		return r.data.client.DownloadTo(ctx, asset.URL, w, lim)
+		if asset.Hash != nil {
+			recordHash = *asset.Hash
+		}
+		got, err = r.data.client.DownloadTo(ctx, asset.URL, w, lim)
+		return got, recordHash, err
 	default:
-		return r.data.client.DownloadTo(ctx, m.URL.ValueString(), w, m.limits())
+		got, err = r.data.client.DownloadTo(ctx, m.URL.ValueString(), w, m.limits())
+		return got, "", err
 	}
 }
 

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -39,10 +41,22 @@ data "svc_job" "test" { id = svc_job.test.id }
 `
 }
 
-// checkFileMatchesState checks the file on disk is a PNG whose hash is the job output's hash.
-func checkFileMatchesState(file string) resource.TestCheckFunc {
+// checkFileMatchesState checks the file on disk is a PNG whose hash is the one the server holds
+// for the job's output (which its records may not tell, on a server that computes hashes
+// lazily), and which the job output's hash is, when the job record gave one.
+func checkFileMatchesState(srv *emulator.Server, file string) resource.TestCheckFunc {
 	return resource.ComposeAggregateTestCheckFunc(
-		resource.TestCheckResourceAttrPair("svc_output_file.png", "blake3", "svc_job.test", "outputs.0.hash"),
+		func(s *terraform.State) error {
+			job := s.RootModule().Resources["svc_job.test"].Primary.Attributes
+			got := s.RootModule().Resources["svc_output_file.png"].Primary.Attributes["blake3"]
+			if want := srv.AssetHash(job["outputs.0.id"]); got != want {
+				return fmt.Errorf("svc_output_file.png.blake3 is %s, the server's hash of asset %s is %s", got, job["outputs.0.id"], want)
+			}
+			if recorded := job["outputs.0.hash"]; recorded != "" && recorded != got {
+				return fmt.Errorf("svc_output_file.png.blake3 is %s, the job record's hash %s", got, recorded)
+			}
+			return nil
+		},
 		resource.TestCheckResourceAttrPair("svc_output_file.png", "size_bytes", "svc_job.test", "outputs.0.size_bytes"),
 		resource.TestCheckResourceAttr("svc_output_file.png", "content_type", "image/png"),
 		resource.TestMatchResourceAttr("svc_output_file.png", "sha256", regexp.MustCompile(`^[0-9a-f]{64}$`)),
@@ -76,9 +90,13 @@ func TestAccOutputFile_sources(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
+		mode   emulator.Mode
 		config func(srv *emulator.Server, file string) string
 	}{
-		{name: "by url", config: outputFileByURLConfig},
+		// The generous mode is pinned for the URL: the data source reads a URL signed anew at
+		// each read on the strict server, so url (an argument, kept as configured) would change
+		// at every plan.
+		{name: "by url", mode: emulator.ModeGenerous, config: outputFileByURLConfig},
 		{name: "by asset id", config: func(srv *emulator.Server, file string) string {
 			return outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
 		}},
@@ -86,13 +104,13 @@ func TestAccOutputFile_sources(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := newTestServer(t, emulator.Options{})
+			srv := newTestServer(t, emulator.Options{Mode: tt.mode})
 			file := filepath.Join(t.TempDir(), "out", "image.png")
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
 					Config: tt.config(srv, file),
-					Check:  checkFileMatchesState(file),
+					Check:  checkFileMatchesState(srv, file),
 				}},
 				CheckDestroy: func(*terraform.State) error {
 					if _, err := os.Stat(file); !os.IsNotExist(err) {
@@ -137,15 +155,16 @@ func TestAccOutputFile_driftDownloadsAgain(t *testing.T) {
 		func() { _ = os.Remove(file) },
 		func() { _ = os.WriteFile(file, []byte("edited"), 0o644) },
 	}
-	steps := []resource.TestStep{{Config: outputFileByURLConfig(srv, file)}}
+	config := outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`)
+	steps := []resource.TestStep{{Config: config}}
 	for _, disturb := range tests {
 		steps = append(steps, resource.TestStep{
 			PreConfig: disturb,
-			Config:    outputFileByURLConfig(srv, file),
+			Config:    config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("svc_output_file.png", plancheck.ResourceActionCreate),
 			}},
-			Check: checkFileMatchesState(file),
+			Check: checkFileMatchesState(srv, file),
 		})
 	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: steps})
@@ -249,35 +268,57 @@ resource "svc_output_file" "png" {
 	})
 }
 
-// An output URL the service signed (read through the svc_job data source: the resource keeps
-// none) is first shown to have expired (the service refuses it); a download by asset id still
-// works, because it asks for a freshly signed URL.
+// jobOutputLink reads job id's record from srv, out of band, and returns its first output's
+// signed URL (absolute) and when it expires.
+func jobOutputLink(t *testing.T, srv *emulator.Server, id string) (link string, expires time.Time) {
+	t.Helper()
+	resp, err := http.Get(srv.URL() + "/api/v2/jobs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rec struct {
+		Outputs []struct {
+			URL          string `json:"url"`
+			URLExpiresAt string `json:"url_expires_at"`
+		} `json:"outputs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rec); err != nil || len(rec.Outputs) == 0 {
+		t.Fatalf("job %s: no output in its record (%v)", id, err)
+	}
+	base, _ := url.Parse(srv.URL())
+	ref, err := url.Parse(rec.Outputs[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if expires, err = time.Parse(time.RFC3339Nano, rec.Outputs[0].URLExpiresAt); err != nil {
+		t.Fatalf("url_expires_at %q: %v", rec.Outputs[0].URLExpiresAt, err)
+	}
+	return base.ResolveReference(ref).String(), expires
+}
+
+// The job's output URL is first shown to have expired (the service refuses it); a download by
+// asset id still works, because it asks for a freshly signed URL, and it is verified: against
+// the hash of the asset record, which a lazy server (the strict mode) computed a minute after
+// the job ended, and against the server's own hash of the content.
 func TestAccOutputFile_assetIDAfterTheURLExpired(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
-	srv := newTestServer(t, emulator.Options{Now: clk.Now})
+	srv := newTestServer(t, emulator.Options{Now: clk.Now, HashDelay: time.Minute})
 	file := filepath.Join(t.TempDir(), "image.png")
-	var staleURL, expiresAt string
+	var id string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: clk.factories(),
 		Steps: []resource.TestStep{
 			{
-				Config: jobConfig(srv, imageWorkflowHCL(1), "") + `
-data "svc_job" "test" { id = svc_job.test.id }
-`,
-				Check: func(s *terraform.State) error {
-					attrs := s.RootModule().Resources["data.svc_job.test"].Primary.Attributes
-					staleURL, expiresAt = attrs["outputs.0.url"], attrs["outputs.0.url_expires_at"]
-					return nil
-				},
+				Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+				Check:  captureID(&id),
 			},
 			{
 				PreConfig: func() {
-					deadline, err := time.Parse(time.RFC3339Nano, expiresAt)
-					if err != nil {
-						t.Fatalf("url_expires_at %q: %v", expiresAt, err)
-					}
+					staleURL, deadline := jobOutputLink(t, srv, id)
 					clk.AdvancePast(deadline)
+					clk.Advance(time.Minute)
 					resp, err := http.Get(staleURL)
 					if err != nil {
 						t.Fatal(err)
@@ -288,10 +329,38 @@ data "svc_job" "test" { id = svc_job.test.id }
 					}
 				},
 				Config: outputFileConfig(srv, file, `asset_id = svc_job.test.outputs[0].id`),
-				Check:  checkFileMatchesState(file),
+				Check:  checkFileMatchesState(srv, file),
 			},
 		},
 	})
+}
+
+// A download by asset id whose content does not hash to what the asset record says fails, and
+// leaves no file, even when the configuration expects no hash.
+func TestAccOutputFile_assetRecordHashMismatchLeavesNoFile(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	png := []byte("\x89PNG\r\n\x1a\nnot really an image")
+	id := srv.PutAsset("a.png", "image/png", png)
+	tampered := bytes.Repeat([]byte("x"), len(png)) // the declared size, other bytes
+	srv.Inject(emulator.Fault{Op: emulator.OpAssetContent, Status: http.StatusOK, Body: string(tampered), ContentType: "image/png"})
+	dir := t.TempDir()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_output_file" "png" {
+  asset_id = %q
+  path     = %q
+}
+`, id, filepath.Join(dir, "a.png")),
+			ExpectError: regexp.MustCompile(`(?s)hashes\s+to\s+blake3:[0-9a-f]{64},\s+but\s+the\s+service's\s+asset\s+record\s+says\s+` +
+				regexp.QuoteMeta(srv.AssetHash(id))),
+		}},
+	})
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("a refused download left files behind: %v", entries)
+	}
 }
 
 // outputs[i].hash may be null until the service computed it. A finished svc_job keeps the null
@@ -356,7 +425,7 @@ func TestAccOutputFile_resignedURLIsNoChange(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
-			{Config: config, Check: checkFileMatchesState(file)},
+			{Config: config, Check: checkFileMatchesState(srv, file)},
 			{Config: config, PlanOnly: true},
 			{RefreshState: true, Check: resource.TestCheckNoResourceAttr("svc_job.test", "outputs.0.url")},
 		},

@@ -23,11 +23,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
+	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
 var (
 	_ resource.ResourceWithConfigure   = (*promptResource)(nil)
 	_ resource.ResourceWithImportState = (*promptResource)(nil)
+	_ resource.ResourceWithIdentity    = (*promptResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*promptResource)(nil)
 )
 
@@ -182,7 +184,8 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
 			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
 			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
-			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route.",
+			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route." +
+			promptDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -210,8 +213,7 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 		"validate": schema.BoolAttribute{
 			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
 			MarkdownDescription: "Check the workflow at plan time against the service's node classes (`GET /api/object_info`, read once per run): " +
-				"unknown classes, and missing required inputs of the nodes an output depends on, are reported per node, before anything is sent. Values are not judged (a link " +
-				"`[\"node\", slot]` or a listed choice is always accepted), so a workflow the engine would run is never refused. Skipped when " +
+				workflowCheckDoc + " Skipped when " +
 				"the provider's settings are only known at apply. " + validateDefaultDoc,
 		},
 		"wait_for_completion": schema.BoolAttribute{
@@ -220,8 +222,17 @@ func promptArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 				"interface reports them on the socket only, so with `false` the outputs stay empty, `status` is read once after submitting, and " +
 				"refresh only updates `status`. Turned on while the prompt in state still runs, the next apply follows that same prompt, in place.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: promptCreateTimeoutDoc}),
 	}
+}
+
+// promptIdentity names a prompt on the service: its id.
+var promptIdentity = []string{"id"}
+
+func (r *promptResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = stringIdentitySchema(
+		identityAttribute{name: "id", description: "Prompt id (`prompt_id`)."},
+	)
 }
 
 func (r *promptResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -237,6 +248,9 @@ func (r *promptResource) ModifyPlan(ctx context.Context, req resource.ModifyPlan
 // Create connects the socket (when waiting), submits the prompt, saves its id in state at once,
 // then either reads its status once or waits for it to end.
 func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	in, ok := readPromptCreateInput(ctx, req, &resp.Diagnostics)
 	if !ok {
 		return
@@ -263,7 +277,7 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	}
-	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), sock)
+	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), plan.Workflow.ValueString(), sock)
 	r.setResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	data.reportPromptCreateEnd(ctx, &resp.Diagnostics, res, waitErr, in.timeout)
@@ -310,7 +324,7 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 		ExtraData: data.promptExtraData(apiKeyWO),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Prompt submission failed", data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Prompt submission failed"), data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
 		return false
 	}
 	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
@@ -320,12 +334,26 @@ func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *provid
 	return !resp.Diagnostics.HasError()
 }
 
-// followPrompt waits for a submitted prompt until waitCtx ends, logging each new status; sock
-// (nil: status polling only) stays the caller's to close.
-func (d *providerData) followPrompt(ctx, waitCtx context.Context, id string, sock *client.Socket) (*client.PromptResult, error) {
+// followPrompt waits for a submitted prompt until waitCtx ends, logging its progress (each new
+// status, each node the socket says runs, with its class from workflow); sock (nil: status
+// polling only) stays the caller's to close.
+func (d *providerData) followPrompt(ctx, waitCtx context.Context, id, workflowJSON string, sock *client.Socket) (*client.PromptResult, error) {
 	opts := promptWait
-	opts.OnStatus = func(s string) { logInfo(ctx, "prompt status", map[string]any{"prompt_id": id, "status": s}) }
+	opts.OnStatus, opts.OnMessage = promptProgress(ctx, id, nodeClasses(workflowJSON))
 	return d.client.WaitPrompt(waitCtx, id, sock, opts)
+}
+
+// nodeClasses maps the workflow's node ids to their classes (empty when it cannot be read).
+func nodeClasses(workflowJSON string) map[string]string {
+	classes := map[string]string{}
+	g, err := workflow.Parse([]byte(workflowJSON))
+	if err != nil {
+		return classes
+	}
+	for id, n := range g {
+		classes[id] = n.ClassType
+	}
+	return classes
 }
 
 // reportPromptCreateEnd turns the end of Create's wait into diagnostics. An interrupt (Ctrl-C)
@@ -421,6 +449,9 @@ func promptOutputsValue(ctx context.Context, outs []client.PromptOutput) (types.
 }
 
 func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	var state promptModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -439,7 +470,7 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 		logInfo(ctx, "prompt status not available (404); keeping state as it is", map[string]any{"prompt_id": state.ID.ValueString()})
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Reading prompt status failed", r.data.describeReadError(readCtx, err, familyService))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading prompt status failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	}
 	state.Status = types.StringValue(st.Status)
@@ -452,6 +483,9 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 // Update changes provider-side settings (validate, wait_for_completion, timeouts), and waits for
 // a prompt still running (planPromptResume). Nothing is ever submitted.
 func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
+	}()
 	var plan, state promptModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -467,15 +501,24 @@ func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest,
 // Delete forgets the prompt: the v1 interface has no cancel route.
 func (r *promptResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
 
+// ImportState takes the prompt_id, or an identity with it.
 func (r *promptResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	if strings.TrimSpace(req.ID) == "" {
-		resp.Diagnostics.AddError("Invalid import id", "Import svc_prompt by prompt_id.")
+	id := req.ID
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, promptIdentity...); byIdentity {
+		id = ids[0]
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if strings.TrimSpace(id) == "" {
+		resp.Diagnostics.AddError("Invalid import id", "Import svc_prompt by prompt_id, or by an identity with id.")
 		return
 	}
 	// Import learns the status only: outputs were reported on the socket while the prompt ran.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), id)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("validate"), true)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for_completion"), true)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, promptIdentity...)...)
 }
 
 // describePromptSubmitError explains a failed submission and what the user can do about it.

@@ -371,3 +371,25 @@ func TestPromptRecordNestedObjectsAgree(t *testing.T) {
 		}
 	}
 }
+
+// A prompt carries its identity; an import block with it adopts the prompt, taking the workflow
+// from configuration in place, and nothing is submitted but the first.
+func TestAccPrompt_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_prompt.test",
+			config:       promptConfig(srv, imageWorkflowHCL(1), ""),
+			bare:         providerConfig(srv, fmt.Sprintf("api_key = %q", v1AccKey)),
+			names:        promptIdentity,
+			importAction: plancheck.ResourceActionUpdate,
+			badIdentity:  map[string]string{"id": `" "`},
+		}.steps(),
+	})
+	if n := srv.Requests(emulator.OpV1Prompt); n != 1 {
+		t.Errorf("%d prompts submitted, want 1", n)
+	}
+}

@@ -21,6 +21,7 @@ var (
 	_ resource.Resource                   = (*nodeClaimResource)(nil)
 	_ resource.ResourceWithConfigure      = (*nodeClaimResource)(nil)
 	_ resource.ResourceWithImportState    = (*nodeClaimResource)(nil)
+	_ resource.ResourceWithIdentity       = (*nodeClaimResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*nodeClaimResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*nodeClaimResource)(nil)
 )
@@ -95,6 +96,16 @@ func (r *nodeClaimResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	}
 }
 
+// nodeClaimIdentity names a claim in the registry: the publisher and the node.
+var nodeClaimIdentity = []string{"publisher_id", "node_id"}
+
+func (r *nodeClaimResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = stringIdentitySchema(
+		identityAttribute{name: "publisher_id", description: "Publisher the node is claimed for."},
+		identityAttribute{name: "node_id", description: "Node claimed."},
+	)
+}
+
 func (r *nodeClaimResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -139,13 +150,14 @@ func (r *nodeClaimResource) Create(ctx context.Context, req resource.CreateReque
 
 	err := data.client.ClaimNode(ctx, client.ClaimNodeInput{PublisherID: publisher, NodeID: node, RepoToken: token.ValueString()})
 	if err != nil {
-		resp.Diagnostics.AddError("Claiming node failed", data.redact(data.orNotSent(err, withSettingHint(describeClaimError(err, publisher, node), err, familyRegistry))))
+		resp.Diagnostics.AddError(errorSummary(err, familyRegistry, "Claiming node failed"), data.redact(data.orNotSent(err, withSettingHint(describeClaimError(err, publisher, node), err, familyRegistry))))
 		return
 	}
 	logInfo(ctx, "node claimed", map[string]any{"publisher_id": publisher, "node_id": node})
 	plan.ID = types.StringValue(publisher + "/" + node)
 	plan.RepoTokenWO = types.StringNull() // write-only: never in state
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, nodeClaimIdentity...)...)
 }
 
 // Read keeps state as it is: the registry offers no operation to read a claim (see the schema
@@ -157,6 +169,7 @@ func (r *nodeClaimResource) Read(ctx context.Context, req resource.ReadRequest, 
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, nodeClaimIdentity...)...)
 }
 
 // Update changes only provider-side settings (delete_node_on_destroy, repo_token_wo_version):
@@ -170,6 +183,7 @@ func (r *nodeClaimResource) Update(ctx context.Context, req resource.UpdateReque
 	}
 	plan.RepoTokenWO = types.StringNull()
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, nodeClaimIdentity...)...)
 }
 
 func (r *nodeClaimResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -197,11 +211,18 @@ func (r *nodeClaimResource) Delete(ctx context.Context, req resource.DeleteReque
 	logInfo(ctx, "node deleted", map[string]any{"publisher_id": publisher, "node_id": node})
 }
 
+// ImportState takes "<publisher_id>/<node_id>", or an identity naming both.
 func (r *nodeClaimResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	publisher, node, ok := strings.Cut(req.ID, "/")
-	if !ok || publisher == "" || node == "" || strings.Contains(node, "/") {
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, nodeClaimIdentity...); byIdentity {
+		publisher, node, ok = ids[0], ids[1], true
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !ok || !validRegistryID(publisher) || !validRegistryID(node) {
 		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("Import svc_registry_node_claim by \"<publisher_id>/<node_id>\"; got %q.", req.ID))
+			fmt.Sprintf("Import svc_registry_node_claim by \"<publisher_id>/<node_id>\", or by an identity with publisher_id and node_id; got %q.", publisher+"/"+node))
 		return
 	}
 	// Nothing is read from the registry (it has no such operation): import records the claim as
@@ -210,6 +231,7 @@ func (r *nodeClaimResource) ImportState(ctx context.Context, req resource.Import
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("publisher_id"), publisher)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node_id"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("delete_node_on_destroy"), false)...)
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, nodeClaimIdentity...)...)
 }
 
 // describeClaimError adds what to do to the service's error, which already carries the status,
@@ -225,8 +247,6 @@ func describeClaimError(err error, publisher, node string) string {
 	}
 	msg := err.Error()
 	switch {
-	case client.Unauthenticated(err):
-		msg += "\n\nThe registry did not accept the bearer token: set registry_token (SVC_REGISTRY_TOKEN) to a valid JWT or prefixed API key."
 	case client.AlreadyClaimed(err):
 		msg += fmt.Sprintf("\n\nIf the node was claimed for %q by an earlier apply whose answer was lost, import it: "+
 			"`terraform import <address> %s/%s`.", publisher, publisher, node)

@@ -149,8 +149,11 @@ func TestAccNodeClaim_serviceErrors(t *testing.T) {
 		name, token, publisher, node, repoToken string
 		want                                    string
 	}{
+		// Headed as a credential error, the advice given once.
 		{"unauthorized", "jwt-unknown", "acme", "n1", testRepoToken,
-			`HTTP 401 UNAUTHORIZED: a valid bearer token \(a JWT or a prefixed API key\) is required \(request id [0-9a-f-]{36}\)`},
+			`check registry_token \(SVC_REGISTRY_TOKEN\)(?s:.*)` +
+				`Set registry_token in the provider block \(or SVC_REGISTRY_TOKEN; it defaults to api_key\) to a valid key\.\s+` +
+				`claim node: HTTP 401 UNAUTHORIZED: a valid bearer token \(a JWT or a prefixed API key\) is required \(request id [0-9a-f-]{36}\)`},
 		{"publisher not found", testRegistryToken, "nope", "n1", testRepoToken,
 			`HTTP 403 PUBLISHER_PERMISSION_DENIED: publisher "nope" does not exist or you are not one of its members \(request id `},
 		{"caller not a member", "jwt-bob", "acme", "n1", testRepoToken,
@@ -174,7 +177,7 @@ func TestAccNodeClaim_serviceErrors(t *testing.T) {
 				Steps: []resource.TestStep{{
 					ConfigVariables: repoToken(tt.repoToken),
 					Config:          claimConfig(srv, tt.token, tt.publisher, tt.node, ""),
-					ExpectError:     regexp.MustCompile(`Claiming node failed(?s:.*)` + wrapped(tt.want)),
+					ExpectError:     regexp.MustCompile(claimErrorHeading(tt.name) + `(?s:.*)` + wrapped(tt.want)),
 				}},
 			})
 			if n := srv.Requests(emulator.OpRegistryClaim); n != 1 {
@@ -375,4 +378,39 @@ resource "svc_registry_node_claim" "test" {
 		t.Fatalf("the trace log does not hold the provider's lines; the check below would prove nothing")
 	}
 	assertSecretsAbsent(t, stateJSON, logs, registryToken, repoSecret)
+}
+
+// A claim made by Terraform carries its identity; an import block with that identity adopts
+// it again with no change planned, and no claim is sent but the first.
+func TestAccNodeClaim_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity, featureWriteOnly, featureEphemeralVariables)
+	t.Parallel()
+	srv := newRegistryServer(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address:      "svc_registry_node_claim.test",
+			config:       claimConfig(srv, testRegistryToken, "acme", "n1", ""),
+			createVars:   repoToken(testRepoToken),
+			bare:         providerConfig(srv, fmt.Sprintf("registry_token = %q", testRegistryToken)),
+			names:        nodeClaimIdentity,
+			importAction: plancheck.ResourceActionNoop,
+			badIdentity:  map[string]string{"publisher_id": `"acme"`, "node_id": `"n1/x"`},
+		}.steps(),
+	})
+	if n := srv.Requests(emulator.OpRegistryClaim); n != 1 {
+		t.Fatalf("%d claims sent, want 1 (the create; import sends none)", n)
+	}
+	if srv.NodePublisher("n1") != "acme" {
+		t.Fatalf("n1 belongs to %q, want acme", srv.NodePublisher("n1"))
+	}
+}
+
+// claimErrorHeading is the heading of a refused claim: a credential error for a token the registry
+// did not accept, the operation otherwise.
+func claimErrorHeading(name string) string {
+	if name == "unauthorized" {
+		return `Error: Credentials not accepted: `
+	}
+	return `Error: Claiming node failed`
 }

@@ -114,7 +114,7 @@ func (r *nodeTranslationResource) post(ctx context.Context, plan *nodeTranslatio
 			msg = fmt.Sprintf("The translations of node %q were sent but no definitive answer came back, so the registry "+
 				"may or may not hold them. They are not resent automatically; apply again to post them.\n\nCause: %v", node, unknown.Cause)
 		}
-		diags.AddError("Posting node translations failed", r.data.redact(r.data.orNotSent(err, withSettingHint(msg, err, familyRegistry))))
+		diags.AddError(errorSummary(err, familyRegistry, "Posting node translations failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(msg, err, familyRegistry))))
 		return diags
 	}
 	logInfo(ctx, "node translations posted", map[string]any{"node_id": node})

@@ -29,6 +29,7 @@ var (
 	_ resource.Resource                   = (*routerRequestResource)(nil)
 	_ resource.ResourceWithConfigure      = (*routerRequestResource)(nil)
 	_ resource.ResourceWithImportState    = (*routerRequestResource)(nil)
+	_ resource.ResourceWithIdentity       = (*routerRequestResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*routerRequestResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*routerRequestResource)(nil)
 )
@@ -90,7 +91,7 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
 			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
 			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
-			"sent: nothing ran.",
+			"sent: nothing ran." + routerDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -156,8 +157,18 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
 				"(24 hours); after that the apply says so. Destroy deletes the file.",
 		},
-		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true}),
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true, CreateDescription: routerCreateTimeoutDoc, DeleteDescription: routerDeleteTimeoutDoc}),
 	}
+}
+
+// routerRequestIdentity names a request on the router: the model and the request id.
+var routerRequestIdentity = []string{"model", "id"}
+
+func (r *routerRequestResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = stringIdentitySchema(
+		identityAttribute{name: "model", description: "Model id, `provider/model`."},
+		identityAttribute{name: "id", description: "Request id."},
+	)
 }
 
 func (r *routerRequestResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -224,7 +235,7 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 	switch {
 	case client.CredentialsRefused(err) || client.RouteNotFound(err):
 		// The apply would fail the same way: say so now, as an error, not as a skipped check.
-		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model schema could not be read", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model schema could not be read"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	case client.NotFound(err):
 		resp.Diagnostics.AddAttributeError(path.Root("model"), "Model not found", r.data.redact(err.Error()))
@@ -251,6 +262,9 @@ func (r *routerRequestResource) validateInput(ctx context.Context, plan routerRe
 }
 
 func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	var plan routerRequestModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -296,16 +310,14 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
 		return
 	case err != nil:
-		resp.Diagnostics.AddError("Model request failed", r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
 		return
 	}
 	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
 	}
 
-	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logRouterProgress(ctx, q)
-	}})
+	final, res, err := r.data.client.AwaitModelResult(ctx, q, client.RouterWaitOptions{OnUpdate: newRouterProgressLog(ctx, q).router})
 	plan.setQueue(final)
 	if err != nil && waitInterrupted(ctx, err) && !final.Completed() {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -378,6 +390,9 @@ func (r *routerRequestResource) keepResult(ctx context.Context, m *routerRequest
 }
 
 func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	var state routerRequestModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
@@ -415,7 +430,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Reading model request failed", r.data.describeReadError(readCtx, err, familyRouter))
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Reading model request failed"), r.data.describeReadError(readCtx, err, familyRouter))
 		return
 	}
 	state.setQueue(q)
@@ -433,6 +448,9 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 }
 
 func (r *routerRequestResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	defer func() {
+		resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
+	}()
 	// Only provider-side settings change in place. A new result_path re-collects a queued result
 	// (a replay: the service does not run or charge again).
 	var plan, state routerRequestModel
@@ -517,16 +535,23 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	logInfo(ctx, "model request cancel answered", map[string]any{"request_id": state.ID.ValueString(), "status": out.Status, "http_status": out.HTTPCode})
 }
 
-// ImportState takes provider/model/request_id.
+// ImportState takes provider/model/request_id, or an identity with model and id.
 func (r *routerRequestResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	i := strings.LastIndex(req.ID, "/")
 	model, id := "", ""
 	if i > 0 {
 		model, id = req.ID[:i], req.ID[i+1:]
 	}
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, routerRequestIdentity...); byIdentity {
+		model, id = ids[0], ids[1]
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	if err := client.ValidateModelID(model); err != nil || client.ValidateRouterRequestID(id) != nil {
 		resp.Diagnostics.AddError("Invalid import id",
-			fmt.Sprintf("Import svc_router_request as provider/model/request_id, e.g. demo/echo/0b0c8f2e-0000-4000-8000-000000000000; got %q.", req.ID))
+			fmt.Sprintf("Import svc_router_request as provider/model/request_id, e.g. demo/echo/0b0c8f2e-0000-4000-8000-000000000000, "+
+				"or by an identity with model and id; got %q.", model+"/"+id))
 		return
 	}
 	// Only queued requests have a record to import. The input is not in that record, so the
@@ -534,4 +559,5 @@ func (r *routerRequestResource) ImportState(ctx context.Context, req resource.Im
 	for name, v := range map[string]any{"id": id, "model": model, "mode": modeQueued, "validate_input": true, "wait_for_completion": true, "replayed": false} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
+	resp.Diagnostics.Append(setIdentityFromState(ctx, resp.State, resp.Identity, routerRequestIdentity...)...)
 }

@@ -515,3 +515,30 @@ func TestAccRouterRequest_forgottenBeforeCompletionIsKept(t *testing.T) {
 		},
 	})
 }
+
+// A model request carries its identity (model and id); an import block with it adopts the
+// request, taking the input from configuration in place: the model runs once, nothing is
+// cancelled.
+func TestAccRouterRequest_identity(t *testing.T) {
+	requireCLIFeature(t, featureResourceIdentity)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: identityImport{
+			address: routerRes,
+			config: routerRequestConfig(srv, 2, `
+  model = "demo/echo"
+  input = jsonencode({ prompt = "identity" })
+`),
+			bare:         routerConfig(srv, 2, ""),
+			names:        routerRequestIdentity,
+			importAction: plancheck.ResourceActionUpdate,
+			badIdentity:  map[string]string{"model": `"demo/echo"`, "id": `"not-a-uuid"`},
+		}.steps(),
+		CheckDestroy: checkRuns(srv, emulator.ModelEcho, 1),
+	})
+	if n := srv.Requests(emulator.OpCancelRequest); n != 0 {
+		t.Errorf("%d cancels sent, want none", n)
+	}
+}

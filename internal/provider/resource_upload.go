@@ -200,7 +200,7 @@ func (r *uploadResource) Create(ctx context.Context, req resource.CreateRequest,
 		OriginalRef: plan.OriginalRef.ValueString(),
 	})
 	if err != nil {
-		resp.Diagnostics.AddError("Upload failed", r.data.orNotSent(err, r.data.describeAPIError(err, familyService)))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Upload failed"), r.data.orNotSent(err, r.data.describeAPIError(err, familyService)))
 		return
 	}
 	logInfo(ctx, "uploaded", map[string]any{"name": res.Name, "kind": plan.Kind.ValueString(), "sha256": sum, "request_id": res.RequestID})

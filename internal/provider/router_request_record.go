@@ -67,8 +67,9 @@ func routerRecordAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Requests ahead of this one when last read (0 means first); null when not queued.",
 		},
 		"status_url": schema.StringAttribute{
-			Computed:            true,
-			MarkdownDescription: "Status link of a queued request.",
+			Computed: true,
+			MarkdownDescription: "Status link of a queued request. A link of the router's API, not a signed URL: it " +
+				"works only with the API key, so it is no credential.",
 		},
 		"response_url": schema.StringAttribute{
 			Computed:            true,
@@ -79,8 +80,11 @@ func routerRecordAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Cancellation link of a queued request.",
 		},
 		"result": schema.StringAttribute{
-			Computed:            true,
-			MarkdownDescription: "The result body, when it is JSON or text, at most 1 MiB, and `result_path` is unset; null otherwise.",
+			Computed: true,
+			MarkdownDescription: "The result body, when it is JSON or text, at most 1 MiB, and `result_path` is unset; null " +
+				"otherwise. It is kept as the model returned it: asset URLs in it may be signed (credentials to those " +
+				"assets) and expire (24 hours for a stored video, less for others), so download them promptly, and set " +
+				"`result_path` to keep such a result out of the state.",
 		},
 		"result_content_type": schema.StringAttribute{
 			Computed:            true,

@@ -55,9 +55,7 @@ func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *rout
 		diags.AddError("Resuming the wait failed", r.data.redact(err.Error()))
 		return
 	}
-	final, res, err := r.data.client.AwaitModelResult(waitCtx, held, client.RouterWaitOptions{OnUpdate: func(q *client.QueueRequest) {
-		logRouterProgress(ctx, q)
-	}})
+	final, res, err := r.data.client.AwaitModelResult(waitCtx, held, client.RouterWaitOptions{OnUpdate: newRouterProgressLog(ctx, held).router})
 	plan.setQueue(final)
 	switch {
 	case err != nil && waitInterrupted(waitCtx, err):

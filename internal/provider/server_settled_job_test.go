@@ -3,11 +3,16 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -35,17 +40,9 @@ func (c *countingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	tests := []struct {
-		name       string
-		state      func(map[string]any)      // changes to a settled record
-		config     func(map[string]any)      // changes to the configuration (workflow only)
-		proposed   func(map[string]any) bool // changes to the proposed new state; false: destroy
-		unknown    bool                      // a provider setting is unknown (from a resource not applied yet)
-		answerRead bool                      // the refresh is answered without the framework
-		answerPlan bool                      // the plan is answered without the framework
-	}{
+	tests := []settledCase{
 		{name: "settled and unchanged", answerRead: true, answerPlan: true},
-		{name: "provider settings unknown", unknown: true, answerPlan: true},
+		{name: "provider settings unknown", unknown: true, answerRead: true, answerPlan: true},
 		{name: "destroy", proposed: func(map[string]any) bool { return false }, answerRead: true, answerPlan: true},
 		{name: "failed job", state: func(s map[string]any) {
 			s["status"], s["outputs"] = "failed", []any{}
@@ -80,41 +77,68 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		}, config: func(c map[string]any) { c["workflow"] = `{"1":{"class_type":"PreviewImage","inputs":{}}}` }, answerRead: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			counted, shortcut, framework, jobType := settledAndFramework(clock)
-			state := settledJobAttributes()
-			if tt.state != nil {
-				tt.state(state)
-			}
-			config := jobConfigOf(state)
-			if tt.config != nil {
-				tt.config(config)
-			}
-			proposed, destroy := maps.Clone(state), false
-			if tt.proposed != nil {
-				destroy = !tt.proposed(proposed)
-			}
-			read := &tfprotov6.ReadResourceRequest{TypeName: "svc_job", CurrentState: jobValue(t, jobType, state)}
-			plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "svc_job", PriorState: read.CurrentState,
-				Config: jobValue(t, jobType, config), ProposedNewState: jobValue(t, jobType, proposed)}
-			if destroy {
-				plan.ProposedNewState = nullJobValue(t, jobType)
-			}
-			for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
-				configureAt(t, s, "http://127.0.0.1:1", tt.unknown)
-			}
-			gotRead, wantRead := callRead(t, shortcut, read), callRead(t, framework, read)
-			compareAnswers(t, jobType, "refresh", gotRead, wantRead)
-			gotPlan, wantPlan := callPlan(t, shortcut, plan), callPlan(t, framework, plan)
-			compareAnswers(t, jobType, "plan", gotPlan, wantPlan)
-			if answered := counted.reads == 0; answered != tt.answerRead {
-				t.Errorf("refresh answered without the framework: %v, want %v", answered, tt.answerRead)
-			}
-			if answered := counted.plans == 0; answered != tt.answerPlan {
-				t.Errorf("plan answered without the framework: %v, want %v", answered, tt.answerPlan)
-			}
-		})
+		for _, sent := range []bool{false, true} { // whether Terraform sends the identity held (Terraform 1.12 and later)
+			t.Run(fmt.Sprintf("%s, identity sent %v", tt.name, sent), func(t *testing.T) {
+				t.Parallel()
+				tt.compare(t, clock, sent)
+			})
+		}
+	}
+}
+
+// settledCase is one case of TestSettledJobServerAnswersAsTheFramework.
+type settledCase struct {
+	name       string
+	state      func(map[string]any)      // changes to a settled record
+	config     func(map[string]any)      // changes to the configuration (workflow only)
+	proposed   func(map[string]any) bool // changes to the proposed new state; false: destroy
+	unknown    bool                      // a provider setting is unknown (from a resource not applied yet)
+	answerRead bool                      // the refresh is answered without the framework
+	answerPlan bool                      // the plan is answered without the framework
+}
+
+// compare asks both paths to refresh and plan the case's job, sending the identity the job
+// holds when sent, and compares their answers.
+func (tt settledCase) compare(t *testing.T, clock func() time.Time, sent bool) {
+	counted, shortcut, framework, jobType := settledAndFramework(clock)
+	state := settledJobAttributes()
+	if tt.state != nil {
+		tt.state(state)
+	}
+	config := jobConfigOf(state)
+	if tt.config != nil {
+		tt.config(config)
+	}
+	proposed, destroy := maps.Clone(state), false
+	if tt.proposed != nil {
+		destroy = !tt.proposed(proposed)
+	}
+	read := &tfprotov6.ReadResourceRequest{TypeName: "svc_job", CurrentState: jobValue(t, jobType, state)}
+	plan := &tfprotov6.PlanResourceChangeRequest{TypeName: "svc_job", PriorState: read.CurrentState,
+		Config: jobValue(t, jobType, config), ProposedNewState: jobValue(t, jobType, proposed)}
+	if sent {
+		identity, err := tfprotov6.NewDynamicValue(jobIdentityType, jobIdentityValue(state["id"].(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		read.CurrentIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &identity}
+		plan.PriorIdentity = read.CurrentIdentity
+	}
+	if destroy {
+		plan.ProposedNewState = nullJobValue(t, jobType)
+	}
+	for _, s := range []tfprotov6.ProviderServer{shortcut, framework} {
+		configureAt(t, s, "http://127.0.0.1:1", tt.unknown)
+	}
+	gotRead, wantRead := callRead(t, shortcut, read), callRead(t, framework, read)
+	compareAnswers(t, jobType, "refresh", gotRead, wantRead)
+	gotPlan, wantPlan := callPlan(t, shortcut, plan), callPlan(t, framework, plan)
+	compareAnswers(t, jobType, "plan", gotPlan, wantPlan)
+	if answered := counted.reads == 0; answered != tt.answerRead {
+		t.Errorf("refresh answered without the framework: %v, want %v", answered, tt.answerRead)
+	}
+	if answered := counted.plans == 0; answered != tt.answerPlan {
+		t.Errorf("plan answered without the framework: %v, want %v", answered, tt.answerPlan)
 	}
 }
 
@@ -132,6 +156,7 @@ func settledAndFramework(now func() time.Time) (counted *countingServer, shortcu
 // answer is what a refresh or a plan returns that Terraform acts on.
 type answer struct {
 	state       *tfprotov6.DynamicValue
+	identity    *tfprotov6.ResourceIdentityData
 	private     []byte
 	replace     int
 	diagnostics []string
@@ -143,7 +168,7 @@ func callRead(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.ReadResou
 	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{state: resp.NewState, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
+	return answer{state: resp.NewState, identity: resp.NewIdentity, private: resp.Private, diagnostics: summaries(resp.Diagnostics)}
 }
 
 func callPlan(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.PlanResourceChangeRequest) answer {
@@ -152,7 +177,7 @@ func callPlan(t *testing.T, s tfprotov6.ProviderServer, req *tfprotov6.PlanResou
 	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{state: resp.PlannedState, private: resp.PlannedPrivate, replace: len(resp.RequiresReplace), diagnostics: summaries(resp.Diagnostics)}
+	return answer{state: resp.PlannedState, identity: resp.PlannedIdentity, private: resp.PlannedPrivate, replace: len(resp.RequiresReplace), diagnostics: summaries(resp.Diagnostics)}
 }
 
 func summaries(diags []*tfprotov6.Diagnostic) []string {
@@ -174,6 +199,9 @@ func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answe
 			t.Errorf("%s: diagnostic %q, the framework %q", call, got.diagnostics[i], want.diagnostics[i])
 		}
 	}
+	if g, w := identityOf(t, got.identity), identityOf(t, want.identity); !g.Equal(w) {
+		t.Errorf("%s: identity %v, the framework's %v", call, g, w)
+	}
 	if (got.state == nil) != (want.state == nil) {
 		t.Fatalf("%s: state %v, the framework %v", call, got.state, want.state)
 	}
@@ -192,6 +220,19 @@ func compareAnswers(t *testing.T, typ tftypes.Type, call string, got, want answe
 		diffs, _ := g.Diff(w)
 		t.Errorf("%s: state differs from the framework's: %v", call, diffs)
 	}
+}
+
+// identityOf is svc_job's identity as a value; a null one when none was returned.
+func identityOf(t *testing.T, d *tfprotov6.ResourceIdentityData) tftypes.Value {
+	t.Helper()
+	if d == nil || d.IdentityData == nil {
+		return tftypes.NewValue(jobIdentityType, nil)
+	}
+	v, err := d.IdentityData.Unmarshal(jobIdentityType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // settledJobAttributes is the state of a job that succeeded with one output, settled at
@@ -281,5 +322,51 @@ func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, sett
 	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
 	if err != nil || len(resp.Diagnostics) > 0 {
 		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
+	}
+}
+
+// settledJobServer plans a no-change plan by jobBoolDefaults: the schema's defaults are those,
+// and svc_job has no other. An attribute given a default elsewhere fails here.
+func TestJobBoolDefaultsAreTheSchemas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var resp resource.SchemaResponse
+	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
+	seen := 0
+	for name, a := range resp.Schema.Attributes {
+		var has bool
+		switch a := a.(type) {
+		case schema.BoolAttribute:
+			if a.Default == nil {
+				continue
+			}
+			var def defaults.BoolResponse
+			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: path.Root(name)}, &def)
+			if want, listed := jobBoolDefaults[name]; !listed || def.PlanValue.IsNull() || def.PlanValue.ValueBool() != want {
+				t.Errorf("%s: the schema's default %v, jobBoolDefaults %v (listed %v)", name, def.PlanValue, want, listed)
+			}
+			seen++
+			continue
+		case schema.StringAttribute:
+			has = a.Default != nil
+		case schema.Int64Attribute:
+			has = a.Default != nil
+		case schema.Float64Attribute:
+			has = a.Default != nil
+		case schema.MapAttribute:
+			has = a.Default != nil
+		case schema.ListNestedAttribute:
+			has = a.Default != nil
+		case schema.SingleNestedAttribute:
+			has = a.Default != nil
+		default:
+			t.Errorf("%s is a %T: this test does not know whether it has a default", name, a)
+		}
+		if has {
+			t.Errorf("%s has a default that jobBoolDefaults does not list", name)
+		}
+	}
+	if seen != len(jobBoolDefaults) {
+		t.Errorf("the schema has %d defaults, jobBoolDefaults %d", seen, len(jobBoolDefaults))
 	}
 }

@@ -63,6 +63,9 @@ type ClassDef struct {
 	DisplayName string
 	Inputs      []ClassInput
 	Outputs     []string
+	// OutputsListed says whether the definition lists its outputs at all: an empty list is a
+	// class without outputs, a missing one says nothing about them.
+	OutputsListed bool
 	// Err is why the class's definition could not be read; a class used by a workflow with an
 	// unreadable definition is refused then, not when the document is read.
 	Err error
@@ -119,6 +122,7 @@ func parseClassDef(name string, raw json.RawMessage) (*ClassDef, error) {
 	if def.DisplayName == "" {
 		def.DisplayName = name
 	}
+	def.OutputsListed = doc.Output != nil
 	for _, o := range doc.Output {
 		var t string
 		if json.Unmarshal(o, &t) != nil {
