@@ -1,5 +1,11 @@
-# Batch generation: one job per row of prompts.csv (50 rows), every image downloaded.
+# Batch generation with svc_job_batch: one job per row of prompts.csv (50 rows), one resource in
+# state, the workflow template stored once, every output downloaded to out/<row>/.
 # Each job saves its prompt as text beside the image, so the outputs explain themselves.
+#
+# Adding rows to the CSV submits only them; editing a row runs that row again; removing one forgets
+# it. A row that fails does not fail the apply (it is reported as a warning and counted in
+# `failed`); the postcondition below makes the run go red anyway. Set rerun_failed = true to run
+# the failed rows again, and nothing else.
 
 terraform {
   required_version = ">= 1.11"
@@ -20,31 +26,41 @@ provider "svc" {
   endpoint = var.endpoint
 }
 
-locals {
-  rows = { for row in csvdecode(file("${path.module}/prompts.csv")) : row.name => row }
-}
-
-resource "svc_job" "item" {
-  for_each = local.rows
-
+resource "svc_job_batch" "catalogue" {
+  # The template: each row below overrides some of its inputs.
   workflow = jsonencode({
-    "1" = { class_type = "PrimitiveString", inputs = { value = each.value.prompt } }
-    "2" = { class_type = "SaveText", inputs = { text = ["1", 0], filename_prefix = each.key } }
-    "3" = { class_type = "EmptyImage", inputs = { width = 64, height = 64, batch_size = 1, color = tonumber(each.value.color) } }
-    "4" = { class_type = "ImageNoiseSampler", inputs = { image = ["3", 0], seed = tonumber(each.value.seed), steps = 4, denoise = 0.5 } }
-    "5" = { class_type = "SaveImage", inputs = { images = ["4", 0], filename_prefix = each.key } }
+    "1" = { class_type = "PrimitiveString", inputs = { value = "a prompt" } }
+    "2" = { class_type = "SaveText", inputs = { text = ["1", 0], filename_prefix = "prompt" } }
+    "3" = { class_type = "EmptyImage", inputs = { width = 64, height = 64, batch_size = 1, color = 0 } }
+    "4" = { class_type = "ImageNoiseSampler", inputs = { image = ["3", 0], seed = 0, steps = 4, denoise = 0.5 } }
+    "5" = { class_type = "SaveImage", inputs = { images = ["4", 0], filename_prefix = "image" } }
   })
+
+  # Row key => { node id => { input => value } }, straight from the CSV. tomap() (rows of one
+  # shape) lets state record the rows' type once instead of once per row.
+  rows = tomap({
+    for row in csvdecode(file("${path.module}/prompts.csv")) : row.name => {
+      "1" = { value = row.prompt }
+      "3" = { color = tonumber(row.color) }
+      "4" = { seed = tonumber(row.seed) }
+    }
+  })
+
+  max_in_flight = 16
+  output_dir    = "${abspath(path.module)}/out"
+
+  lifecycle {
+    postcondition {
+      condition     = self.failed == 0
+      error_message = "Some rows failed: see the warnings, or results[*].error."
+    }
+  }
 }
 
-resource "svc_output_file" "image" {
-  for_each = svc_job.item
-
-  # Outputs are listed in the order the service committed them; pick the image by type.
-  asset_id      = one([for o in each.value.outputs : o.id if o.type == "image"])
-  expected_hash = one([for o in each.value.outputs : o.hash if o.type == "image"])
-  path          = "${abspath(path.module)}/out/${each.key}.png"
+output "succeeded" {
+  value = svc_job_batch.catalogue.succeeded
 }
 
 output "images" {
-  value = length(svc_output_file.image)
+  value = { for key, row in svc_job_batch.catalogue.results : key => one([for o in row.outputs : o.id if o.type == "image"]) }
 }

@@ -79,6 +79,27 @@ type Client struct {
 	// eventsProbe holds back the waits that start while the first event stream is being asked
 	// for, until its answer says whether the service serves any.
 	eventsProbe eventsProbe
+	// readsHeldUntil (Unix nanoseconds, 0: never) is when the service's last 429 with a
+	// Retry-After to a read lets reads go on: every wait of this client (a batch's rows alike)
+	// holds its next read until then, so a rate limit is honoured by the batch as a whole, not
+	// one wait at a time.
+	readsHeldUntil atomic.Int64
+}
+
+// holdReads notes a read answered 429 with Retry-After wait.
+func (c *Client) holdReads(wait time.Duration) {
+	until := time.Now().Add(wait).UnixNano()
+	for {
+		cur := c.readsHeldUntil.Load()
+		if cur >= until || c.readsHeldUntil.CompareAndSwap(cur, until) {
+			return
+		}
+	}
+}
+
+// readsHeldFor is how long reads are still held (0: not).
+func (c *Client) readsHeldFor() time.Duration {
+	return max(time.Until(time.Unix(0, c.readsHeldUntil.Load())), 0)
 }
 
 // New validates cfg and builds a Client.

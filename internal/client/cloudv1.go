@@ -423,8 +423,8 @@ type ViewFile struct {
 	Type      string // "output" or "temp"
 }
 
-// ViewURL is the /api/view URL of f (it answers with a redirect to signed storage).
-func (c *Client) ViewURL(f ViewFile) string {
+// viewURL is the /api/view URL of f (it answers with a redirect to signed storage).
+func (c *Client) viewURL(f ViewFile) string {
 	q := url.Values{"filename": {f.Filename}, "subfolder": {f.Subfolder}, "type": {f.Type}}
 	return joinPath(c.endpoint, "api", "view") + "?" + q.Encode()
 }
@@ -436,6 +436,6 @@ func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer, lim 
 	if f.Filename == "" {
 		return nil, fmt.Errorf("view: filename must not be empty")
 	}
-	return c.streamTo(ctx, call{op: "view", method: http.MethodGet, url: c.ViewURL(f), cred: credAPIKey,
+	return c.streamTo(ctx, call{op: "view", method: http.MethodGet, url: c.viewURL(f), cred: credAPIKey,
 		header: downloadHeader(), policy: retryIdempotent, stream: true}, w, lim)
 }

@@ -361,7 +361,7 @@ func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
 			if n := srv.Requests(emulator.OpV1Socket); n != 2 {
 				t.Errorf("socket connections: %d, want 2", n)
 			}
-			if sock.Connected() {
+			if sock.isConnected() {
 				t.Error("the dropped socket still reports connected")
 			}
 		})

@@ -51,7 +51,7 @@ func TestDurationEstimator(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
 			for _, j := range tt.jobs {
-				e.Observe("shape", j)
+				e.observe("shape", j)
 			}
 			got, ok := expectedRunTime(e, "shape")
 			if ok != tt.wantOK || got != tt.want {
@@ -68,16 +68,16 @@ func TestDurationEstimatorKeepsRecentRuns(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for range estimateSamples {
-		e.Observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, 1000, "", ""))
 	}
 	for range estimateSamples {
-		e.Observe("s", finishedJob(JobSucceeded, 5000, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, 5000, "", ""))
 	}
 	if got, ok := expectedRunTime(e, "s"); !ok || got != 5*time.Second {
 		t.Errorf("expected run time = %v, %v; want the recent 5s", got, ok)
 	}
 	var none *DurationEstimator
-	none.Observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+	none.observe("s", finishedJob(JobSucceeded, 1000, "", ""))
 	if _, ok := expectedRunTime(none, "s"); ok {
 		t.Error("a nil estimator has an estimate")
 	}
@@ -117,7 +117,7 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for range 3 {
-		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	started := func(ago time.Duration) *string { s := now.Add(-ago).Format(time.RFC3339Nano); return &s }
@@ -133,14 +133,15 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 		{name: "running: just after its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Second)}, want: 2*time.Second + margin, wantOK: true},
 		{name: "running just past its likely end: a tenth of the run time", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin)}, want: 300 * time.Millisecond, wantOK: true},
 		{name: "longer overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + 200*time.Millisecond)}, want: 400 * time.Millisecond, wantOK: true},
-		{name: "overdue beyond how far agreeing run times lie: as a fixed poll", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: defaultPollMax, wantOK: true},
-		{name: "very long overdue: at most max", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: defaultPollMax, wantOK: true},
+		{name: "overdue beyond how far agreeing run times lie: blind", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: defaultPollMax, wantOK: true},
+		{name: "very long overdue: blind, a twentieth of the run so far", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: 3 * time.Second, wantOK: true},
 		{name: "running without a start time", shape: "s", job: &Job{Status: JobRunning}},
 		{name: "started in our future", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(-time.Second)}},
 		{name: "shape never seen", shape: "t", job: &Job{Status: JobQueued}},
 	}
 	for _, tt := range tests {
 		p := newPollSchedule(WaitOptions{Durations: e, Shape: tt.shape}, nil)
+		p.lastRead = now // the record was just read
 		got, ok := p.untilLikelyEnd(tt.job, now)
 		if ok != tt.wantOK || got != tt.want {
 			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
@@ -154,7 +155,7 @@ func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for _, ms := range []int64{2800, 2900, 3000, 3000, 3100, 3200, 3300, 2950, 3050, 3400} {
-		e.Observe("s", finishedJob(JobSucceeded, ms, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, ms, "", ""))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	start := now.Add(-time.Second).Format(time.RFC3339Nano)
@@ -181,7 +182,7 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 	if got := p.Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower while the shape is probed: next = %v, want its safety net %v", got, followerSafetyFirst*defaultPollMax)
 	}
-	e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	select {
 	case <-second.bell:
 	default:
@@ -191,10 +192,10 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 		t.Error("a wait still follows once its shape has a run time")
 	}
 	for range estimateMinSamples {
-		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
-	if got := p.Next(running, false); got != defaultPollMin {
-		t.Errorf("a former follower once the shape is known (no start time): next = %v, want the regular %v", got, defaultPollMin)
+	if got := p.Next(running, false); got != defaultPollMax/2 {
+		t.Errorf("a former follower once the shape is known (no start time): next = %v, want its blind gap %v", got, defaultPollMax/2)
 	}
 	first.leave()
 	second.leave()
@@ -214,4 +215,32 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 func expectedRunTime(e *DurationEstimator, shape string) (time.Duration, bool) {
 	median, _, ok := e.runTimes(shape)
 	return median, ok
+}
+
+// News of a shape's run time that comes between reads (the bell) finds a job already past its
+// likely end while the record in hand was read before it: the job is read at once, not a tenth
+// of a run later as one just read and found still running would be.
+func TestPollScheduleReadsAtOnceAJobPastItsEndSinceTheLastRead(t *testing.T) {
+	t.Parallel()
+	e := NewDurationEstimator()
+	for range 3 {
+		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	started := now.Add(-3300 * time.Millisecond).Format(time.RFC3339Nano) // past its likely end, 3.11 s
+	job := &Job{Status: JobRunning, StartedAt: &started}
+	for _, tt := range []struct {
+		name     string
+		lastRead time.Time
+		want     time.Duration
+	}{
+		{name: "read before the likely end", lastRead: now.Add(-2 * time.Second), want: 0},
+		{name: "read since, still running", lastRead: now, want: 300*time.Millisecond + (3300*time.Millisecond-3*time.Second-3*time.Second/32-likelyEndMargin)/2},
+	} {
+		p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, nil)
+		p.lastRead = tt.lastRead
+		if got, ok := p.untilLikelyEnd(job, now); !ok || got != tt.want {
+			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v", tt.name, got, ok, tt.want)
+		}
+	}
 }

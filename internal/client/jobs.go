@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Job statuses of the v2 interface.
@@ -47,6 +48,9 @@ type Job struct {
 
 	// RequestID is the X-Svc-Request-Id of the response this record came from.
 	RequestID string `json:"-"`
+	// RetryAfter is the Retry-After of the read that returned this record (0 when absent): a
+	// wait reads the job no sooner than that.
+	RetryAfter time.Duration `json:"-"`
 	// DecodeWarnings names the values of the record that did not fit their field and were left
 	// empty (the rest of the record, id and status first, was kept).
 	DecodeWarnings []string `json:"-"`
@@ -148,7 +152,7 @@ func outcomeUnknown(err error) bool {
 		return apiErr.StatusCode >= 500
 	}
 	if refused, ok := refusedRedirect(err); ok {
-		return !refused.NotProcessed()
+		return !refused.notProcessed()
 	}
 	var ended *waitEndedError
 	if errors.As(err, &ended) && ended.settled() {
@@ -207,6 +211,7 @@ func (c *Client) readJob(ctx context.Context, op, u string) (*Job, error) {
 	if err := c.finishJob(ctx, op, resp, &job); err != nil {
 		return nil, err
 	}
+	job.RetryAfter, _ = parseRetryAfter(resp.header.Get("Retry-After"))
 	return &job, nil
 }
 

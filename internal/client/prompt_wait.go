@@ -121,6 +121,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		pollSocket: orDuration(opts.PollIntervalSocket, defaultPromptPollSocket),
 		grace:      orDuration(opts.SocketGrace, defaultSocketGrace),
 		res:        &PromptResult{PromptID: promptID},
+		began:      time.Now(),
 		sock:       newSocketFollower(c, promptID, sock, orDuration(opts.RedialWait, defaultRedialWait)),
 		side:       make(chan sideHandler),
 		stopped:    make(chan struct{}),
@@ -134,6 +135,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		done:     (*promptWait).finished,
 		schedule: w,
 		side:     w.side,
+		held:     c.readsHeldFor,
 	}
 	if _, err := loop.run(ctx, w); err != nil {
 		return w.res, err
@@ -148,6 +150,7 @@ type promptWait struct {
 	id                      string
 	opts                    PromptWaitOptions
 	poll, pollSocket, grace time.Duration
+	began                   time.Time // when the wait began
 	res                     *PromptResult
 	sock                    *socketFollower
 	statusRead              bool // the status route was asked at least once
@@ -205,16 +208,14 @@ func (w *promptWait) follow(events <-chan SocketEvent) {
 	}()
 }
 
-// Next is the wait's schedule: the status poll interval, long while a connected socket still
-// has to deliver the outcome (its messages wake the loop), short otherwise; the first read
-// comes after the short one.
+// Next is the wait's schedule: long while a connected socket still has to deliver the outcome
+// (its messages wake the loop); otherwise the blind gap of a job's wait (blindGap, with the
+// poll interval as its fixed-poll period), since without the socket nothing foretells the end.
+// The first read comes on the blind gap.
 func (w *promptWait) Next(*promptWait, bool) time.Duration {
-	d := w.poll
-	if w.sock.connected() && w.res.SocketOutcome == "" {
+	d := blindGap(time.Since(w.began), min(defaultPollMin, w.poll), w.poll)
+	if w.sock.connected() && w.res.SocketOutcome == "" && w.statusRead {
 		d = w.pollSocket
-	}
-	if !w.statusRead {
-		d = min(d, w.poll)
 	}
 	return d
 }
@@ -329,10 +330,10 @@ type socketFollower struct {
 }
 
 func newSocketFollower(c *Client, promptID string, sock *Socket, redialWait time.Duration) *socketFollower {
-	return &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, listening: sock != nil, whole: sock.Connected(), redialWait: redialWait}
+	return &socketFollower{c: c, promptID: promptID, caller: sock, sock: sock, listening: sock != nil, whole: sock.isConnected(), redialWait: redialWait}
 }
 
-func (f *socketFollower) connected() bool { return f.sock.Connected() }
+func (f *socketFollower) connected() bool { return f.sock.isConnected() }
 
 // closed records the end of the connection and, when wanted, returns the wait before
 // reconnecting.

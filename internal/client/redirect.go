@@ -27,10 +27,10 @@ func (e *RedirectRefusedError) Error() string {
 	return msg + "; if the service has moved, set the endpoint to its new address"
 }
 
-// NotProcessed reports whether the redirect itself says the request was not acted on: 307 and
+// notProcessed reports whether the redirect itself says the request was not acted on: 307 and
 // 308 ask for the same request to be repeated elsewhere. A 301, 302 or 303 to a POST may
 // instead point at the result of a request that was processed.
-func (e *RedirectRefusedError) NotProcessed() bool {
+func (e *RedirectRefusedError) notProcessed() bool {
 	return e.StatusCode == http.StatusTemporaryRedirect || e.StatusCode == http.StatusPermanentRedirect
 }
 

@@ -32,7 +32,7 @@ import (
 //   - an event stream (retryNever): one attempt per connection; a wait redials a stream that
 //     ended early at most maxEventRedials times.
 //
-// A wait (WaitJob, WaitModelRequest, AwaitModelResult, WaitPrompt) reads under the read's budget
+// A wait (WaitJob, waitModelRequest, AwaitModelResult, WaitPrompt) reads under the read's budget
 // and never retries a read on its own: a read that still fails ends the wait. go-retryablehttp is
 // set per operation in retryingClient: CheckRetry and RetryMax from the policy; Backoff the same
 // for every policy (Retry-After honoured, else exponential with full jitter), since how long to
@@ -92,7 +92,11 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			}
 			return transientTransportError(err), nil
 		}
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok && wait > c.maxRetryAfter {
+		wait, hasWait := parseRetryAfter(resp.Header.Get("Retry-After"))
+		if hasWait && p == retryIdempotent && resp.StatusCode == http.StatusTooManyRequests {
+			c.holdReads(wait) // a rate limit: every wait of the client holds its reads
+		}
+		if hasWait && wait > c.maxRetryAfter {
 			return false, nil
 		}
 		switch p {

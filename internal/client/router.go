@@ -157,9 +157,9 @@ type ModelPage struct {
 // maxCatalogPages stops a walk that the service never ends (a cursor that does not advance).
 const maxCatalogPages = 10000
 
-// ListModelsPage reads one catalog page. The cursor is passed back exactly as received
+// listModelsPage reads one catalog page. The cursor is passed back exactly as received
 // (URL-encoded); limit <= 0 leaves the service's default.
-func (c *Client) ListModelsPage(ctx context.Context, cursor string, limit int) (*ModelPage, error) {
+func (c *Client) listModelsPage(ctx context.Context, cursor string, limit int) (*ModelPage, error) {
 	u, err := url.Parse(joinPath(c.routerEndpoint, "v2", "models"))
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (c *Client) ListModels(ctx context.Context, limit int) ([]Model, error) {
 	cursor := ""
 	seen := map[string]bool{}
 	for pages := 1; ; pages++ {
-		page, err := c.ListModelsPage(ctx, cursor, limit)
+		page, err := c.listModelsPage(ctx, cursor, limit)
 		if err != nil {
 			return nil, fmt.Errorf("catalog page %d: %w", pages, err)
 		}
@@ -621,7 +621,7 @@ func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*C
 	return &out, nil
 }
 
-// RouterWaitOptions tune WaitModelRequest and AwaitModelResult.
+// RouterWaitOptions tune waitModelRequest and AwaitModelResult.
 type RouterWaitOptions struct {
 	PollMin, PollMax time.Duration
 	// OnUpdate is called with every status that differs from the last in status or place in
@@ -629,15 +629,17 @@ type RouterWaitOptions struct {
 	OnUpdate func(*QueueRequest)
 }
 
-// WaitModelRequest polls status_url until the run is COMPLETED and returns the last status. It
-// never polls sooner than a Retry-After asks; without one the interval grows from PollMin to
-// PollMax. On a context error it returns the last status seen with the error.
-func (c *Client) WaitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
+// waitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
+// queued request has no events: it is polled as often as the service's Retry-After asks, no
+// more, and without one on the blind schedule of a job (blindGap, PollMax the fixed-poll
+// period). On a context error it returns the last status seen with the error.
+func (c *Client) waitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
 	loop := waitLoop[*QueueRequest]{
 		read:     c.ModelRequestStatus,
 		done:     (*QueueRequest).Completed,
 		schedule: newRouterSchedule(opts),
 		onRead:   opts.onStatus,
+		held:     c.readsHeldFor,
 	}
 	return loop.run(ctx, q)
 }
@@ -649,16 +651,27 @@ func (o RouterWaitOptions) onStatus(prev, next *QueueRequest) {
 	}
 }
 
-// routerSchedule polls a queued model request: never sooner than its Retry-After asks, and
-// without one on an interval that grows from PollMin to PollMax.
-type routerSchedule struct{ interval growingInterval }
+// routerSchedule polls a queued model request: after the service's Retry-After when its last
+// answer gave one (the pace it asks for: no sooner, and no later, since it is the one thing
+// that tells when to look), else on the blind gap of the time waited.
+type routerSchedule struct {
+	min, max time.Duration
+	began    time.Time
+	clk      clock
+}
 
 func newRouterSchedule(opts RouterWaitOptions) *routerSchedule {
-	return &routerSchedule{interval: newGrowingInterval(orDuration(opts.PollMin, defaultPollMin), orDuration(opts.PollMax, defaultPollMax))}
+	return &routerSchedule{
+		min: orDuration(opts.PollMin, defaultPollMin), max: orDuration(opts.PollMax, defaultPollMax),
+		began: time.Now(), clk: systemClock{},
+	}
 }
 
 func (s *routerSchedule) Next(last *QueueRequest, _ bool) time.Duration {
-	return max(s.interval.next(), last.RetryAfter)
+	if last.RetryAfter > 0 {
+		return max(last.RetryAfter, s.min)
+	}
+	return blindGap(s.clk.Now().Sub(s.began), s.min, s.max)
 }
 
 func equalPos(a, b *int64) bool {
@@ -693,6 +706,7 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		read:     c.readRouterAwait,
 		done:     (*routerAwait).over,
 		schedule: routerAwaitSchedule{newRouterSchedule(opts)},
+		held:     c.readsHeldFor,
 		onRead:   func(prev, next *routerAwait) { opts.onStatus(prev.q, next.q) },
 	}
 	last, err := loop.run(ctx, &routerAwait{q: q, collectNow: q.Completed()})

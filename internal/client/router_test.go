@@ -250,7 +250,7 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 	if h := srv.LastRequestHeader(emulator.OpListModels); h != nil {
 		t.Fatal("no request yet")
 	}
-	if _, err := c.ListModelsPage(ctx, "", 0); err != nil {
+	if _, err := c.listModelsPage(ctx, "", 0); err != nil {
 		t.Fatalf("X-API-Key refused: %v", err)
 	}
 	if got := srv.LastRequestHeader(emulator.OpListModels).Get("X-API-Key"); got != "k-secret" {
@@ -271,7 +271,7 @@ func TestRouterAuthAndConcurrencyLimit(t *testing.T) {
 		t.Fatalf("%d submissions, want 1 + 4 (the 429 retried max_retries times)", n)
 	}
 	bad := testClient(t, c.routerEndpoint.String(), func(cfg *Config) { cfg.APIKey = "wrong" })
-	if _, err := bad.ListModelsPage(ctx, "", 0); statusOf(err) != 401 {
+	if _, err := bad.listModelsPage(ctx, "", 0); statusOf(err) != 401 {
 		t.Fatalf("wrong key: %v", err)
 	}
 }

@@ -128,7 +128,7 @@ func (c *Client) scrub(msg string) string {
 func (s *Socket) Events() <-chan SocketEvent { return s.events }
 
 // Connected reports whether the connection is still open.
-func (s *Socket) Connected() bool { return s != nil && s.connected.Load() }
+func (s *Socket) isConnected() bool { return s != nil && s.connected.Load() }
 
 // Close ends the connection.
 func (s *Socket) Close() {

@@ -49,7 +49,7 @@ func TestSocketSkipsOversizedTextMessages(t *testing.T) {
 			t.Fatalf("messages seen: %v; want status then executing", types)
 		}
 	}
-	if types[0] != "status" || types[1] != "executing" || !sock.Connected() {
-		t.Fatalf("messages %v, connected %v; want status, executing and the socket still up", types, sock.Connected())
+	if types[0] != "status" || types[1] != "executing" || !sock.isConnected() {
+		t.Fatalf("messages %v, connected %v; want status, executing and the socket still up", types, sock.isConnected())
 	}
 }

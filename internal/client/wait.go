@@ -9,7 +9,8 @@ import (
 type WaitOptions struct {
 	// OnUpdate is called with every record that differs from the previous one.
 	OnUpdate func(*Job)
-	// PollMin and PollMax bound the poll interval while polling alone.
+	// PollMin is the least time between two reads; PollMax the period of the fixed poll whose
+	// request budget a blind wait keeps (default 2 s).
 	PollMin, PollMax time.Duration
 	// PollStreaming is the safety-net interval while the event stream is connected: events
 	// wake the loop, so polling then only guards against a stream that went quiet.
@@ -45,14 +46,14 @@ const (
 
 // WaitJob waits until job is terminal and returns the last record. The job record is the only
 // truth: the event stream, when the service offers one, only wakes the loop. Without a stream
-// the poll interval follows the job's progress: it estimates the time left from the rate at
-// which progress.value advances and polls at half that, so a long job is polled rarely and
-// its end is still seen within PollMin. When progress does not move, the waits that share
-// WaitOptions.Durations (a batch) poll each job near its likely end, from what the batch has
-// seen: the run times of finished jobs of its shape, its place in the queue, and when the
-// batch's running jobs will likely end. No event, not even a terminal status, re-reads the job
-// sooner than PollMin after the last read. On a context error it returns the last record seen
-// together with the error.
+// the schedule (pollSchedule) uses what it knows: progress, when it moves, foretells the end,
+// read just after it; when it does not, the waits that share WaitOptions.Durations (a batch)
+// read each job near its likely end, from the run times of finished jobs of its shape, its
+// place in the queue and when the batch's running jobs will likely end; with nothing to go on, a
+// wait reads blind (blindGap), within the request budget of a fixed poll at PollMax. No read
+// comes sooner than the service's Retry-After asks, and no event, not even a terminal status,
+// re-reads the job sooner than PollMin after the last read. On a context error it returns the
+// last record seen together with the error.
 func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job, error) {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -68,6 +69,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		read:     c.RefreshJob,
 		done:     (*Job).Terminal,
 		schedule: sched,
+		held:     c.readsHeldFor,
 		gate:     wakeGate{floor: orDuration(opts.PollMin, defaultPollMin)},
 		onRead: func(prev, next *Job) {
 			if changed(prev, next) && opts.OnUpdate != nil {
@@ -86,7 +88,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	}
 	final, err := loop.run(ctx, job)
 	if err == nil {
-		opts.Durations.Observe(opts.Shape, final)
+		opts.Durations.observe(opts.Shape, final)
 	}
 	return final, err
 }
@@ -106,8 +108,7 @@ func resetTimer(t *time.Timer, d time.Duration) {
 // records show.
 type pollSchedule struct {
 	min, max, streaming time.Duration
-	backoff             growingInterval // while nothing tells how long is left
-	firstAt             time.Time       // first record with progress, and its value
+	firstAt             time.Time // first record with progress, and its value
 	firstValue          float64
 	durations           *DurationEstimator // likely run times by workflow shape (may be nil)
 	shape               string
@@ -118,6 +119,16 @@ type pollSchedule struct {
 	safety growingInterval
 	asked  bool // Next was asked before: the record it is given was read, not submitted
 	clk    clock
+	began  time.Time // when the wait began
+	// lastRead is when Next was last asked after a read (or the submission): the record the
+	// schedule plans from is as old as that.
+	lastRead time.Time
+	// notBefore is when the Retry-After of the last read allows the next.
+	notBefore time.Time
+	// aimed: the last wait aimed at the end progress foretold; a read that then finds the job
+	// running waits at least half a blind gap before the next, so a job stuck near its end
+	// is not read at every PollMin.
+	aimed bool
 }
 
 const (
@@ -138,23 +149,72 @@ func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 		shape:     opts.Shape,
 		seat:      seat,
 	}
-	p.backoff = newGrowingInterval(p.min, p.max)
 	p.safety = newGrowingInterval(followerSafetyFirst*p.max, followerSafetyMax*p.max)
 	p.clk = systemClock{}
+	p.began = p.clk.Now()
 	return p
 }
 
-// Next implements jobSchedule.
+// blindGap is the wait before the next read of a record whose end nothing foretells, elapsed
+// into the wait: half of ceiling before the first read (a job shorter than that is seen within
+// it), then ceiling: a fixed poll at ceiling, half a period ahead of one that starts at the
+// submission, so it keeps that poll's request budget (a read per period, the submission and the
+// event-stream probe, and two more) with half a period to spare, whatever the service's start
+// latency. Past 20 ceilings it reads every twentieth of the time elapsed: the end is still seen
+// within 5 % of the run, and a long run costs few reads. Nothing shorter than floor.
+//
+// Blind, nothing better is possible: seeing every end within less than a period needs reads
+// closer than a period, more than such a poll sends. A batch does better through its probe
+// (batchSeat): the first job of a shape to end tells the others when theirs will.
+func blindGap(elapsed, floor, ceiling time.Duration) time.Duration {
+	d := ceiling
+	if elapsed < ceiling/4 {
+		d = ceiling / 2
+	}
+	return max(floor, d, elapsed/20)
+}
+
+// elapsed is how long the job has run, as far as this wait can tell: since the wait began, or
+// since the job's started_at when that is longer (a resumed wait) and not ahead of our clock.
+func (p *pollSchedule) elapsed(job *Job, now time.Time) time.Duration {
+	e := now.Sub(p.began)
+	if start, ok := parseJobTime(job.StartedAt); ok && !start.After(now) {
+		e = max(e, now.Sub(start))
+	}
+	return e
+}
+
+// blind is the blind gap of this wait; a probe (see batchSeat) reads more often, spending the
+// reads its followers save.
+func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
+	d := blindGap(p.elapsed(job, now), p.min, p.max)
+	return max(time.Duration(float64(d)/p.seat.probeShare()), p.min)
+}
+
+// Next implements jobSchedule. It is asked after every read (and once before the first), so
+// the record it is given is as recent as now. It never reads sooner than the service's
+// Retry-After on the last read asks.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
+	p.lastRead = now
+	p.notBefore = now.Add(job.RetryAfter)
+	return max(p.next(job, streaming, now), job.RetryAfter)
+}
+
+// next is the wait before the next read: the safety net while a live stream wakes the wait;
+// else what the job's progress foretells; else, queued or running without a rate, when jobs
+// of its shape ran long enough (untilLikelyEnd); else, while another wait probes the shape, a
+// slow safety net; else the blind gap.
+func (p *pollSchedule) next(job *Job, streaming bool, now time.Time) time.Duration {
 	if streaming {
 		p.tellBatch(job, now, 0, false)
 		return p.streaming
 	}
 	if left, ok := p.timeLeft(job); ok {
 		p.tellBatch(job, now, left, true)
-		return min(max(left/2, p.min), p.max)
+		return p.untilForetoldEnd(job, now, left)
 	}
+	p.aimed = false
 	p.tellBatch(job, now, 0, false)
 	if job.Status == JobQueued && p.asked {
 		p.seat.queuedWhileProbing()
@@ -167,7 +227,20 @@ func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	if p.seat.follows() {
 		return p.safety.next()
 	}
-	return p.backoff.next()
+	return p.blind(job, now)
+}
+
+// untilForetoldEnd is the wait before the next read of a job whose progress says it ends in
+// left: just after that (an eighth more), unless the blind gap comes sooner. A read aimed so
+// that finds the job still running waits at least half a blind gap for the next.
+func (p *pollSchedule) untilForetoldEnd(job *Job, now time.Time, left time.Duration) time.Duration {
+	blind := p.blind(job, now)
+	d := min(blind, max(left+left/8+likelyEndMargin, p.min))
+	if p.aimed {
+		d = max(d, blind/2)
+	}
+	p.aimed = d < blind
+	return d
 }
 
 // replan is asked when the wait has news of its shape between two reads: the shape's first run
@@ -177,7 +250,8 @@ func (p *pollSchedule) replan(job *Job) time.Duration {
 	if job.Status != JobRunning {
 		return 0
 	}
-	return p.Next(job, false)
+	now := p.clk.Now()
+	return max(p.next(job, false, now), p.notBefore.Sub(now))
 }
 
 // tellBatch tells the batch whether the job runs, and when it will likely end: from its
@@ -253,10 +327,14 @@ func (p *pollSchedule) untilEnd(job *Job, now time.Time, expected, late time.Dur
 	// the shape's run times.
 	left := start.Add(late + expected/32 + likelyEndMargin).Sub(now)
 	switch overdue := -left; {
+	case overdue >= 0 && p.lastRead.Before(now.Add(-overdue)):
+		// The job is past its likely end, and the record was read before that (the news of
+		// its shape came between reads): read it now.
+		return 0, true
 	case overdue > expected/estimateOverdueFraction:
 		// Far beyond the run times of its shape (further than they may lie from each other):
-		// they say nothing of this job's end, which is looked for as a fixed poll would.
-		return p.max, true
+		// they say nothing of this job's end, which is looked for blind.
+		return p.blind(job, now), true
 	case overdue >= 0:
 		// Overdue: jobs of one shape vary by a tenth or so, so re-read at a tenth of the run
 		// time, and less often the later it gets.

@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// Waiting on many jobs with one engine (a batch's rows, or the svc_job resources of one apply):
+// share one *DurationEstimator (NewDurationEstimator, one per provider instance or batch) and
+// call WaitJob for each job, from as many goroutines as jobs are in flight, with
+//
+//	WaitOptions{Durations: e, Shape: WorkflowShape(workflow), OnUpdate: ...}
+//
+// Each WaitJob runs on the one wait loop; through e the waits of one shape form a batch: one
+// probes while the others keep a safety net, the first end tells the others when theirs will,
+// queued jobs plan from when the running ones will end, and a 429 with Retry-After on any read
+// holds the reads of every wait of the client (Client.holdReads). Event streams are used where
+// served (one refused stream tells every later wait to poll). WaitJob returns the last record
+// with any error, so a row's id and status are never lost.
+
 // batchSeat is one wait's place among the waits that share a DurationEstimator (the jobs of one
 // batch). Through it a wait learns whether it probes its workflow shape or follows the probe,
 // hears news of its shape between reads (bell), and tells the other waits when its own job
@@ -87,6 +100,23 @@ func (s *batchSeat) follows() bool {
 	defer s.e.mu.Unlock()
 	w := s.e.waiting[s.shape]
 	return w != nil && w.probe != nil && w.probe != s
+}
+
+// probeShare is how many times as often as a lone wait the seat's wait reads its job: 1, or,
+// while it probes its shape for k followers that keep only a slow safety net, 1 + k/2: the
+// followers give the probe half the reads they save, so the batch sees its first end, and
+// from it every end, sooner, at no more reads per job than polling each job alone.
+func (s *batchSeat) probeShare() float64 {
+	if s == nil || s.shape == "" {
+		return 1
+	}
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	w := s.e.waiting[s.shape]
+	if w == nil || w.probe != s {
+		return 1
+	}
+	return 1 + float64(len(w.seats)-1)/2
 }
 
 // queuedWhileProbing is told that the seat's job was read still queued. A queued job cannot

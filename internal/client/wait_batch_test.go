@@ -39,7 +39,7 @@ func TestLikelyStart(t *testing.T) {
 func learnedEstimator() *DurationEstimator {
 	e := NewDurationEstimator()
 	for range 3 {
-		e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	return e
 }
@@ -90,8 +90,10 @@ func TestShapeProbe(t *testing.T) {
 		return p
 	}
 	running, queued := &Job{Status: JobRunning}, &Job{Status: JobQueued}
-	if got := schedule(a).Next(running, false); got != defaultPollMin {
-		t.Errorf("the probe: next = %v, want the regular %v", got, defaultPollMin)
+	// Three waits: the probe reads 1 + 2/2 times as often as a lone wait (its first read after
+	// half of PollMax).
+	if got := schedule(a).Next(running, false); got != defaultPollMax/2/2 {
+		t.Errorf("the probe: next = %v, want its blind gap shared with its two followers, %v", got, defaultPollMax/2/2)
 	}
 	if got := schedule(b).Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower: next = %v, want the safety net %v", got, followerSafetyFirst*defaultPollMax)
@@ -144,7 +146,7 @@ func TestPollScheduleFirstRunTime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
-			e.Observe("s", finishedJob(JobSucceeded, tt.first, "", ""))
+			e.observe("s", finishedJob(JobSucceeded, tt.first, "", ""))
 			p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 			p.clk = fixedClock{now}
 			if got := p.Next(&Job{Status: JobRunning, StartedAt: startedAgo(now, time.Second)}, false); got != tt.want {
@@ -160,7 +162,7 @@ func TestPollScheduleReplan(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	e := NewDurationEstimator()
-	e.Observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 	p.clk = fixedClock{now}
 	if got := p.replan(&Job{Status: JobQueued}); got != 0 {
@@ -214,7 +216,7 @@ func TestPollScheduleVaryingRunTimes(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
 			for _, ms := range tt.samples {
-				e.Observe("s", finishedJob(JobSucceeded, ms, "", ""))
+				e.observe("s", finishedJob(JobSucceeded, ms, "", ""))
 			}
 			p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 			p.clk = fixedClock{now}

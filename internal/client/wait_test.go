@@ -23,14 +23,24 @@ func TestPollSchedule(t *testing.T) {
 			t.Fatalf("interval = %v, want 10s", got)
 		}
 	})
-	t.Run("without progress the interval grows geometrically to the cap", func(t *testing.T) {
-		p := newPollSchedule(opts, nil)
-		var got []time.Duration
-		for range 10 {
-			got = append(got, p.Next(&Job{Status: JobQueued}, false))
+	t.Run("without progress it polls blind", func(t *testing.T) {
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for _, c := range []struct{ elapsed, want time.Duration }{
+			{0, time.Second},               // half a period before the first read
+			{time.Second, 2 * time.Second}, // then the period
+			{39 * time.Second, 2 * time.Second},
+			{60 * time.Second, 3 * time.Second}, // past 20 periods, a twentieth of the time waited
+		} {
+			p := newPollSchedule(opts, nil)
+			p.clk, p.began = fixedClock{now}, now.Add(-c.elapsed)
+			if got := p.Next(&Job{Status: JobRunning}, false); got != c.want {
+				t.Errorf("after %v: interval = %v, want %v", c.elapsed, got, c.want)
+			}
 		}
-		if got[0] != 100*time.Millisecond || got[1] != 150*time.Millisecond || got[9] != 2*time.Second {
-			t.Fatalf("intervals = %v", got)
+	})
+	t.Run("never sooner than the read's Retry-After", func(t *testing.T) {
+		if got := newPollSchedule(opts, nil).Next(&Job{Status: JobRunning, RetryAfter: 7 * time.Second}, false); got != 7*time.Second {
+			t.Fatalf("interval = %v, want the 7s Retry-After", got)
 		}
 	})
 	tests := []struct {
@@ -39,18 +49,18 @@ func TestPollSchedule(t *testing.T) {
 		elapsed    time.Duration
 		want       time.Duration
 	}{
-		// 10% in 1 s: 8 s left after 20%: poll in 4 s, capped at 2 s.
-		{name: "far from the end the cap holds", first: 0.1, now: 0.2, elapsed: time.Second, want: 2 * time.Second},
-		// 50% in 5 s: 1 s left at 90%: poll in 0.5 s.
-		{name: "near the end it polls at half the time left", first: 0.4, now: 0.9, elapsed: 5 * time.Second, want: 500 * time.Millisecond},
-		// 98% done: 0.1 s left: never below the floor.
+		// 10% in 1 s: 8 s left after 20%: the blind gap comes sooner.
+		{name: "far from the end the blind gap holds", first: 0.1, now: 0.2, elapsed: time.Second, want: 2 * time.Second},
+		// 50% in 5 s: 1 s left at 90%: read just after that, an eighth later.
+		{name: "near the end it reads just after the end foretold", first: 0.4, now: 0.9, elapsed: 5 * time.Second, want: time.Second + time.Second/8 + likelyEndMargin},
+		// 99% done: 0.05 s left: never below the floor.
 		{name: "at the very end the floor holds", first: 0.0, now: 0.99, elapsed: 5 * time.Second, want: 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			p := newPollSchedule(opts, nil)
-			p.clk = fixedClock{now}
+			p.clk, p.began = fixedClock{now}, now.Add(-tt.elapsed)
 			p.firstAt, p.firstValue = now.Add(-tt.elapsed), tt.first
 			got := p.Next(running(tt.now), false)
 			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond { // float rounding only
@@ -119,9 +129,9 @@ func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c := scriptedClient(t, tt.steps)
 			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: s.url + "/q/status", ResponseURL: s.url + "/q", CancelURL: s.url + "/q/cancel"}
-			got, err := c.WaitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			got, err := c.waitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("WaitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
+				t.Fatalf("waitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
 			}
 			if !tt.wantErr && !got.Completed() {
 				t.Fatalf("status %q, want COMPLETED", got.Status)
@@ -197,7 +207,7 @@ func TestWaitJobSilentStreamDoesNotDelayTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	final, err := c.WaitJob(context.Background(), job, WaitOptions{PollMin: 20 * time.Millisecond, PollStreaming: 5 * time.Second})
+	final, err := c.WaitJob(context.Background(), job, WaitOptions{PollMin: 20 * time.Millisecond, PollMax: 100 * time.Millisecond, PollStreaming: 5 * time.Second})
 	if err != nil || final.Status != JobSucceeded {
 		t.Fatalf("WaitJob = %+v, %v", final, err)
 	}

@@ -90,7 +90,7 @@ func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Durat
 }
 
 // waitLoop is the one wait engine, under every wait of the client (WaitJob, WaitPrompt,
-// WaitModelRequest, AwaitModelResult's status reads and collects): it reads a record until done
+// waitModelRequest, AwaitModelResult's status reads and collects): it reads a record until done
 // says so, sleeping between reads as the schedule says, woken sooner by an optional event stream
 // (which it also redials), and ending on the first read that fails after its own retries. It
 // returns the last record read; on a context error or a failed read, that record comes back
@@ -109,6 +109,9 @@ type waitLoop[R any] struct {
 	// again after every handler.
 	side   <-chan sideHandler
 	onRead func(prev, next R) // after each good read; may be nil
+	// held, when set, says how long reads are held (0: not): a read due meanwhile waits
+	// until then (the client's rate limit, honoured by all its waits at once).
+	held func() time.Duration
 	// replan, when set, delivers news for the schedule between reads (of a job's shape: its
 	// first run time, or the probe handed to this wait); onReplan then returns the new wait
 	// before the next read (0: now). It is heard only while polling: a live stream's events say
@@ -161,6 +164,12 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 				continue // coalesce; the timer still runs
 			}
 		case <-timer.t.C:
+		}
+		if w.held != nil {
+			if d := w.held(); d > 0 {
+				timer.reset(d)
+				continue
+			}
 		}
 		next, err := w.read(ctx, last)
 		lastRead = w.clk.Now()

@@ -35,6 +35,7 @@ func TestAccExamples(t *testing.T) {
 		{dir: "quickstart", wantJobs: 1, wantFiles: 3},
 		{dir: "pipeline", wantJobs: 9, wantFiles: 3, needs: []*cliFeature{featureProviderFunctions}},
 		{dir: "batch", wantJobs: 50, wantFiles: 50},
+		{dir: "batch-for-each", wantJobs: 5, wantFiles: 5},
 		// Every output of a batch, keyed on values known at plan time.
 		{dir: "every-output", wantJobs: 3, wantFiles: 9},
 		{dir: "upload-and-run", wantJobs: 1, wantFiles: 1, inputPNG: true},
@@ -59,7 +60,7 @@ func TestAccExamples(t *testing.T) {
 					t.Errorf("output %s = %q, want true", name, got)
 				}
 			}
-			pngs, _ := filepath.Glob(filepath.Join(tf.dir, "out", "*.png"))
+			pngs := examplePNGs(tf.dir)
 			if len(pngs) != tt.wantFiles || srv.JobCount() != tt.wantJobs {
 				t.Fatalf("%d PNG files and %d jobs, want %d and %d", len(pngs), srv.JobCount(), tt.wantFiles, tt.wantJobs)
 			}
@@ -73,11 +74,18 @@ func TestAccExamples(t *testing.T) {
 				t.Fatalf("a second plan is not empty:\n%s", plan)
 			}
 			tf.run(append([]string{"destroy", "-auto-approve", "-input=false", "-no-color"}, vars...)...)
-			if left, _ := filepath.Glob(filepath.Join(tf.dir, "out", "*.png")); len(left) != 0 {
+			if left := examplePNGs(tf.dir); len(left) != 0 {
 				t.Fatalf("destroy left %d files", len(left))
 			}
 		})
 	}
+}
+
+// examplePNGs are the PNG files an example wrote under out/, or under out/<row>/ (svc_job_batch's output_dir).
+func examplePNGs(dir string) []string {
+	flat, _ := filepath.Glob(filepath.Join(dir, "out", "*.png"))
+	byRow, _ := filepath.Glob(filepath.Join(dir, "out", "*", "*.png"))
+	return append(flat, byRow...)
 }
 
 // writeTestPNG writes a small PNG to a temporary file and returns its path.

@@ -62,8 +62,6 @@ func newJSONSemanticValue(s string) jsonSemantic {
 	return jsonSemantic{StringValue: basetypes.NewStringValue(s)}
 }
 
-func newJSONSemanticNull() jsonSemantic { return jsonSemantic{StringValue: basetypes.NewStringNull()} }
-
 func (v jsonSemantic) Type(context.Context) attr.Type { return jsonSemanticType{} }
 
 func (v jsonSemantic) Equal(o attr.Value) bool {

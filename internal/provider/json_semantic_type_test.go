@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 
@@ -30,7 +31,7 @@ func TestJSONEquivalent(t *testing.T) {
 			t.Errorf("%s vs %s: %v %v, want %v", tc.a, tc.b, got, diags, tc.want)
 		}
 	}
-	if jsonEquivalent(newJSONSemanticNull().StringValue, newJSONSemanticNull().StringValue) {
+	if jsonEquivalent(basetypes.NewStringNull(), basetypes.NewStringNull()) {
 		t.Error("two nulls are not equivalent documents (a null is planned as it is)")
 	}
 }

@@ -16,8 +16,8 @@ import (
 // that waits for the same job: outputs are planned unknown, nothing is submitted again.
 func TestAccJob_waitTurnedOnWaitsForTheSameJob(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{StepDuration: 100 * time.Millisecond})
-	workflow := samplerWorkflowHCL(30) // about 3 s of sampling
+	srv := newTestServer(t, emulator.Options{StepDuration: time.Hour}) // runs until completeWhenWaitedFor
+	workflow := samplerWorkflowHCL(30)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -26,7 +26,8 @@ func TestAccJob_waitTurnedOnWaitsForTheSameJob(t *testing.T) {
 				Check:  resource.TestCheckResourceAttr("svc_job.test", "outputs.#", "0"),
 			},
 			{
-				Config: jobConfig(srv, workflow, `wait_for_completion = true`),
+				PreConfig: completeWhenWaitedFor(t, srv, emulator.OpGetJob, emulator.OpJobEvents),
+				Config:    jobConfig(srv, workflow, `wait_for_completion = true`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("svc_job.test", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("svc_job.test", tfjsonpath.New("outputs")),
@@ -46,7 +47,7 @@ func TestAccJob_waitTurnedOnWaitsForTheSameJob(t *testing.T) {
 // result; the model ran once.
 func TestAccRouterRequest_waitTurnedOnWaitsForTheSameRequest(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: 3 * time.Second}})
+	srv := newTestServer(t, emulator.Options{Router: emulator.RouterOptions{SlowDuration: time.Hour}})
 	config := func(wait bool) string {
 		return routerRequestConfig(srv, 2, fmt.Sprintf(`
   model               = "demo/slow"
@@ -59,7 +60,8 @@ func TestAccRouterRequest_waitTurnedOnWaitsForTheSameRequest(t *testing.T) {
 		Steps: []resource.TestStep{
 			{Config: config(false), Check: resource.TestCheckNoResourceAttr(routerRes, "result_sha256")},
 			{
-				Config: config(true),
+				PreConfig: completeWhenWaitedFor(t, srv, emulator.OpRequestStatus, emulator.OpCollectRequest),
+				Config:    config(true),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(routerRes, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(routerRes, tfjsonpath.New("result_sha256")),
@@ -79,14 +81,15 @@ func TestAccRouterRequest_waitTurnedOnWaitsForTheSameRequest(t *testing.T) {
 // submitted again.
 func TestAccPrompt_waitTurnedOnWaitsForTheSamePrompt(t *testing.T) {
 	t.Parallel()
-	srv := newTestServer(t, emulator.Options{Token: v1AccKey, StepDuration: 100 * time.Millisecond})
+	srv := newTestServer(t, emulator.Options{Token: v1AccKey, StepDuration: time.Hour})
 	workflow := samplerWorkflowHCL(30)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{Config: promptConfig(srv, workflow, `wait_for_completion = false`)},
 			{
-				Config: promptConfig(srv, workflow, `wait_for_completion = true`),
+				PreConfig: completeWhenWaitedFor(t, srv, emulator.OpV1Status, emulator.OpV1Socket),
+				Config:    promptConfig(srv, workflow, `wait_for_completion = true`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("svc_prompt.test", plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue("svc_prompt.test", tfjsonpath.New("status")),
@@ -124,4 +127,32 @@ func TestAccJob_importOfARunningJobPlansTheWait(t *testing.T) {
 		},
 		CheckDestroy: submissions(srv, emulator.OpSubmitJob, 1),
 	})
+}
+
+// completeWhenWaitedFor is a step's PreConfig that lets every running job, prompt and model
+// request of srv finish once the step has sent two more requests of ops than before it: the
+// plan's refresh reads the run first (and sees it running, however slow the machine is), and the
+// apply's wait is the second. The runs of these tests last an hour otherwise, so the plan checks
+// never race the service's clock.
+func completeWhenWaitedFor(t *testing.T, srv *emulator.Server, ops ...string) func() {
+	count := func() int {
+		n := 0
+		for _, op := range ops {
+			n += srv.Requests(op)
+		}
+		return n
+	}
+	return func() {
+		base := count()
+		done := make(chan struct{})
+		t.Cleanup(func() { <-done })
+		go func() {
+			defer close(done)
+			deadline := time.Now().Add(2 * time.Minute)
+			for count() < base+2 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			srv.CompleteJobs()
+		}()
+	}
 }

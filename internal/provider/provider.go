@@ -232,6 +232,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 func (p *svcProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		NewJobResource,
+		NewJobBatchResource,
 		NewOutputFileResource,
 		NewRouterRequestResource,
 		NewNodeClaimResource,

@@ -145,19 +145,19 @@ func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
 			MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
 		},
 		jobAttrWaitForCompletion: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrWaitForCompletion]),
 			MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
 		},
 		jobAttrCancelOnDestroy: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrCancelOnDestroy]),
 			MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
 		},
 		jobAttrRerunOnExpiry: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrRerunOnExpiry]),
 			MarkdownDescription: "Once the job is past its `expires_at`, remove it from state so the next apply runs it again. Decided from `expires_at` alone: a finished job is not read again to see the service expire it. Default `false`: an expired job is not drift, and state keeps what it held.",
 		},
 		jobAttrValidate: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrValidate]),
 			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
 				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
 				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
@@ -193,6 +193,16 @@ const (
 	jobAttrMetrics        = "metrics"
 	jobAttrURLs           = "urls"
 )
+
+// jobBoolDefaults are the defaults of svc_job's settings, in one place: the schema plans them,
+// an import sets them, and settledJobServer checks that a state holds them. svc_job has no other
+// default (TestJobBoolDefaultsAreTheSchemas).
+var jobBoolDefaults = map[string]bool{
+	jobAttrWaitForCompletion: true,
+	jobAttrCancelOnDestroy:   true,
+	jobAttrRerunOnExpiry:     false,
+	jobAttrValidate:          defaultValidate,
+}
 
 // jobValues is svc_job's one typed view of its values (a state, a plan or a configuration) as
 // Terraform sends them: each attribute read by its name, straight from the values, without
@@ -339,7 +349,6 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 // configuration's values: converting them whole into models, and the new state back, through
 // reflection cost more than the rest of Create in an apply of many jobs.
 type jobCreateInput struct {
-	planType              tftypes.Type
 	planned               jobValues // the plan's attributes, which the new state keeps
 	workflow              string
 	key                   string // "" when unset (a configured key is never empty): Create draws one
@@ -350,7 +359,7 @@ type jobCreateInput struct {
 
 func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	in := jobCreateInput{planType: req.Plan.Raw.Type()}
+	var in jobCreateInput
 	planned, okPlan := jobValuesOf(req.Plan.Raw)
 	config, okConfig := jobValuesOf(req.Config.Raw)
 	if !okPlan || !okConfig {
@@ -403,19 +412,10 @@ func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, dia
 // (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
 // out of the record. The framework then nulls the write-only attributes, as for every state.
 func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
-	diags.Append(recordWarnings(job)...)
 	attrs := maps.Clone(in.planned)
 	attrs[jobAttrID] = tftypes.NewValue(tftypes.String, job.ID)
 	attrs[jobAttrIdempotencyKey] = tftypes.NewValue(tftypes.String, in.key)
-	value, omitted, err := withJobRecord(in.planType, attrs, job, withoutSignedURLs)
-	if err != nil {
-		// The job exists: the error names it.
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s was submitted, but its state could not be "+
-			"built (%v). This is a bug in the provider; import the job by its id.", job.ID, err))
-		return omitted
-	}
-	state.Raw = value
-	return omitted
+	return saveJobRecord(state, attrs, job, diags)
 }
 
 // withJobRecord is values, svc_job's attributes, with the service's record of job put in place
@@ -440,7 +440,9 @@ func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *cli
 	diags.Append(recordWarnings(job)...)
 	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, withoutSignedURLs)
 	if err != nil {
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
+		// The job exists: the error names it.
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
+			"This is a bug in the provider; import the job by its id.", job.ID, err))
 		return omitted
 	}
 	state.Raw = value
@@ -595,8 +597,7 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	// Import cannot learn the workflow (the job record does not carry it), so the first plan
 	// after import records the configured workflow in state, in place, without sending anything.
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), id)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrWaitForCompletion), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrCancelOnDestroy), true)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrRerunOnExpiry), false)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrValidate), defaultValidate)...)
+	for name, def := range jobBoolDefaults {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), def)...)
+	}
 }

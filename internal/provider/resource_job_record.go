@@ -82,56 +82,44 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 	})
 }
 
-// jobRecordDataSourceAttributes is the job record in the svc_job data source's schema: the same
-// attributes as jobRecordResourceAttributes, in the data source schema's types.
+// jobRecordDataSourceAttributes is the job record in the svc_job data source's schema: the
+// resource's (jobRecordResourceAttributes) in the data source schema's types, and the outputs'
+// signed URLs of the read, which the resource does not keep.
 func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
-	return map[string]dschema.Attribute{
-		jobAttrStatus:        dschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
-		jobAttrCreatedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
-		jobAttrStartedAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
-		jobAttrCompletedAt:   dschema.StringAttribute{Computed: true, MarkdownDescription: jobCompletedAtDoc},
-		jobAttrExpiresAt:     dschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
-		jobAttrQueuePosition: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
-		jobAttrProgress: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]dschema.Attribute{
-			"value":              dschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
-			"nodes_done":         dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
-			"nodes_total":        dschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
-			"current_node":       dschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeDoc},
-			"current_node_class": dschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeClassDoc},
-			"step":               dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepDoc},
-			"steps":              dschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
-			"message":            dschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
-		}},
-		jobAttrOutputs: dschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: dschema.NestedAttributeObject{
-			Attributes: map[string]dschema.Attribute{
-				"node_id":        dschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
-				"name":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
-				"type":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
-				"content_type":   dschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
-				"size_bytes":     dschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
-				"id":             dschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
-				"hash":           dschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
-				"url":            dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc},
-				"url_expires_at": dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc},
-				"job_id":         dschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
-			},
-		}},
-		jobAttrOutputsOmitted: dschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
-		jobAttrError: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]dschema.Attribute{
-			"code":       dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
-			"message":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
-			"node_id":    dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
-			"class_type": dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
-			"traceback":  dschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
-		}},
-		jobAttrMetrics: dschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
-		jobAttrURLs: dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]dschema.Attribute{
-			"self":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
-			"events": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
-			"cancel": dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
-			"logs":   dschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
-		}},
+	attrs := dataSourceAttributes(jobRecordResourceAttributes())
+	outputs := attrs[jobAttrOutputs].(dschema.ListNestedAttribute)
+	outputs.NestedObject.Attributes["url"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc}
+	outputs.NestedObject.Attributes["url_expires_at"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc}
+	attrs[jobAttrOutputs] = outputs
+	return attrs
+}
+
+// dataSourceAttributes is attrs, read-only resource attributes of the kinds the job record uses,
+// as data source attributes: computed, with the same types, nesting and descriptions. Another
+// kind is a bug that every test building the data source's schema meets.
+func dataSourceAttributes(attrs map[string]rschema.Attribute) map[string]dschema.Attribute {
+	out := make(map[string]dschema.Attribute, len(attrs))
+	for name, a := range attrs {
+		desc := a.GetMarkdownDescription()
+		switch a := a.(type) {
+		case rschema.StringAttribute:
+			out[name] = dschema.StringAttribute{Computed: true, MarkdownDescription: desc}
+		case rschema.Int64Attribute:
+			out[name] = dschema.Int64Attribute{Computed: true, MarkdownDescription: desc}
+		case rschema.Float64Attribute:
+			out[name] = dschema.Float64Attribute{Computed: true, MarkdownDescription: desc}
+		case rschema.MapAttribute:
+			out[name] = dschema.MapAttribute{Computed: true, ElementType: a.ElementType, MarkdownDescription: desc}
+		case rschema.SingleNestedAttribute:
+			out[name] = dschema.SingleNestedAttribute{Computed: true, MarkdownDescription: desc, Attributes: dataSourceAttributes(a.Attributes)}
+		case rschema.ListNestedAttribute:
+			out[name] = dschema.ListNestedAttribute{Computed: true, MarkdownDescription: desc,
+				NestedObject: dschema.NestedAttributeObject{Attributes: dataSourceAttributes(a.NestedObject.Attributes)}}
+		default:
+			panic(fmt.Sprintf("job record attribute %s: no data source form of %T", name, a))
+		}
 	}
+	return out
 }
 
 // What the job record's attributes hold, the same words in the resource's and the data source's

@@ -181,7 +181,7 @@ func TestAccOutputFile_stalledBodyIsAbandoned(t *testing.T) {
 	}
 }
 
-// assetContentURL is a signed content URL of asset id, as a job's outputs[i].url would be.
+// assetContentURL is a signed content URL of asset id, as the svc_job data source's outputs[i].url would be.
 func assetContentURL(t *testing.T, srv *emulator.Server, id string) string {
 	t.Helper()
 	c, err := client.New(client.Config{Endpoint: srv.URL()})

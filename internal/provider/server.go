@@ -9,19 +9,22 @@ import (
 )
 
 // NewProtocol6Server returns the provider's plugin server, which main serves to Terraform: the
-// framework's server of the provider (New) under two thin layers of the plugin's own, each in a
+// framework's server of the provider (New) under three thin layers of the plugin's own, each in a
 // file of its own:
 //   - releasingServer (server_releasing.go) lets go of each call's context when the call
 //     returns, which the framework does not;
 //   - settledJobServer (server_settled_job.go) answers the refresh of a finished svc_job and
 //     the plan of one whose configuration changes nothing, as the framework would, without
-//     decoding them.
+//     decoding them;
+//   - jobBatchServer (server_job_batch.go) answers the refresh, the plan and the destruction of
+//     a settled svc_job_batch (no row running, nothing to do) as the framework would: the
+//     framework visits every value of every row on each call, minutes of CPU for 10,000 rows.
 //
 // and, outermost, actionsServer (server_actions.go), which passes the action calls to the
 // framework's server: terraform-plugin-go serves actions only from a server that has them.
 //
 // Every other call, and every rule a resource applies, is the framework's and the resource's.
-// Both layers rest on how the framework behaves, which its types do not show:
+// The layers rest on how the framework behaves, which its types do not show:
 // TestFrameworkVersionIsTheOneTheServerLayersWereCheckedAgainst fails when go.mod's version of
 // the framework changes, and says what to re-check.
 func NewProtocol6Server(version string) func() tfprotov6.ProviderServer {
@@ -40,6 +43,7 @@ func serverStack(p *svcProvider) tfprotov6.ProviderServer {
 	framework := providerserver.NewProtocol6(p)()
 	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, p.now, p.configuredData)
+	s = newJobBatchServer(s)
 	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions), //nolint:staticcheck // see actionsServer
 		writeOnly: actionWriteOnlyAttributes(context.Background(), p)}
 }

@@ -5,10 +5,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -26,9 +23,9 @@ const jobTypeName = "svc_job"
 //
 // It answers only where the framework path is known to answer the same, by the rules that path
 // applies:
-//   - refresh (ReadResource): the record is settled (settledRecord) and the provider's settings
-//     were known when it was configured (jobResource.Read reads the same flag); Read then keeps
-//     state and sends nothing.
+//   - refresh (ReadResource): the record is settled (settledRecord.settledAt, the rule
+//     jobResource.Read applies first, whatever the provider's settings): Read then keeps state
+//     and sends nothing.
 //   - plan (PlanResourceChange): the proposed new state is the prior state, byte for byte (no
 //     configured value differs, none is unknown), the job has ended (nothing to wait for), and
 //     each attribute with a default that the configuration leaves null already holds that
@@ -43,74 +40,27 @@ type settledJobServer struct {
 	tfprotov6.ProviderServer
 	now          func() time.Time
 	jobType      tftypes.Type
-	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default
-	// configured is the provider's configured data, nil until it is configured. With a setting
-	// unknown, Read keeps state for another reason and says so in a log line: the framework
-	// answers.
+	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default (jobBoolDefaults)
+	// configured is the provider's configured data, nil until it is configured: until then the
+	// framework answers.
 	configured func() *providerData
 }
 
-// newSettledJobServer wraps next. Should svc_job ever have a default this server does not
-// read, it answers nothing itself.
+// newSettledJobServer wraps next.
 func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, configured func() *providerData) tfprotov6.ProviderServer {
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
-	defaults, ok := boolDefaultsOf(ctx, resp.Schema)
-	if !ok {
-		return next
+	defaults := make(map[string]tftypes.Value, len(jobBoolDefaults))
+	for name, def := range jobBoolDefaults {
+		defaults[name] = tftypes.NewValue(tftypes.Bool, def)
 	}
 	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx),
 		boolDefaults: defaults, configured: configured}
 }
 
-// boolDefaultsOf returns the default of every top-level attribute of s that has one, as the
-// framework plans it; ok is false when an attribute has a default of another kind than a bool
-// known without a request, or is of a kind hasDefault does not know.
-func boolDefaultsOf(ctx context.Context, s schema.Schema) (boolDefaults map[string]tftypes.Value, ok bool) {
-	boolDefaults = map[string]tftypes.Value{}
-	for name, a := range s.Attributes {
-		b, isBool := a.(schema.BoolAttribute)
-		if !isBool || b.Default == nil {
-			if has, known := hasDefault(a); has || !known {
-				return nil, false
-			}
-			continue
-		}
-		var resp defaults.BoolResponse
-		b.Default.DefaultBool(ctx, defaults.BoolRequest{Path: path.Root(name)}, &resp)
-		if resp.Diagnostics.HasError() || resp.PlanValue.IsNull() || resp.PlanValue.IsUnknown() {
-			return nil, false
-		}
-		boolDefaults[name] = tftypes.NewValue(tftypes.Bool, resp.PlanValue.ValueBool())
-	}
-	return boolDefaults, true
-}
-
-// hasDefault reports whether a, of a kind svc_job uses, has a default; known is false for any
-// other kind.
-func hasDefault(a schema.Attribute) (has, known bool) {
-	switch a := a.(type) {
-	case schema.StringAttribute:
-		return a.Default != nil, true
-	case schema.BoolAttribute:
-		return a.Default != nil, true
-	case schema.Int64Attribute:
-		return a.Default != nil, true
-	case schema.Float64Attribute:
-		return a.Default != nil, true
-	case schema.MapAttribute:
-		return a.Default != nil, true
-	case schema.ListNestedAttribute:
-		return a.Default != nil, true
-	case schema.SingleNestedAttribute:
-		return a.Default != nil, true
-	}
-	return false, false
-}
-
 func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
-	if data := s.configured(); req.TypeName != jobTypeName || data == nil || data.configUnknown {
+	if req.TypeName != jobTypeName || s.configured() == nil {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	state, ok := decodeJobValue(s.jobType, req.CurrentState)
@@ -159,4 +109,26 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		}
 	}
 	return true
+}
+
+// decodeJobValue returns v, a value of svc_job's type typ as Terraform sends it in a call, as
+// its attributes: nil for a null object. ok is false when v is missing, is not msgpack (the
+// encoding Terraform sends; a layer leaves anything else to the framework), is unknown as a
+// whole or does not decode as typ.
+func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (jobValues, bool) {
+	if v == nil || v.MsgPack == nil {
+		return nil, false
+	}
+	val, err := v.Unmarshal(typ)
+	if err != nil || !val.IsKnown() {
+		return nil, false
+	}
+	if val.IsNull() {
+		return nil, true
+	}
+	var attrs map[string]tftypes.Value
+	if err := val.As(&attrs); err != nil {
+		return nil, false
+	}
+	return attrs, true
 }

@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -38,7 +42,7 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 	clock := func() time.Time { return now }
 	tests := []settledCase{
 		{name: "settled and unchanged", answerRead: true, answerPlan: true},
-		{name: "provider settings unknown", unknown: true, answerPlan: true},
+		{name: "provider settings unknown", unknown: true, answerRead: true, answerPlan: true},
 		{name: "destroy", proposed: func(map[string]any) bool { return false }, answerRead: true, answerPlan: true},
 		{name: "failed job", state: func(s map[string]any) {
 			s["status"], s["outputs"] = "failed", []any{}
@@ -318,5 +322,51 @@ func configureAt(t *testing.T, s tfprotov6.ProviderServer, endpoint string, sett
 	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{TerraformVersion: "1.11.4", Config: &config})
 	if err != nil || len(resp.Diagnostics) > 0 {
 		t.Fatalf("configure: %v %v", err, summaries(resp.Diagnostics))
+	}
+}
+
+// settledJobServer plans a no-change plan by jobBoolDefaults: the schema's defaults are those,
+// and svc_job has no other. An attribute given a default elsewhere fails here.
+func TestJobBoolDefaultsAreTheSchemas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var resp resource.SchemaResponse
+	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
+	seen := 0
+	for name, a := range resp.Schema.Attributes {
+		var has bool
+		switch a := a.(type) {
+		case schema.BoolAttribute:
+			if a.Default == nil {
+				continue
+			}
+			var def defaults.BoolResponse
+			a.Default.DefaultBool(ctx, defaults.BoolRequest{Path: path.Root(name)}, &def)
+			if want, listed := jobBoolDefaults[name]; !listed || def.PlanValue.IsNull() || def.PlanValue.ValueBool() != want {
+				t.Errorf("%s: the schema's default %v, jobBoolDefaults %v (listed %v)", name, def.PlanValue, want, listed)
+			}
+			seen++
+			continue
+		case schema.StringAttribute:
+			has = a.Default != nil
+		case schema.Int64Attribute:
+			has = a.Default != nil
+		case schema.Float64Attribute:
+			has = a.Default != nil
+		case schema.MapAttribute:
+			has = a.Default != nil
+		case schema.ListNestedAttribute:
+			has = a.Default != nil
+		case schema.SingleNestedAttribute:
+			has = a.Default != nil
+		default:
+			t.Errorf("%s is a %T: this test does not know whether it has a default", name, a)
+		}
+		if has {
+			t.Errorf("%s has a default that jobBoolDefaults does not list", name)
+		}
+	}
+	if seen != len(jobBoolDefaults) {
+		t.Errorf("the schema has %d defaults, jobBoolDefaults %d", seen, len(jobBoolDefaults))
 	}
 }

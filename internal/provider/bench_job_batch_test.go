@@ -1,0 +1,152 @@
+package provider
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// TestBenchJobBatch measures svc_job_batch with the provider built as a real plugin: an apply of
+// SVC_BENCH_BATCH_N rows (default 10,000) of 0.5 s jobs on a server running 32 at once, against
+// the ideal (the server busy all along); the plan and the destroy of the finished batch (time and
+// requests); the provider's CPU and peak RSS; the state file per row. Then
+// SVC_BENCH_BATCH_COMPARE_N rows (default 3,000) of jobs that finish at once, applied and
+// destroyed as one svc_job_batch and as as many svc_job. Run with SVC_BENCH=1; the table goes to
+// the test log (and SVC_BENCH_BATCH_OUT, when set). SVC_BENCH_BATCH_LARGE=0 or
+// SVC_BENCH_BATCH_COMPARE=0 skips a part.
+func TestBenchJobBatch(t *testing.T) {
+	if os.Getenv("SVC_BENCH") == "" {
+		t.Skip("set SVC_BENCH=1")
+	}
+	pluginDir := buildProvider(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Machine: %s, Terraform %s.\n\n", cpuModel(), terraformVersion())
+	if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
+		b.WriteString(benchBatchLarge(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
+	}
+	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
+		b.WriteString(benchBatchVersusJobs(t, pluginDir, n))
+	}
+	t.Log("\n" + b.String())
+	if p := os.Getenv("SVC_BENCH_BATCH_OUT"); p != "" {
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeBatchConfig writes a configuration of one svc_job_batch of var.rows rows of a small
+// image job whose sampler runs the given steps.
+func writeBatchConfig(t *testing.T, dir string, steps, maxInFlight int) {
+	t.Helper()
+	// range() makes at most 1,024 values: the row numbers come from a product of two ranges.
+	cfg := countedConfigHeader("rows") + fmt.Sprintf(`
+locals {
+  ids = [for p in setproduct(range(ceil(var.rows / 100)), range(100)) : p[0] * 100 + p[1] if p[0] * 100 + p[1] < var.rows]
+}
+
+resource "svc_job_batch" "many" {
+  workflow = jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 0, steps = %d, denoise = 0.5 } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "job" } }
+  })
+  rows          = tomap({ for i in local.ids : "row-${i}" => { "2" = { seed = i } } })
+  max_in_flight = %d
+}
+`, steps, maxInFlight)
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
+	const workers = 32
+	srv := newTestServer(t, emulator.Options{Workers: workers, StepDuration: 50 * time.Millisecond, QueueLimit: 100000})
+	tf := newBinaryTerraform(t, pluginDir)
+	writeBatchConfig(t, tf.dir, 10, 2*workers) // 10 steps of 50 ms: 0.5 s per job
+	exe := filepath.Join(pluginDir, "terraform-provider-svc")
+	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
+	var b strings.Builder
+	b.WriteString("| svc_job_batch | wall time | ideal | ratio | requests | provider CPU | CLI CPU | provider peak RSS |\n|---|---|---|---|---|---|---|---|\n")
+	apply := runBatchMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
+	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
+	fmt.Fprintf(&b, "| apply, %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`) | %.1f s | %.1f s | %.3f | %d | %.1f s | %.1f s | %.1f MiB |\n",
+		n, workers, 2*workers, apply.wall.Seconds(), ideal.Seconds(), apply.wall.Seconds()/ideal.Seconds(), apply.requests,
+		apply.usage.cpu.Seconds(), apply.cliCPU.Seconds(), float64(apply.usage.peakRSS)/(1<<20))
+	st, err := os.Stat(filepath.Join(tf.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
+		run := runBatchMeasured(tf, srv, exe, append(cmd, vars...))
+		fmt.Fprintf(&b, "| %s of the finished batch | %.2f s | | | %d | %.2f s | %.2f s | %.1f MiB |\n",
+			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20))
+	}
+	fmt.Fprintf(&b, "\nState file after the apply: %d bytes, %.0f bytes per row (one output each).\n\n", st.Size(), float64(st.Size())/float64(n))
+	return b.String()
+}
+
+// benchBatchVersusJobs applies and destroys n rows of jobs that finish at once, as one
+// svc_job_batch and as n svc_job (count), against one server each running 32 at once.
+func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
+	exe := filepath.Join(pluginDir, "terraform-provider-svc")
+	var b strings.Builder
+	b.WriteString("| N | command | `svc_job_batch` wall | `svc_job` × N wall | ratio | `svc_job_batch` CPU (provider + CLI) | `svc_job` CPU (provider + CLI) | state bytes per row (batch / jobs) |\n|---|---|---|---|---|---|---|---|\n")
+	batchSrv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+	batchTF := newBinaryTerraform(t, pluginDir)
+	writeBatchConfig(t, batchTF.dir, 1, 64)
+	jobSrv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+	jobTF := newBinaryTerraform(t, pluginDir)
+	writeJobsConfig(t, jobTF.dir, 1)
+	batchVars := []string{"-input=false", "-no-color", "-var", "endpoint=" + batchSrv.URL(), "-var", "rows=" + strconv.Itoa(n)}
+	jobVars := []string{"-input=false", "-no-color", "-parallelism=64", "-var", "endpoint=" + jobSrv.URL(), "-var", "jobs=" + strconv.Itoa(n)}
+	for _, cmd := range [][]string{{"apply", "-auto-approve"}, {"destroy", "-auto-approve"}} {
+		batchRun := runBatchMeasured(batchTF, batchSrv, exe, append(cmd, batchVars...))
+		perRowBatch, perRowJob := stateBytesPerRow(batchTF.dir, n), stateBytesPerRow(jobTF.dir, n)
+		jobRun := runBatchMeasured(jobTF, jobSrv, exe, append(cmd, jobVars...))
+		if cmd[0] == "apply" {
+			perRowJob = stateBytesPerRow(jobTF.dir, n)
+		}
+		fmt.Fprintf(&b, "| %d | %s | %.1f s | %.1f s | %.1f× | %.1f s + %.1f s | %.1f s + %.1f s | %.0f / %.0f |\n", n, cmd[0],
+			batchRun.wall.Seconds(), jobRun.wall.Seconds(), jobRun.wall.Seconds()/batchRun.wall.Seconds(),
+			batchRun.usage.cpu.Seconds(), batchRun.cliCPU.Seconds(), jobRun.usage.cpu.Seconds(), jobRun.cliCPU.Seconds(), perRowBatch, perRowJob)
+	}
+	return b.String()
+}
+
+// batchRun is one measured Terraform command: runMeasured's figures and the CPU the CLI process
+// itself used (user + system, as wait4 reports it), which is what its wall time comes to on an
+// idle machine.
+type batchRun struct {
+	scalingRun
+	cliCPU time.Duration
+}
+
+func runBatchMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args []string) batchRun {
+	before := requestsTotal(srv)
+	watch := watchPlugin(exe)
+	cmd, out := tf.command(args...)
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
+	}
+	r := batchRun{scalingRun: scalingRun{wall: time.Since(start), usage: watch(), requests: requestsTotal(srv) - before}}
+	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return r
+}
+
+func stateBytesPerRow(dir string, n int) float64 {
+	st, err := os.Stat(filepath.Join(dir, "terraform.tfstate"))
+	if err != nil {
+		return 0
+	}
+	return float64(st.Size()) / float64(n)
+}

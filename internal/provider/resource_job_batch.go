@@ -1,0 +1,292 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+var (
+	_ resource.Resource               = (*jobBatchResource)(nil)
+	_ resource.ResourceWithConfigure  = (*jobBatchResource)(nil)
+	_ resource.ResourceWithModifyPlan = (*jobBatchResource)(nil)
+)
+
+const (
+	defaultBatchMaxInFlight   = 16
+	defaultBatchCreateTimeout = 60 * time.Minute
+	defaultBatchDeleteTimeout = 10 * time.Minute
+)
+
+var (
+	batchTimeoutsOpts = timeouts.Opts{Create: true, Update: true, Delete: true}
+	batchTimeoutsType = timeouts.Attributes(context.Background(), batchTimeoutsOpts).GetType()
+)
+
+// NewJobBatchResource returns the svc_job_batch resource.
+func NewJobBatchResource() resource.Resource { return &jobBatchResource{} }
+
+type jobBatchResource struct {
+	data *providerData
+}
+
+func (r *jobBatchResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_job_batch"
+}
+
+func (r *jobBatchResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: jobBatchDoc,
+		Attributes:          jobBatchAttributes(ctx),
+	}
+}
+
+const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: " +
+	"a batch of thousands of rows is one entry in state (the template stored once) instead of thousands of `svc_job`.\n\n" +
+	"Changes are per row. An added row is submitted; a removed row is forgotten (canceled first if it still runs and " +
+	"`cancel_on_destroy`); a row whose workflow changed in meaning (the template or its overrides) runs again; every " +
+	"other row sends nothing. Reformatting the template or a row is no change. The plan shows the rows an apply runs " +
+	"as known after apply in `results`.\n\n" +
+	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt and kept in " +
+	"`results`; a submission whose outcome is unknown is never resent under a new key; every job id reaches state as " +
+	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
+	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
+	"batch sends no request.\n\n" +
+	"No row's outcome taints the batch: failed rows, unknown outcomes, a create timeout and Ctrl-C are warnings (the " +
+	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
+	"`lifecycle { postcondition { condition = self.failed == 0 } }`. `rerun_failed = true` submits the failed rows " +
+	"again on the next apply and nothing else.\n\n" +
+	"Use `svc_job` with `for_each` for a few rows that other resources use one by one; use `svc_job_batch` past a " +
+	"hundred rows, where Terraform's cost per resource dominates."
+
+// jobBatchAttributes is svc_job_batch's schema.
+func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "Batch id, drawn by the provider (the service has no batch object).",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		},
+		"workflow": schema.StringAttribute{
+			Required: true, CustomType: jsonSemanticType{},
+			MarkdownDescription: "API-format workflow template as JSON, stored once. Formatting differences (whitespace, key " +
+				"order, number spelling) are no change. A change in meaning runs every row again, in place.",
+			Validators:    []validator.String{apiWorkflowValidator{}},
+			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
+		},
+		"rows": schema.DynamicAttribute{
+			Required: true,
+			MarkdownDescription: "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
+				"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
+				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
+				"the template lacks is an error at plan time. When every row has the same shape, `tomap({ for ... })` lets state " +
+				"record the rows' type once instead of once per row (about 300 bytes less per row).",
+		},
+		"max_in_flight": schema.Int64Attribute{
+			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
+			MarkdownDescription: fmt.Sprintf("Rows submitted or waited for at once (default %d). Set it to at least the "+
+				"number of jobs the service runs at once to keep it busy.", defaultBatchMaxInFlight),
+			Validators: []validator.Int64{int64validator.Between(1, 1024)},
+		},
+		"cancel_on_destroy": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
+		},
+		"rerun_failed": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Submit the rows that did not succeed (`failed`, `canceled`, `expired`, `rejected`) again on the " +
+				"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
+				"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +
+				"row that keeps failing is planned again at every apply.",
+		},
+		"output_dir": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
+				"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
+				"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row.",
+		},
+		"partner_api_key_wo": schema.StringAttribute{
+			Optional: true, WriteOnly: true,
+			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
+				"never stored. Defaults to the provider's `partner_api_key`.",
+		},
+		"results":   batchResultsAttribute(),
+		"succeeded": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
+		"failed": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
+			"(`failed`, `canceled`, `expired`, `rejected`, `unknown`). Rows still running or not submitted count in neither."},
+		"timeouts": timeouts.Attributes(ctx, batchTimeoutsOpts),
+	}
+}
+
+func (r *jobBatchResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan plans the rows an apply runs as unknown in results and keeps every other row as
+// state holds it: rows added, changed in meaning, not submitted yet, still running (waited
+// for), failed with rerun_failed, or succeeded with a file missing under output_dir.
+func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	config, okConfig := objectAttrs(req.Config.Raw)
+	if !okPlan || !okConfig {
+		return
+	}
+	planned = maps.Clone(planned)
+	held, _ := objectAttrs(req.State.Raw)
+	if held != nil {
+		keepEquivalentRows(planned, config, held)
+	}
+	if !planned["workflow"].IsFullyKnown() || !planned["rows"].IsFullyKnown() {
+		return // the framework has planned results and the counts unknown
+	}
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
+		return
+	}
+	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
+		return
+	}
+	plan := planBatchRows(inputs, heldResults(held["results"]), batchPlanSettings{
+		rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
+	})
+	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
+	planned["succeeded"], planned["failed"] = plan.counts()
+	resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), planned)
+	if plan.waiting > 0 {
+		resp.Diagnostics.AddWarning("Rows still running: this apply waits for them",
+			fmt.Sprintf("%d rows of the batch have a job that has not finished. Applying submits nothing for them: it waits "+
+				"for those same jobs and fills in their results.", plan.waiting))
+	}
+}
+
+// keepEquivalentRows plans the rows value state holds when the configured one means the same
+// (Terraform accepts the prior value for a configured attribute), so reformatting is no change.
+func keepEquivalentRows(planned, config, held map[string]tftypes.Value) {
+	a, okA := canonicalRows(config["rows"])
+	b, okB := canonicalRows(held["rows"])
+	if okA && okB && a == b {
+		planned["rows"] = held["rows"]
+	}
+}
+
+// checkRowDirs checks, when output_dir is set, that every row key can name a directory.
+func checkRowDirs(planned map[string]tftypes.Value, inputs []batchRowInput, diags *diag.Diagnostics) bool {
+	if stringAttr(planned, "output_dir") == "" {
+		return true
+	}
+	for _, in := range inputs {
+		if err := batchRowDirName(in.key); err != nil {
+			diags.AddAttributeError(path.Root("rows"), "Invalid row key", err.Error()+"\n\nNothing was sent.")
+			return false
+		}
+	}
+	return true
+}
+
+type batchPlanSettings struct {
+	rerunFailed bool
+	outputDir   string
+}
+
+// batchPlan is the results an apply is planned to leave.
+type batchPlan struct {
+	results           map[string]tftypes.Value
+	unknown           int // rows the apply runs, waits for or downloads
+	waiting           int // of them, rows whose job still runs
+	succeeded, failed int64
+}
+
+func planBatchRows(inputs []batchRowInput, held map[string]tftypes.Value, s batchPlanSettings) *batchPlan {
+	p := &batchPlan{results: make(map[string]tftypes.Value, len(inputs))}
+	for _, in := range inputs {
+		v, ok := held[in.key]
+		row, okRow := batchRowOf(v)
+		if ok && okRow && !rowNeedsApply(row, in, s) {
+			p.results[in.key] = v
+			p.count(row)
+			continue
+		}
+		p.results[in.key] = tftypes.NewValue(batchRowType, tftypes.UnknownValue)
+		p.unknown++
+		if okRow && row.inFlight() && row.InputHash == in.hash {
+			p.waiting++
+		}
+	}
+	return p
+}
+
+func (p *batchPlan) count(row *batchRow) {
+	switch {
+	case row.Status == "succeeded":
+		p.succeeded++
+	case row.failedRow():
+		p.failed++
+	}
+}
+
+// counts are the planned succeeded and failed: unknown when any row is.
+func (p *batchPlan) counts() (succeeded, failed tftypes.Value) {
+	if p.unknown > 0 {
+		return tftypes.NewValue(tftypes.Number, tftypes.UnknownValue), tftypes.NewValue(tftypes.Number, tftypes.UnknownValue)
+	}
+	return tftypes.NewValue(tftypes.Number, p.succeeded), tftypes.NewValue(tftypes.Number, p.failed)
+}
+
+// rowNeedsApply reports whether an apply has something to do for a row state holds.
+func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
+	switch {
+	case row.InputHash != in.hash, row.Status == batchRowNotSubmitted, row.inFlight():
+		return true
+	case row.failedRow():
+		return s.rerunFailed
+	case row.Status == "succeeded" && s.outputDir != "":
+		return !rowFilesPresent(s.outputDir, in.key, row)
+	}
+	return false
+}
+
+func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}}, &resp.State.Raw, &resp.Diagnostics)
+}
+
+func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, update: true}, &resp.State.Raw, &resp.Diagnostics)
+}
+
+// batchTimeout reads a timeout from the timeouts value v, or def when it is not set.
+func batchTimeout(ctx context.Context, v tftypes.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
+	if !v.IsKnown() || v.IsNull() {
+		return def, nil
+	}
+	value, err := batchTimeoutsType.ValueFromTerraform(ctx, v)
+	t, ok := value.(timeouts.Value)
+	if err != nil || !ok {
+		var diags diag.Diagnostics
+		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job_batch's timeouts could not be read (%v). This is a bug in the provider.", err))
+		return 0, diags
+	}
+	return timeout(t, ctx, def)
+}
+
+// newBatchID is the id of a new batch.
+func newBatchID() tftypes.Value { return tftypes.NewValue(tftypes.String, uuid.NewString()) }

@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// batchApplyRequest is what a create or an update of svc_job_batch acts on.
+type batchApplyRequest struct {
+	plan, config, state tftypes.Value // state is the zero Value on create
+	update              bool
+}
+
+// apply runs the rows the plan left unknown and sets state, once, to the plan with every row's
+// result. Nothing a row does (failure, unknown outcome, timeout, interrupt) is an error: an
+// error from create taints the batch, and every row would run again. Errors are kept for what
+// prevents anything from being sent (an unreadable plan, a bug).
+func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, state *tftypes.Value, diags *diag.Diagnostics) {
+	planned, okPlan := objectAttrs(req.plan)
+	config, okConfig := objectAttrs(req.config)
+	if !okPlan || !okConfig {
+		diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return
+	}
+	planned = maps.Clone(planned)
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	if err != nil {
+		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
+		return
+	}
+	pick := timeouts.Value.Create
+	if req.update {
+		pick = timeouts.Value.Update
+	}
+	limit, d := batchTimeout(ctx, planned["timeouts"], defaultBatchCreateTimeout, pick)
+	if diags.Append(d...); diags.HasError() {
+		return
+	}
+	held := map[string]tftypes.Value{}
+	if attrs, ok := objectAttrs(req.state); ok {
+		held = heldResults(attrs["results"])
+	}
+	if !planned["id"].IsKnown() {
+		planned["id"] = newBatchID()
+	}
+	data := r.data.withSecrets(stringValueOf(config["partner_api_key_wo"]))
+	ctx = data.logContext(ctx)
+	e := newBatchEngine(data, planned, stringValueOf(config["partner_api_key_wo"]))
+	tasks, kept := batchTasks(inputs, heldResults(planned["results"]), held)
+	e.forgetRemoved(ctx, removedRows(inputs, held), boolAttr(planned, "cancel_on_destroy"))
+	rows := e.run(ctx, limit, tasks)
+
+	results := make(map[string]tftypes.Value, len(inputs))
+	var succeeded, failed int64
+	for key, v := range kept {
+		results[key] = v
+		if row, ok := batchRowOf(v); ok {
+			succeeded, failed = countRow(row, succeeded, failed)
+		}
+	}
+	for key, row := range rows {
+		results[key] = row.value()
+		succeeded, failed = countRow(row, succeeded, failed)
+	}
+	planned["results"] = tftypes.NewValue(batchResultsTyp, results)
+	planned["succeeded"] = tftypes.NewValue(tftypes.Number, succeeded)
+	planned["failed"] = tftypes.NewValue(tftypes.Number, failed)
+	*state = tftypes.NewValue(req.plan.Type(), planned)
+	e.report(ctx, diags, limit)
+}
+
+func countRow(row *batchRow, succeeded, failed int64) (int64, int64) {
+	switch {
+	case row.Status == "succeeded":
+		succeeded++
+	case row.failedRow():
+		failed++
+	}
+	return succeeded, failed
+}
+
+// batchTask is one row an apply acts on.
+type batchTask struct {
+	in   batchRowInput
+	held *batchRow // the row state holds, if any
+}
+
+// batchTasks splits the configured rows into those the plan keeps (known in the planned
+// results) and those the apply acts on, in row-key order.
+func batchTasks(inputs []batchRowInput, planned, held map[string]tftypes.Value) (tasks []batchTask, kept map[string]tftypes.Value) {
+	kept = map[string]tftypes.Value{}
+	for _, in := range inputs {
+		if v, ok := planned[in.key]; ok && v.IsFullyKnown() {
+			kept[in.key] = v
+			continue
+		}
+		t := batchTask{in: in}
+		if row, ok := batchRowOf(held[in.key]); ok {
+			t.held = row
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, kept
+}
+
+// removedRow is a row state holds that the configuration no longer has.
+type removedRow struct {
+	key string
+	row *batchRow
+}
+
+func removedRows(inputs []batchRowInput, held map[string]tftypes.Value) []removedRow {
+	configured := make(map[string]bool, len(inputs))
+	for _, in := range inputs {
+		configured[in.key] = true
+	}
+	var out []removedRow
+	for _, key := range slices.Sorted(maps.Keys(held)) {
+		if configured[key] {
+			continue
+		}
+		if row, ok := batchRowOf(held[key]); ok {
+			out = append(out, removedRow{key: key, row: row})
+		}
+	}
+	return out
+}

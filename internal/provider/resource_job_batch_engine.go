@@ -1,0 +1,265 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// submitGrace is how long a submission already on the wire may take to finish once the apply
+// was interrupted or timed out, so that the id it returns is kept.
+const submitGrace = 15 * time.Second
+
+// batchEngine runs the rows of one apply: at most maxInFlight rows submitted or waited for at
+// once, every wait sharing one duration estimator (the provider's), so the jobs of the batch
+// pace each other's polls.
+type batchEngine struct {
+	data        *providerData
+	extra       map[string]string
+	shape       string
+	maxInFlight int
+	outputDir   string
+	cancelRuns  bool
+
+	mu   sync.Mutex
+	rows map[string]*batchRow
+	news batchNews
+}
+
+func newBatchEngine(data *providerData, planned map[string]tftypes.Value, apiKeyWO types.String) *batchEngine {
+	n := int(int64Attr(planned, "max_in_flight"))
+	if n <= 0 {
+		n = defaultBatchMaxInFlight
+	}
+	return &batchEngine{
+		data: data, extra: data.partnerExtraData(apiKeyWO, types.StringNull()),
+		shape:       client.WorkflowShape([]byte(stringAttr(planned, "workflow"))),
+		maxInFlight: n, outputDir: stringAttr(planned, "output_dir"), cancelRuns: boolAttr(planned, "cancel_on_destroy"),
+		rows: map[string]*batchRow{},
+	}
+}
+
+// int64Attr is attrs[name] as an int64; 0 when missing, null, unknown or not a number.
+func int64Attr(attrs map[string]tftypes.Value, name string) int64 {
+	var f big.Float
+	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&f) == nil {
+		n, _ := f.Int64()
+		return n
+	}
+	return 0
+}
+
+// run acts on every task and returns each task's row. It returns once every row is settled for
+// this apply: finished, or, once ctx ends (Ctrl-C or the timeout), as far as it got. A
+// submission already sent when ctx ends is let finish (up to submitGrace) so its id is kept;
+// no new one starts.
+func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batchTask) map[string]*batchRow {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	submitCtx, stopSubmits := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSubmits()
+	go func() {
+		<-ctx.Done()
+		t := time.NewTimer(submitGrace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			stopSubmits()
+		case <-submitCtx.Done():
+		}
+	}()
+	queue := make(chan batchTask)
+	var wg sync.WaitGroup
+	for range min(e.maxInFlight, len(tasks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range queue {
+				e.runTask(ctx, submitCtx, t)
+			}
+		}()
+	}
+	for _, t := range tasks {
+		queue <- t
+	}
+	close(queue)
+	wg.Wait()
+	return e.rows
+}
+
+func (e *batchEngine) set(key string, row *batchRow) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.rows[key] = row
+}
+
+// runTask brings one row as far as it goes in this apply and records it.
+func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
+	held := t.held
+	sameInput := held != nil && held.InputHash == t.in.hash
+	switch {
+	case ctx.Err() != nil:
+		e.set(t.in.key, notReached(t))
+	case sameInput && held.inFlight():
+		e.resume(ctx, t)
+	case sameInput && held.Status == client.JobSucceeded:
+		e.set(t.in.key, held) // its files only
+		e.download(ctx, t.in.key, held)
+	default:
+		if held != nil && held.inFlight() && e.cancelRuns {
+			e.cancel(submitCtx, t.in.key, held) // its input changed: the old run is not wanted
+		}
+		key := uuid.NewString()
+		if sameInput && held.Status == batchRowUnknown && held.Key != "" {
+			key = held.Key // resent under its own key: it cannot run twice
+		}
+		e.submit(ctx, submitCtx, t, key)
+	}
+}
+
+// notReached is what a row the apply did not get to keeps: the row state holds when its input
+// is unchanged, else not_submitted.
+func notReached(t batchTask) *batchRow {
+	if t.held != nil && t.held.InputHash == t.in.hash && t.held.Status != batchRowNotSubmitted {
+		return t.held
+	}
+	return &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
+}
+
+func (e *batchEngine) submit(ctx, submitCtx context.Context, t batchTask, key string) {
+	job, err := e.data.client.SubmitJob(submitCtx, client.SubmitJobInput{
+		Workflow: json.RawMessage(t.in.workflow), ExtraData: e.extra, IdempotencyKey: key,
+	})
+	if err != nil {
+		e.set(t.in.key, e.submitFailed(t, key, err))
+		return
+	}
+	logInfo(ctx, "batch row submitted", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": key, "request_id": job.RequestID})
+	// The id is recorded before the wait: whatever ends the wait, the row keeps its job.
+	e.set(t.in.key, rowFromJob(job, key, t.in.hash))
+	e.wait(ctx, t.in, job, key)
+}
+
+// submitFailed is the row of a submission that failed, by what the failure means.
+func (e *batchEngine) submitFailed(t batchTask, key string, err error) *batchRow {
+	var refused *client.RefusedJobRecordError
+	var unknown *client.UnknownOutcomeError
+	var notSent *client.NotSentError
+	switch {
+	case errors.As(err, &refused):
+		row := &batchRow{ID: refused.JobID, Status: refused.Status, Key: key, InputHash: t.in.hash}
+		e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, row, err}) })
+		return row
+	case errors.As(err, &unknown):
+		row := &batchRow{Status: batchRowUnknown, Key: key, InputHash: t.in.hash,
+			Error: &batchRowError{Code: "unknown_outcome", Message: truncateText(e.data.redact(unknown.Cause.Error()), maxBatchErrorMessage)}}
+		e.note(func(n *batchNews) { n.unknown = append(n.unknown, rowNote{t.in.key, row, err}) })
+		return row
+	case errors.As(err, &notSent) || client.DeclinedUntilDeadline(err):
+		e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, err}) })
+		return &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
+	}
+	row := &batchRow{Status: batchRowRejected, Key: key, InputHash: t.in.hash,
+		Error: &batchRowError{Code: apiErrorCode(err), Message: truncateText(e.data.redact(describeSubmitError(err, key)), maxBatchErrorMessage)}}
+	e.note(func(n *batchNews) { n.failed = append(n.failed, rowNote{t.in.key, row, err}) })
+	return row
+}
+
+// apiErrorCode is the service's error code of err, or "submission_refused".
+func apiErrorCode(err error) string {
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) && apiErr.Code != "" {
+		return apiErr.Code
+	}
+	return "submission_refused"
+}
+
+// resume waits for a row's job that was submitted by an earlier apply.
+func (e *batchEngine) resume(ctx context.Context, t batchTask) {
+	held := t.held
+	job, err := e.data.client.GetJob(ctx, held.ID)
+	switch {
+	case client.Gone(err) && !client.RouteNotFound(err):
+		// Gone while it ran (not the expiry of a finished job): the next apply submits it again.
+		e.set(t.in.key, &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash})
+		e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, held, err}) })
+		return
+	case err != nil:
+		e.set(t.in.key, held)
+		if ctx.Err() == nil {
+			e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, held, err}) })
+		} else {
+			e.note(func(n *batchNews) { n.stillRunning++ })
+		}
+		return
+	}
+	e.set(t.in.key, rowFromJob(job, held.Key, t.in.hash))
+	e.wait(ctx, t.in, job, held.Key)
+}
+
+// wait follows a row's job until it ends or ctx does, records its last record, and downloads
+// its outputs when it succeeded.
+func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Job, key string) {
+	final := job
+	var err error
+	if !job.Terminal() {
+		// Progress is logged as for svc_job: one line per change of phase, naming the job.
+		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape}
+		final, err = e.data.client.WaitJob(ctx, job, opts)
+		if final == nil {
+			final = job
+		}
+	}
+	row := rowFromJob(final, key, in.hash)
+	e.set(in.key, row)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{in.key, row, err}) })
+	case err != nil:
+		e.note(func(n *batchNews) { n.stillRunning++ })
+	case row.failedRow():
+		e.note(func(n *batchNews) { n.failed = append(n.failed, rowNote{in.key, row, nil}) })
+	case row.Status == client.JobSucceeded:
+		e.download(ctx, in.key, row)
+	}
+}
+
+// cancel asks the service to cancel a row's job that still runs; an error is a warning.
+func (e *batchEngine) cancel(ctx context.Context, key string, row *batchRow) {
+	job, err := e.data.client.GetJob(ctx, row.ID)
+	if err == nil && !job.Terminal() {
+		_, err = e.data.client.CancelJob(ctx, job)
+	}
+	if err != nil && !client.Gone(err) {
+		e.note(func(n *batchNews) { n.cancelErrors = append(n.cancelErrors, rowNote{key, row, err}) })
+	}
+}
+
+// forgetRemoved cancels the running jobs of rows no longer configured (when cancel_on_destroy)
+// and removes their downloaded files; finished rows send nothing.
+func (e *batchEngine) forgetRemoved(ctx context.Context, removed []removedRow, cancelRuns bool) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, e.maxInFlight)
+	for _, rm := range removed {
+		e.removeFiles(rm.key, rm.row)
+		if !cancelRuns || !rm.row.inFlight() {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			e.cancel(ctx, rm.key, rm.row)
+		}()
+	}
+	wg.Wait()
+}

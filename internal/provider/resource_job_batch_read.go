@@ -1,0 +1,179 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
+)
+
+// runningRows are the rows of results whose job was accepted and has not ended, by key.
+func runningRows(results map[string]tftypes.Value) map[string]*batchRow {
+	out := map[string]*batchRow{}
+	for key, v := range results {
+		if !heldRowMayRun(v) {
+			continue
+		}
+		if row, ok := batchRowOf(v); ok && row.inFlight() {
+			out[key] = row
+		}
+	}
+	return out
+}
+
+// heldRowMayRun reads only a row's status: a batch of finished rows is looked at without
+// converting any of them.
+func heldRowMayRun(v tftypes.Value) bool {
+	attrs, ok := objectAttrs(v)
+	return ok && stringAttr(attrs, "id") != "" && !client.JobTerminal(stringAttr(attrs, "status"))
+}
+
+// Read refreshes the rows that still run; a batch whose rows have all ended is settled and
+// sends nothing.
+func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
+		return
+	}
+	results := heldResults(held["results"])
+	running := runningRows(results)
+	if len(running) == 0 || r.data.configUnknown {
+		return // nothing in a finished row can change: no request
+	}
+	readCtx, cancel := r.data.readContext(ctx)
+	defer cancel()
+	fresh, errs := r.readRows(readCtx, running, int(int64Attr(held, "max_in_flight")))
+	results = maps.Clone(results)
+	for key, job := range fresh {
+		if job == nil {
+			// Gone while it ran (not an expiry of a finished job): the next apply submits it again.
+			row := &batchRow{Status: batchRowNotSubmitted, InputHash: running[key].InputHash}
+			results[key] = row.value()
+			continue
+		}
+		results[key] = rowFromJob(job, running[key].Key, running[key].InputHash).value()
+	}
+	for _, key := range slices.Sorted(maps.Keys(errs)) {
+		resp.Diagnostics.AddWarning("Reading a row's job failed", fmt.Sprintf("rows[%q] (job %s) could not be read; state keeps "+
+			"the status it had: %s", key, running[key].ID, r.data.describeReadError(readCtx, errs[key], familyService)))
+	}
+	values := maps.Clone(held)
+	values["results"] = tftypes.NewValue(batchResultsTyp, results)
+	var succeeded, failed int64
+	for _, v := range results {
+		if row, ok := batchRowOf(v); ok {
+			succeeded, failed = countRow(row, succeeded, failed)
+		}
+	}
+	values["succeeded"], values["failed"] = tftypes.NewValue(tftypes.Number, succeeded), tftypes.NewValue(tftypes.Number, failed)
+	resp.State.Raw = tftypes.NewValue(req.State.Raw.Type(), values)
+}
+
+// readRows reads the jobs of rows, at most n at once. A job gone from the service maps to nil.
+func (r *jobBatchResource) readRows(ctx context.Context, rows map[string]*batchRow, n int) (fresh map[string]*client.Job, errs map[string]error) {
+	fresh, errs = map[string]*client.Job{}, map[string]error{}
+	var mu sync.Mutex
+	forEachRow(rows, max(n, 1), func(key string, row *batchRow) {
+		job, err := r.data.client.GetJob(ctx, row.ID)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case client.Gone(err) && !client.RouteNotFound(err):
+			fresh[key] = nil
+		case err != nil:
+			errs[key] = err
+		default:
+			fresh[key] = job
+		}
+	})
+	return fresh, errs
+}
+
+// forEachRow calls f for every row, at most n at once, and returns when all calls have.
+func forEachRow(rows map[string]*batchRow, n int, f func(key string, row *batchRow)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for key, row := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(key, row)
+		}()
+	}
+	wg.Wait()
+}
+
+// Delete cancels the rows that still run when cancel_on_destroy, waiting for them to stop, and
+// removes downloaded files; the finished rows of a batch send nothing.
+func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	held, ok := objectAttrs(req.State.Raw)
+	if !ok {
+		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
+		return
+	}
+	results := heldResults(held["results"])
+	e := &batchEngine{data: r.data, outputDir: stringAttr(held, "output_dir"), maxInFlight: max(int(int64Attr(held, "max_in_flight")), 1), rows: map[string]*batchRow{}}
+	if e.outputDir != "" {
+		for key, v := range results {
+			if row, ok := batchRowOf(v); ok {
+				e.removeFiles(key, row)
+			}
+		}
+	}
+	running := runningRows(results)
+	if !boolAttr(held, "cancel_on_destroy") || len(running) == 0 {
+		e.report(ctx, &resp.Diagnostics, 0)
+		return
+	}
+	limit, diags := batchTimeout(ctx, held["timeouts"], defaultBatchDeleteTimeout, timeouts.Value.Delete)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.data.logContext(ctx), limit)
+	defer cancel()
+	var mu sync.Mutex
+	stillRunning := map[string]error{}
+	forEachRow(running, e.maxInFlight, func(key string, row *batchRow) {
+		if err := r.cancelAndWait(ctx, row); err != nil {
+			mu.Lock()
+			stillRunning[key] = err
+			mu.Unlock()
+		}
+	})
+	for _, key := range slices.Sorted(maps.Keys(stillRunning)) {
+		resp.Diagnostics.AddError("Row's job did not stop", r.data.redact(fmt.Sprintf("rows[%q]: cancel of job %s was requested "+
+			"but it did not reach a terminal status within %s: %v", key, running[key].ID, limit, stillRunning[key])))
+	}
+}
+
+// cancelAndWait cancels a row's job and waits until it stops. A job already gone is stopped.
+func (r *jobBatchResource) cancelAndWait(ctx context.Context, row *batchRow) error {
+	job, err := r.data.client.GetJob(ctx, row.ID)
+	if client.Gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if job.Terminal() {
+		return nil
+	}
+	canceled, err := r.data.client.CancelJob(ctx, job)
+	if client.Gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = r.data.client.WaitJob(ctx, canceled, client.WaitOptions{})
+	return err
+}

@@ -1,0 +1,121 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+)
+
+// batchWarningRows is how many rows a warning names in full; the rest are counted.
+const batchWarningRows = 5
+
+// rowNote is one row worth reporting.
+type rowNote struct {
+	key string
+	row *batchRow
+	err error
+}
+
+// batchNews is what an apply has to say about its rows.
+type batchNews struct {
+	failed, unknown, notSent, waitErrors, cancelErrors, downloadErrors []rowNote
+	stillRunning                                                       int
+}
+
+func (e *batchEngine) note(f func(*batchNews)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(&e.news)
+}
+
+// report turns the apply's news into warnings, never errors: no row's outcome taints the batch.
+func (e *batchEngine) report(ctx context.Context, diags *diag.Diagnostics, limit time.Duration) {
+	n := &e.news
+	notReached := 0
+	for _, row := range e.rows {
+		if row.Status == batchRowNotSubmitted {
+			notReached++
+		}
+	}
+	if n.stillRunning > 0 || notReached > len(n.notSent) {
+		why := fmt.Sprintf("The apply reached its timeout (%s)", limit)
+		if ctx.Err() != nil && waitInterrupted(ctx, ctx.Err()) {
+			why = "Terraform was interrupted"
+		}
+		diags.AddWarning("Batch not finished: the next apply goes on",
+			fmt.Sprintf("%s with %d rows still running and %d not submitted. Every job id the service returned is in state "+
+				"(no row is tainted). The next `terraform apply` submits nothing again: it waits for the running rows and "+
+				"submits the others.", why, n.stillRunning, notReached-len(n.notSent)))
+	}
+	e.warn(diags, "Rows failed", "rows did not succeed; their ids and errors are in `results` and counted in `failed`. "+
+		"Set `rerun_failed = true` to run them again on the next apply.", n.failed, describeFailedRow)
+	e.warn(diags, "Rows with an unknown outcome", "submissions may have reached the service, but no answer came back: a job "+
+		"may exist that the provider cannot name. They are not resent under a new key (that could run them twice); "+
+		"`rerun_failed = true` resends each under its own key, which the service refuses if the first arrived.", n.unknown, describeUnknownRow)
+	e.warn(diags, "Rows not sent", "submissions never reached the service; nothing was created and the next apply submits them.",
+		n.notSent, describeRowErr)
+	e.warn(diags, "Rows not followed to the end", "rows could not be read to their end; each keeps its id and the status "+
+		"last seen, and the next apply waits for them again.", n.waitErrors, describeRowErr)
+	e.warn(diags, "Cancel failed", "jobs of removed or changed rows could not be canceled; they may still run on the service.",
+		n.cancelErrors, describeRowErr)
+	e.warn(diags, "Downloads failed", "outputs could not be downloaded to output_dir; the rows stay succeeded and the next "+
+		"apply downloads the missing files again.", n.downloadErrors, describeRowErr)
+}
+
+// warn adds one warning for notes: the first batchWarningRows in full, the rest counted.
+func (e *batchEngine) warn(diags *diag.Diagnostics, summary, what string, notes []rowNote, describe func(rowNote) string) {
+	if len(notes) == 0 {
+		return
+	}
+	sort.Slice(notes, func(i, j int) bool { return notes[i].key < notes[j].key })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s\n", len(notes), what)
+	for i, n := range notes {
+		if i == batchWarningRows {
+			fmt.Fprintf(&b, "\n... and %d more.", len(notes)-batchWarningRows)
+			break
+		}
+		fmt.Fprintf(&b, "\n- rows[%q]: %s", n.key, describe(n))
+	}
+	diags.AddWarning(summary, e.data.redact(b.String()))
+}
+
+func describeFailedRow(n rowNote) string {
+	r := n.row
+	var b strings.Builder
+	if r.ID != "" {
+		fmt.Fprintf(&b, "job %s %s", r.ID, r.Status)
+	} else {
+		fmt.Fprintf(&b, "%s (Idempotency-Key %s)", r.Status, r.Key)
+	}
+	if e := r.Error; e != nil {
+		b.WriteString(": ")
+		if e.NodeID != "" || e.ClassType != "" {
+			fmt.Fprintf(&b, "node %q (%s) raised ", e.NodeID, e.ClassType)
+		}
+		fmt.Fprintf(&b, "%s: %s", e.Code, firstLine(e.Message))
+	}
+	return b.String()
+}
+
+func describeUnknownRow(n rowNote) string {
+	return fmt.Sprintf("Idempotency-Key %s: %v", n.row.Key, n.err)
+}
+
+func describeRowErr(n rowNote) string {
+	if n.row != nil && n.row.ID != "" {
+		return fmt.Sprintf("job %s: %v", n.row.ID, n.err)
+	}
+	return n.err.Error()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " ..."
+	}
+	return s
+}

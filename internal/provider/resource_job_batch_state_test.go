@@ -1,0 +1,177 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// pluginProtocolMaxMessage is the largest message the plugin protocol carries between Terraform
+// (or OpenTofu) and this provider. The provider's gRPC server (terraform-plugin-go's tf6server)
+// sets its receive and send limits to 256 MiB; Terraform 1.11 and 1.15 and OpenTofu 1.12 dial
+// providers through go-plugin 1.7, whose client allows math.MaxInt32 each way (only
+// GetProviderSchema is capped lower, at 64 MiB, by the CLIs themselves). So 256 MiB binds.
+const pluginProtocolMaxMessage = 256 << 20
+
+// batchStateValue is a finished svc_job_batch of n rows, one output each, as state holds it,
+// and the configuration that leads to it.
+func batchStateValue(t testing.TB, n int) (state, config tftypes.Value) {
+	t.Helper()
+	ctx := context.Background()
+	var sresp resource.SchemaResponse
+	(&jobBatchResource{}).Schema(ctx, resource.SchemaRequest{}, &sresp)
+	typ := sresp.Schema.Type().TerraformType(ctx).(tftypes.Object)
+	results := make(map[string]tftypes.Value, n)
+	template := `{"6":{"class_type":"SaveText","inputs":{"filename_prefix":"row","text":"template"}}}`
+	hashes, err := batchRowInputs(template, batchRowsOf(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		key := fmt.Sprintf("sku-%05d", i)
+		row := &batchRow{ID: fmt.Sprintf("8d3f1c2e-0000-4000-8000-%012d", i), Status: "succeeded",
+			Key: fmt.Sprintf("5b1e7a90-0000-4000-8000-%012d", i), InputHash: hashes[i].hash,
+			Outputs: []batchOutput{{ID: fmt.Sprintf("a0c4e7f1-0000-4000-8000-%012d", i), Name: fmt.Sprintf("row_%05d_.txt", i), NodeID: "6",
+				Type: "text", ContentType: "text/plain", SizeBytes: 42, Hash: "blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}}}
+		results[key] = row.value()
+	}
+	values := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		values[name] = tftypes.NewValue(at, nil)
+	}
+	values["workflow"] = tftypes.NewValue(tftypes.String, template)
+	values["rows"] = batchRowsOf(n)
+	configValues := mapsClone(values)
+	values["id"] = tftypes.NewValue(tftypes.String, "0b0e6c0e-6a43-4c1b-9d61-3b0f3f1e2c11")
+	values["max_in_flight"] = tftypes.NewValue(tftypes.Number, 16)
+	values["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, true)
+	values["rerun_failed"] = tftypes.NewValue(tftypes.Bool, false)
+	values["results"] = tftypes.NewValue(batchResultsTyp, results)
+	values["succeeded"] = tftypes.NewValue(tftypes.Number, n)
+	values["failed"] = tftypes.NewValue(tftypes.Number, 0)
+	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues)
+}
+
+// batchRowsOf is the rows value of batchStateValue.
+func batchRowsOf(n int) tftypes.Value {
+	nodeType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"6": tftypes.Object{AttributeTypes: map[string]tftypes.Type{"text": tftypes.String}}}}
+	rowTypes, rowValues := map[string]tftypes.Type{}, map[string]tftypes.Value{}
+	for i := range n {
+		key := fmt.Sprintf("sku-%05d", i)
+		rowTypes[key] = nodeType
+		rowValues[key] = tftypes.NewValue(nodeType, map[string]tftypes.Value{"6": tftypes.NewValue(nodeType.AttributeTypes["6"],
+			map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, fmt.Sprintf("a product photo of item %d on white", i))})})
+	}
+	return tftypes.NewValue(tftypes.Object{AttributeTypes: rowTypes}, rowValues)
+}
+
+func mapsClone(m map[string]tftypes.Value) map[string]tftypes.Value {
+	out := make(map[string]tftypes.Value, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// A finished batch of 10,000 rows passes the plugin protocol's message limit with room to
+// spare, in the largest message that carries it (a plan: prior state, proposed new state and
+// configuration in, planned state out), and its plan keeps it as it is without a request.
+func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
+	t.Parallel()
+	rows := 10000
+	if testing.Short() {
+		rows = 1000
+	}
+	state, config := batchStateValue(t, rows)
+	typ := state.Type()
+	encoded, err := tfprotov6.NewDynamicValue(typ, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perRow := len(encoded.MsgPack) / rows
+	// A plan request carries the state twice and the configuration once.
+	if planMsg := 3 * len(encoded.MsgPack); planMsg > pluginProtocolMaxMessage/8 {
+		t.Fatalf("a plan of %d rows carries %d bytes (%d per row in state); want it under an eighth of the %d limit", rows, planMsg, perRow, pluginProtocolMaxMessage)
+	}
+	t.Logf("%d rows: %d bytes of state in the protocol (%d per row), limit %d", rows, len(encoded.MsgPack), perRow, pluginProtocolMaxMessage)
+
+	server := NewProtocol6Server("test")()
+	cfg, err := tfprotov6.NewDynamicValue(typ, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := server.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("plan: %s: %s", d.Summary, d.Detail)
+	}
+	planned, err := resp.PlannedState.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !planned.Equal(state) {
+		t.Fatal("the plan of a finished batch changes it")
+	}
+	t.Logf("plan of %d finished rows: %s in the provider", rows, time.Since(start))
+	readResp, err := server.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{TypeName: "svc_job_batch", CurrentState: &encoded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(readResp.Diagnostics) > 0 || len(readResp.NewState.MsgPack) > pluginProtocolMaxMessage/8 {
+		t.Fatalf("read: %v, %d bytes", readResp.Diagnostics, len(readResp.NewState.MsgPack))
+	}
+}
+
+// jobBatchServer answers as the framework does, for a settled batch: refresh, a plan that
+// changes nothing, the plan of its destruction and the destruction.
+func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	state, config := batchStateValue(t, 3)
+	typ := state.Type()
+	encoded, err := tfprotov6.NewDynamicValue(typ, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
+	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
+	// Over no framework at all: a call it passed on would panic.
+	layered := newJobBatchServer(nil)
+	decode := func(v *tfprotov6.DynamicValue) tftypes.Value {
+		got, err := v.Unmarshal(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, s := range []tfprotov6.ProviderServer{framework, layered} {
+		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg})
+		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 {
+			t.Fatalf("%T: plan %v %+v", s, err, plan)
+		}
+		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null})
+		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decode(destroyPlan.PlannedState).IsNull() {
+			t.Fatalf("%T: destroy plan %v %+v", s, err, destroyPlan)
+		}
+		read, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: jobBatchTypeName, CurrentState: &encoded})
+		if err != nil || len(read.Diagnostics) > 0 || !decode(read.NewState).Equal(state) {
+			t.Fatalf("%T: read %v %+v", s, err, read)
+		}
+		destroy, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, PlannedState: &null, Config: &null})
+		if err != nil || len(destroy.Diagnostics) > 0 || !decode(destroy.NewState).IsNull() {
+			t.Fatalf("%T: destroy %v %+v", s, err, destroy)
+		}
+	}
+}
