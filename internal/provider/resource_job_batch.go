@@ -161,7 +161,9 @@ func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlan
 		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
 	}
-	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
+	if !checkRowDirs(planned, inputs, &resp.Diagnostics) || held == nil {
+		// A new batch runs every row: results stays wholly unknown, one value rather than one
+		// per row for Terraform to carry and show.
 		return
 	}
 	plan := planBatchRows(inputs, heldResults(held["results"]), batchPlanSettings{
