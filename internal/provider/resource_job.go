@@ -312,11 +312,18 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.key = uuid.NewString()
 	}
 
-	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{
+	// A submission on the wire when Terraform is interrupted is let finish, so that the id of a
+	// job the service created reaches state; the create timeout still bounds it.
+	submitCtx, stopSubmit := outlivingInterrupt(ctx)
+	deadline, _ := waitCtx.Deadline()
+	submitCtx, stopAtDeadline := context.WithDeadline(submitCtx, deadline)
+	job, err := data.client.SubmitJob(submitCtx, client.SubmitJobInput{
 		Workflow:       json.RawMessage(in.workflow),
 		ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
 		IdempotencyKey: in.key,
 	})
+	stopAtDeadline()
+	stopSubmit()
 	if err != nil {
 		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
 		var refused *client.RefusedJobRecordError

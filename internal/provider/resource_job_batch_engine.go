@@ -15,10 +15,6 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// submitGrace is how long a submission already on the wire may take to finish once the apply
-// was interrupted or timed out, so that the id it returns is kept.
-const submitGrace = 15 * time.Second
-
 // batchEngine runs the rows of one apply: at most maxInFlight rows submitted or waited for at
 // once, every wait sharing one duration estimator (the provider's), so the jobs of the batch
 // pace each other's polls.
@@ -65,18 +61,8 @@ func int64Attr(attrs map[string]tftypes.Value, name string) int64 {
 func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batchTask) map[string]*batchRow {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	submitCtx, stopSubmits := context.WithCancel(context.WithoutCancel(ctx))
+	submitCtx, stopSubmits := outlivingInterrupt(ctx)
 	defer stopSubmits()
-	go func() {
-		<-ctx.Done()
-		t := time.NewTimer(submitGrace)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			stopSubmits()
-		case <-submitCtx.Done():
-		}
-	}()
 	queue := make(chan batchTask)
 	var wg sync.WaitGroup
 	for range min(e.maxInFlight, len(tasks)) {
