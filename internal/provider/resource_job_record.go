@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -292,9 +293,7 @@ func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, urls recordUR
 // contract gives no way to find them from the job's id.
 func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
 	if client.JobTerminal(job.Status) {
-		attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, nil)
-		attrs[jobAttrProgress] = tftypes.NewValue(progressTerraformType, nil)
-		attrs[jobAttrURLs] = endedJobURLsTerraformValue(job.URLs.Logs)
+		putEndedRun(attrs, job.URLs.Logs)
 		return
 	}
 	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
@@ -305,6 +304,31 @@ func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
 		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
 		"logs":   tftypes.NewValue(tftypes.String, emptyAsNull(job.URLs.Logs)), // null when the surface captures no logs
 	})
+}
+
+// putEndedRun writes what an ended job keeps of its run in flight: nothing but logs, the link
+// to its logs when the service offers one.
+func putEndedRun(attrs map[string]tftypes.Value, logs string) {
+	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, nil)
+	attrs[jobAttrProgress] = tftypes.NewValue(progressTerraformType, nil)
+	attrs[jobAttrURLs] = endedJobURLsTerraformValue(logs)
+}
+
+// holdsRunInFlight reports whether held, an ended job's values, still hold what describes a run
+// in flight: state written before an ended job's were nulled, which its next refresh nulls
+// without a request.
+func holdsRunInFlight(held jobValues) bool {
+	links := heldJobLinks(held)
+	return !held[jobAttrQueuePosition].IsNull() || !held[jobAttrProgress].IsNull() ||
+		links.Self != "" || links.Events != "" || links.Cancel != ""
+}
+
+// withoutRunInFlight is held, an ended job's values, keeping of its run in flight what an
+// ended job keeps (putEndedRun).
+func withoutRunInFlight(held jobValues) map[string]tftypes.Value {
+	attrs := maps.Clone(held)
+	putEndedRun(attrs, heldJobLinks(held).Logs)
+	return attrs
 }
 
 // endedJobURLsTerraformValue is an ended job's links in state: only the logs link, when the
