@@ -240,7 +240,8 @@ func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 	t.Parallel()
 	foreign, foreignURL := startForeignHost(t)
 	ss := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, `{"id":%q,"status":"succeeded","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, foreignURL+"/steal")
+		// Running: an ended job keeps no links to follow.
+		fmt.Fprintf(w, `{"id":%q,"status":"running","outputs":[],"urls":{"self":%q,"events":"/e","cancel":"/c"}}`, hostileJobID, foreignURL+"/steal")
 	}))
 	defer ss.Close()
 	resource.Test(t, resource.TestCase{
@@ -248,7 +249,7 @@ func TestAccHostile_dataSourceForeignLinkNotFollowed(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: providerBlock(ss.URL) + fmt.Sprintf(`data "svc_job" "x" { id = %q }`, hostileJobID),
 			Check: resource.ComposeTestCheckFunc(
-				resource.TestCheckResourceAttr("data.svc_job.x", "status", "succeeded"),
+				resource.TestCheckResourceAttr("data.svc_job.x", "status", "running"),
 				resource.TestCheckResourceAttr("data.svc_job.x", "urls.self", ss.URL+"/steal"),
 			),
 		}},

@@ -472,6 +472,11 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 				fmt.Sprintf("Job %s is past its expires_at (%s) and rerun_on_expiry is true: it is removed from state and "+
 					"the next apply submits the workflow again.", held.id(), held.expiresAt()))
 			resp.State.RemoveResource(ctx)
+			return
+		}
+		if holdsRunInFlight(held) {
+			// State written before an ended job's run in flight was nulled: null it now, from state alone.
+			resp.State.Raw = tftypes.NewValue(req.State.Raw.Type(), withoutRunInFlight(held))
 		}
 		return
 	}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -130,8 +131,8 @@ const (
 	jobStartedAtDoc     = "When the job started running; null until then."
 	jobCompletedAtDoc   = "When the job reached a terminal status; null until then."
 	jobExpiresAtDoc     = "Retention deadline: the job and its outputs are retrievable until then."
-	jobQueuePositionDoc = "Position in the queue while queued; null otherwise."
-	jobProgressDoc      = "Latest progress snapshot; null until the job runs."
+	jobQueuePositionDoc = "Position in the queue while queued; null otherwise, and null once the job has ended."
+	jobProgressDoc      = "Latest progress snapshot while the job runs; null until it runs, and null once the job has ended."
 	jobOutputsDoc       = "Committed outputs, in the order the service lists them. Each is an asset, downloaded by its `id`. " +
 		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
 		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
@@ -141,7 +142,9 @@ const (
 	jobErrorDoc = "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
 		"message to its first 8 KiB, a traceback to its last 64 KiB."
 	jobMetricsDoc = "Timings in milliseconds (`queue_ms`, `execution_ms`, ...). A metric the service has not measured yet is left out."
-	jobURLsDoc    = "The job's links, resolved to absolute URLs."
+	jobURLsDoc    = "The job's links, resolved to absolute URLs, to follow or cancel it while it runs. `self`, `events` and " +
+		"`cancel` are null once the job has ended (an ended job is not followed or cancelled; it is read by its `id`), " +
+		"and `urls` is null once the job has ended unless the service offers the run's logs, whose link is kept."
 )
 
 var progressAttrTypes = map[string]attr.Type{
@@ -235,9 +238,9 @@ var jobURLsAttrTypes = map[string]attr.Type{
 }
 
 const (
-	jobURLsSelfDoc   = "The job record."
-	jobURLsEventsDoc = "The live event stream."
-	jobURLsCancelDoc = "Cancellation."
+	jobURLsSelfDoc   = "The job record; null once the job has ended."
+	jobURLsEventsDoc = "The live event stream; null once the job has ended."
+	jobURLsCancelDoc = "Cancellation; null once the job has ended."
 	jobURLsLogsDoc   = "Where the run's logs are read; null when the surface captures no logs."
 )
 
@@ -273,19 +276,73 @@ func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, urls recordUR
 	attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, job.StartedAt)
 	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, job.CompletedAt)
 	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
-	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
-	attrs[jobAttrProgress] = progressTerraformValue(job.Progress)
 	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, urls)
 	attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
 	attrs[jobAttrError] = jobErrorTerraformValue(job.Error)
 	attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
+	putRunInFlight(attrs, job)
+	return omitted
+}
+
+// putRunInFlight writes what describes a run in flight: its place in the queue, its progress
+// and the links to follow or cancel it. A job that has ended is never followed, cancelled or
+// read again through a link (a settled job is not read at all, and a read by id needs no
+// link), so these are null once it has ended: a batch of thousands of finished jobs would
+// otherwise carry them in every state file for nothing. The logs link alone is kept, when the
+// service offers one: the run's logs are read after it ended (why a job failed, say), and the
+// contract gives no way to find them from the job's id.
+func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
+	if client.JobTerminal(job.Status) {
+		putEndedRun(attrs, job.URLs.Logs)
+		return
+	}
+	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
+	attrs[jobAttrProgress] = progressTerraformValue(job.Progress)
 	attrs[jobAttrURLs] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
 		"self":   tftypes.NewValue(tftypes.String, job.URLs.Self),
 		"events": tftypes.NewValue(tftypes.String, job.URLs.Events),
 		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
 		"logs":   tftypes.NewValue(tftypes.String, emptyAsNull(job.URLs.Logs)), // null when the surface captures no logs
 	})
-	return omitted
+}
+
+// putEndedRun writes what an ended job keeps of its run in flight: nothing but logs, the link
+// to its logs when the service offers one.
+func putEndedRun(attrs map[string]tftypes.Value, logs string) {
+	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, nil)
+	attrs[jobAttrProgress] = tftypes.NewValue(progressTerraformType, nil)
+	attrs[jobAttrURLs] = endedJobURLsTerraformValue(logs)
+}
+
+// holdsRunInFlight reports whether held, an ended job's values, still hold what describes a run
+// in flight: state written before an ended job's were nulled, which its next refresh nulls
+// without a request.
+func holdsRunInFlight(held jobValues) bool {
+	links := heldJobLinks(held)
+	return !held[jobAttrQueuePosition].IsNull() || !held[jobAttrProgress].IsNull() ||
+		links.Self != "" || links.Events != "" || links.Cancel != ""
+}
+
+// withoutRunInFlight is held, an ended job's values, keeping of its run in flight what an
+// ended job keeps (putEndedRun).
+func withoutRunInFlight(held jobValues) map[string]tftypes.Value {
+	attrs := maps.Clone(held)
+	putEndedRun(attrs, heldJobLinks(held).Logs)
+	return attrs
+}
+
+// endedJobURLsTerraformValue is an ended job's links in state: only the logs link, when the
+// service offers one, and null otherwise.
+func endedJobURLsTerraformValue(logs string) tftypes.Value {
+	if logs == "" {
+		return tftypes.NewValue(jobURLsTerraformType, nil)
+	}
+	return tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
+		"self":   tftypes.NewValue(tftypes.String, nil),
+		"events": tftypes.NewValue(tftypes.String, nil),
+		"cancel": tftypes.NewValue(tftypes.String, nil),
+		"logs":   tftypes.NewValue(tftypes.String, logs),
+	})
 }
 
 // progressTerraformValue is the progress snapshot in state; null until the job runs.

@@ -192,10 +192,30 @@ func reflectedJobRecordModel(t *testing.T, job *client.Job, urls recordURLs) job
 		Cancel: types.StringValue(job.URLs.Cancel), Logs: optString(job.URLs.Logs),
 	})
 	diags.Append(d...)
+	if client.JobTerminal(job.Status) {
+		endedRunInFlight(t, &m, job.URLs.Logs)
+	}
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
 	return m
+}
+
+// endedRunInFlight nulls in m what describes a run in flight, as a job that ended keeps it:
+// no queue position, no progress, and of its links only the logs link, when there is one.
+func endedRunInFlight(t *testing.T, m *jobRecordModel, logs string) {
+	t.Helper()
+	m.QueuePosition, m.Progress, m.URLs = types.Int64Null(), types.ObjectNull(progressAttrTypes), types.ObjectNull(jobURLsAttrTypes)
+	if logs == "" {
+		return
+	}
+	var d diag.Diagnostics
+	m.URLs, d = types.ObjectValueFrom(context.Background(), jobURLsAttrTypes, jobURLsModel{
+		Self: types.StringNull(), Events: types.StringNull(), Cancel: types.StringNull(), Logs: types.StringValue(logs),
+	})
+	if d.HasError() {
+		t.Fatal(d)
+	}
 }
 
 // The model the provider builds from a record (by putJobRecord) holds the values the

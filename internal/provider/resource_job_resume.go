@@ -33,7 +33,8 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 	if !planned.waitForCompletion() || !jobInFlight(id, status) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, jobAttrCreatedAt, jobAttrURLs)...)
+	// The links too are unknown: the job's end nulls them (an ended job keeps only its logs link).
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, jobAttrCreatedAt)...)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+

@@ -373,7 +373,7 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 				}
 				attrs := maps.Clone(known) // As hands over the value's own map
 				for name := range jobRecordAttrTypes {
-					if name != "created_at" && name != "urls" {
+					if name != "created_at" {
 						attrs[name] = tftypes.NewValue(attrs[name].Type(), tftypes.UnknownValue)
 					}
 				}
@@ -484,7 +484,7 @@ func TestPlanJobResume(t *testing.T) {
 			}
 			planned, _ := objectAttrs(resp.Plan.Raw)
 			for name := range jobRecordAttrTypes {
-				if known := planned[name].IsKnown(); known != (name == "created_at" || name == "urls") {
+				if known := planned[name].IsKnown(); known != (name == "created_at") {
 					t.Errorf("%s known = %v in the plan", name, known)
 				}
 			}

@@ -57,6 +57,11 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerRead: true, answerPlan: true},
 		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerRead: true, answerPlan: true},
 		{name: "canceled", state: func(s map[string]any) { s["status"], s["outputs"] = "canceled", []any{} }, answerRead: true, answerPlan: true},
+		// State written before an ended job's run in flight was nulled: the framework nulls it.
+		{name: "ended, run in flight held", state: heldRunInFlight, answerPlan: true},
+		{name: "ended, logs link held", state: func(s map[string]any) {
+			s["urls"] = map[string]any{"self": nil, "events": nil, "cancel": nil, "logs": "http://127.0.0.1:1/logs"}
+		}, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry", state: func(s map[string]any) { s["rerun_on_expiry"] = true },
 			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry, expired", state: func(s map[string]any) {
@@ -243,16 +248,22 @@ func settledJobAttributes() map[string]any {
 		"idempotency_key": "f57199cf-800c-403f-9e91-6ae8341fb67b", "partner_api_key_wo": nil, "partner_auth_token_wo": nil,
 		"wait_for_completion": true, "cancel_on_destroy": true, "rerun_on_expiry": false, "validate": true, "timeouts": nil,
 		"status": "succeeded", "created_at": "2026-11-23T10:00:00Z", "started_at": "2026-11-23T10:00:01Z",
-		"completed_at": "2026-11-23T10:00:02Z", "expires_at": "2026-11-24T10:00:02Z", "queue_position": nil,
-		"progress": map[string]any{"value": 1, "nodes_done": 1, "nodes_total": 1, "current_node": nil,
-			"current_node_class": nil, "step": nil, "steps": nil, "message": "done"},
+		"completed_at": "2026-11-23T10:00:02Z", "expires_at": "2026-11-24T10:00:02Z", "queue_position": nil, "progress": nil,
 		"outputs": []any{map[string]any{"node_id": "1", "name": "job_00001_.png", "type": "image", "content_type": "image/png",
 			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil}},
 		"outputs_omitted": 0, "error": nil, "metrics": map[string]any{"queue_ms": 0},
-		"urls": map[string]any{"self": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0",
-			"events": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/events",
-			"cancel": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/cancel", "logs": nil},
+		"urls": nil,
 	}
+}
+
+// heldRunInFlight sets in state what an ended job held of its run in flight before those values
+// were nulled once it ended.
+func heldRunInFlight(s map[string]any) {
+	s["progress"] = map[string]any{"value": 1, "nodes_done": 1, "nodes_total": 1, "current_node": nil,
+		"current_node_class": nil, "step": nil, "steps": nil, "message": "done"}
+	s["urls"] = map[string]any{"self": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0",
+		"events": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/events",
+		"cancel": "http://127.0.0.1:1/api/v2/jobs/cfd3475c-521f-4ce3-8430-549ea8a6dac0/cancel", "logs": "http://127.0.0.1:1/logs"}
 }
 
 // output is the first output of a state made by settledJobAttributes.
@@ -368,5 +379,38 @@ func TestJobBoolDefaultsAreTheSchemas(t *testing.T) {
 	}
 	if seen != len(jobBoolDefaults) {
 		t.Errorf("the schema has %d defaults, jobBoolDefaults %d", seen, len(jobBoolDefaults))
+	}
+}
+
+// An ended job's state written before its run in flight was nulled (progress, links) is
+// nulled by its next refresh, from state alone (the endpoint answers nothing), keeping the
+// logs link; what lasts is kept as it was.
+func TestSettledJobRefreshNullsHeldRunInFlight(t *testing.T) {
+	t.Parallel()
+	now := func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
+	_, shortcut, _, jobType := settledAndFramework(now)
+	configureAt(t, shortcut, "http://127.0.0.1:1", false)
+	state := settledJobAttributes()
+	heldRunInFlight(state)
+	got := callRead(t, shortcut, &tfprotov6.ReadResourceRequest{TypeName: "svc_job", CurrentState: jobValue(t, jobType, state)})
+	if len(got.diagnostics) != 0 {
+		t.Fatalf("diagnostics %q", got.diagnostics)
+	}
+	v, err := got.state.Unmarshal(jobType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs, _ := objectAttrs(v)
+	want := settledJobAttributes()
+	want["urls"] = map[string]any{"self": nil, "events": nil, "cancel": nil, "logs": "http://127.0.0.1:1/logs"}
+	wantValue, err := jobValue(t, jobType, want).Unmarshal(jobType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAttrs, _ := objectAttrs(wantValue)
+	for name, w := range wantAttrs {
+		if !attrs[name].Equal(w) {
+			t.Errorf("%s = %s after the refresh, want %s", name, attrs[name], w)
+		}
 	}
 }
