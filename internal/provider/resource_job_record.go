@@ -185,17 +185,16 @@ var outputAttrTypes = map[string]attr.Type{
 
 // dataSourceOutputAttrTypes are the types of an output's attributes in the svc_job data source,
 // which is read at every plan: outputAttrTypes and the signed URL of the read.
-var dataSourceOutputAttrTypes = map[string]attr.Type{
-	"node_id":        types.StringType,
-	"name":           types.StringType,
-	"type":           types.StringType,
-	"content_type":   types.StringType,
-	"size_bytes":     types.Int64Type,
-	"id":             types.StringType,
-	"hash":           types.StringType,
+var dataSourceOutputAttrTypes = withAttrTypes(outputAttrTypes, map[string]attr.Type{
 	"url":            types.StringType,
 	"url_expires_at": types.StringType,
-	"job_id":         types.StringType,
+})
+
+// withAttrTypes is base with more attribute types added, base left as it is.
+func withAttrTypes(base, more map[string]attr.Type) map[string]attr.Type {
+	all := maps.Clone(base)
+	maps.Copy(all, more)
+	return all
 }
 
 const (
