@@ -42,8 +42,8 @@ func TestBatchEngineReport(t *testing.T) {
 			notWant: []string{`rows["k5"]`, "traceback"},
 		},
 		{
-			name: "unknown outcome: named by its key",
-			news: batchNews{unknown: []rowNote{{key: "sku-1", row: &batchRow{Status: batchRowUnknown, Key: "0f0e-key"}, err: errors.New("connection reset")}}},
+			name:        "unknown outcome: named by its key",
+			news:        batchNews{unknown: []rowNote{{key: "sku-1", row: &batchRow{Status: batchRowUnknown, Key: "0f0e-key"}, err: errors.New("connection reset")}}},
 			wantSummary: "Rows with an unknown outcome",
 			want:        []string{`rows["sku-1"]: Idempotency-Key 0f0e-key: connection reset`, "not resent"},
 		},
