@@ -125,6 +125,13 @@ type pollSchedule struct {
 	lastRead time.Time
 	// notBefore is when the Retry-After of the last read allows the next.
 	notBefore time.Time
+	// record is the last record Next was given, and reads how many records it was given after
+	// the first: the reads this wait made (the blind plan's budget counts them).
+	record *Job
+	reads  int
+	// seenRunning is where the marks of a job running without a started_at count from, and
+	// prevRead when the record before the last was read (zero: none).
+	seenRunning, prevRead time.Time
 	// aimed: the last wait aimed at the end progress foretold; a read that then finds the job
 	// running waits at least half a blind gap before the next, so a job stuck near its end
 	// is not read at every PollMin.
@@ -155,40 +162,32 @@ func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 	return p
 }
 
-// blindGap is the wait before the next read of a record whose end nothing foretells, elapsed
-// into the wait: half of ceiling before the first read (a job shorter than that is seen within
-// it), then ceiling: a fixed poll at ceiling, half a period ahead of one that starts at the
-// submission, so it keeps that poll's request budget (a read per period, the submission and the
-// event-stream probe, and two more) with half a period to spare, whatever the service's start
-// latency. Past 20 ceilings it reads every twentieth of the time elapsed: the end is still seen
-// within 5 % of the run, and a long run costs few reads. Nothing shorter than floor.
-//
-// Blind, nothing better is possible: seeing every end within less than a period needs reads
-// closer than a period, more than such a poll sends. A batch does better through its probe
-// (batchSeat): the first job of a shape to end tells the others when theirs will.
-func blindGap(elapsed, floor, ceiling time.Duration) time.Duration {
-	d := ceiling
-	if elapsed < ceiling/4 {
-		d = ceiling / 2
+// runOrigin is where the blind marks of the job's run count from (see blindPlan): its
+// started_at, never later than now (a server clock ahead of ours); when a running job has none,
+// the read before the one that first saw it running (it started since: the earlier bound keeps
+// the marks from drifting late); while it has not started, the wait's start.
+func (p *pollSchedule) runOrigin(job *Job, now time.Time) time.Time {
+	if job.Status == JobQueued || job.Status == "" {
+		return p.began
 	}
-	return max(floor, d, elapsed/20)
+	if start, ok := parseJobTime(job.StartedAt); ok {
+		if start.After(now) {
+			return now
+		}
+		return start
+	}
+	if p.seenRunning.IsZero() {
+		p.seenRunning = later(p.prevRead, p.began)
+	}
+	return p.seenRunning
 }
 
-// elapsed is how long the job has run, as far as this wait can tell: since the wait began, or
-// since the job's started_at when that is longer (a resumed wait) and not ahead of our clock.
-func (p *pollSchedule) elapsed(job *Job, now time.Time) time.Duration {
-	e := now.Sub(p.began)
-	if start, ok := parseJobTime(job.StartedAt); ok && !start.After(now) {
-		e = max(e, now.Sub(start))
-	}
-	return e
-}
-
-// blind is the blind gap of this wait; a probe (see batchSeat) reads more often, spending the
-// reads its followers save.
+// blind is the wait before the next blind read (blindPlan); a probe (see batchSeat) reads more
+// often, spending the reads its followers save: its period is PollMax over its share.
 func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
-	d := blindGap(p.elapsed(job, now), p.min, p.max)
-	return max(time.Duration(float64(d)/p.seat.probeShare()), p.min)
+	period := max(time.Duration(float64(p.max)/p.seat.probeShare()), p.min)
+	return blindPlan{period: period, floor: p.min, began: p.began, origin: p.runOrigin(job, now),
+		reads: p.reads, notBefore: p.notBefore}.wait(now)
 }
 
 // Next implements jobSchedule. It is asked after every read (and once before the first), so
@@ -196,6 +195,13 @@ func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
 // Retry-After on the last read asks.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
+	p.prevRead = p.lastRead
+	if job != p.record { // a new record: read (the first one was submitted, not read)
+		if p.record != nil {
+			p.reads++
+		}
+		p.record = job
+	}
 	p.lastRead = now
 	p.notBefore = now.Add(job.RetryAfter)
 	return max(p.next(job, streaming, now), job.RetryAfter)
