@@ -653,7 +653,7 @@ func (o RouterWaitOptions) onStatus(prev, next *QueueRequest) {
 
 // routerSchedule polls a queued model request: after the service's Retry-After when its last
 // answer gave one (the pace it asks for: no sooner, and no later, since it is the one thing
-// that tells when to look), else on the blind gap of the time waited.
+// that tells when to look), else on the blind plan of a job's wait (blindPlan).
 type routerSchedule struct {
 	min, max time.Duration
 	began    time.Time

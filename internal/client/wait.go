@@ -50,7 +50,8 @@ const (
 // read just after it; when it does not, the waits that share WaitOptions.Durations (a batch)
 // read each job near its likely end, from the run times of finished jobs of its shape, its
 // place in the queue and when the batch's running jobs will likely end; with nothing to go on, a
-// wait reads blind (blindGap), within the request budget of a fixed poll at PollMax. No read
+// wait reads blind (blindPlan: just after whole periods of the job's run, counted from its
+// started_at), within the request budget of a fixed poll at PollMax. No read
 // comes sooner than the service's Retry-After asks, and no event, not even a terminal status,
 // re-reads the job sooner than PollMin after the last read. On a context error it returns the
 // last record seen together with the error.
@@ -133,7 +134,7 @@ type pollSchedule struct {
 	// prevRead when the record before the last was read (zero: none).
 	seenRunning, prevRead time.Time
 	// aimed: the last wait aimed at the end progress foretold; a read that then finds the job
-	// running waits at least half a blind gap before the next, so a job stuck near its end
+	// running waits at least half a blind wait before the next, so a job stuck near its end
 	// is not read at every PollMin.
 	aimed bool
 }
@@ -183,9 +184,12 @@ func (p *pollSchedule) runOrigin(job *Job, now time.Time) time.Time {
 }
 
 // blind is the wait before the next blind read (blindPlan); a probe (see batchSeat) reads more
-// often, spending the reads its followers save: its period is PollMax over its share.
+// often, spending the reads its followers save: its period is PollMax over its share. A period
+// shorter than the Retry-After of the last read is stretched to it: the service paces the reads
+// anyway, and on marks of that pace they still fall just after whole periods of the run (each
+// mark's margin grows by a twenty-fourth of the period, which covers the read's own latency).
 func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
-	period := max(time.Duration(float64(p.max)/p.seat.probeShare()), p.min)
+	period := max(time.Duration(float64(p.max)/p.seat.probeShare()), p.min, job.RetryAfter)
 	return blindPlan{period: period, floor: p.min, began: p.began, origin: p.runOrigin(job, now),
 		reads: p.reads, notBefore: p.notBefore}.wait(now)
 }
@@ -210,7 +214,7 @@ func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 // next is the wait before the next read: the safety net while a live stream wakes the wait;
 // else what the job's progress foretells; else, queued or running without a rate, when jobs
 // of its shape ran long enough (untilLikelyEnd); else, while another wait probes the shape, a
-// slow safety net; else the blind gap.
+// slow safety net; else the blind plan.
 func (p *pollSchedule) next(job *Job, streaming bool, now time.Time) time.Duration {
 	if streaming {
 		p.tellBatch(job, now, 0, false)
@@ -237,8 +241,9 @@ func (p *pollSchedule) next(job *Job, streaming bool, now time.Time) time.Durati
 }
 
 // untilForetoldEnd is the wait before the next read of a job whose progress says it ends in
-// left: just after that (an eighth more), unless the blind gap comes sooner. A read aimed so
-// that finds the job still running waits at least half a blind gap for the next.
+// left: just after that (an eighth more), unless the blind plan's next read comes sooner. A
+// read aimed so that finds the job still running waits at least half the blind wait for the
+// next.
 func (p *pollSchedule) untilForetoldEnd(job *Job, now time.Time, left time.Duration) time.Duration {
 	blind := p.blind(job, now)
 	d := min(blind, max(left+left/8+likelyEndMargin, p.min))

@@ -240,6 +240,11 @@ func TestWaitScheduleBudgetAndLag(t *testing.T) {
 		{name: "five jobs of 12 s at once", jobs: 5, workers: 5, run: 12 * time.Second},
 		{name: "five jobs of 12 s, two at a time", jobs: 5, workers: 2, run: 12 * time.Second},
 		{name: "twenty jobs of 30 s at once", jobs: 20, workers: 20, run: 30 * time.Second},
+		// Run times set by steps run a few percent long on a loaded server.
+		{name: "one job of 3 s, 3 % late", jobs: 1, workers: 1, run: 3090 * time.Millisecond},
+		{name: "one job of 12 s, 3 % late", jobs: 1, workers: 1, run: 12360 * time.Millisecond},
+		{name: "one job of 40 s, 3 % late", jobs: 1, workers: 1, run: 41200 * time.Millisecond},
+		{name: "five jobs of 12 s at once, 3 % late", jobs: 5, workers: 5, run: 12360 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		for _, retryAfter := range []int{0, 1} {
@@ -564,4 +569,66 @@ func TestWaitScheduleRateLimitHoldsTheWholeBatch(t *testing.T) {
 			t.Fatalf("%d reads within the 4 s the service asked for (at %v after the refusal)", len(during), during)
 		}
 	})
+}
+
+// simPromptStatus is the v1 status route of one prompt on the test's clock: in progress until
+// done, then success. It records when each status was read.
+type simPromptStatus struct {
+	done  time.Time
+	mu    sync.Mutex
+	reads []time.Time
+}
+
+func (s *simPromptStatus) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.reads = append(s.reads, now)
+	status := "in_progress"
+	if !now.Before(s.done) {
+		status = PromptSuccess
+	}
+	body := fmt.Sprintf(`{"status":%q}`, status)
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req}, nil
+}
+
+// A prompt followed without its socket reads its status on the blind plan of a job's wait, its
+// marks counted from the wait's start (the status route tells no start time): a prompt of 3 s
+// is read at 1/2 and 3/2 periods (seen at once), one of 12 s then at every whole period.
+func TestWaitPromptWithoutSocketReadsOnTheBlindPlan(t *testing.T) {
+	t.Parallel()
+	at := func(mark time.Duration) time.Duration { return mark + blindMargin(mark) }
+	tests := []struct {
+		run   time.Duration
+		reads []time.Duration // from the wait's start
+	}{
+		{run: 3 * time.Second, reads: []time.Duration{at(time.Second), at(3 * time.Second)}},
+		{run: 12 * time.Second, reads: []time.Duration{at(time.Second), at(3 * time.Second), at(4 * time.Second),
+			at(6 * time.Second), at(8 * time.Second), at(10 * time.Second), at(12 * time.Second)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.run.String(), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				began := time.Now()
+				sim := &simPromptStatus{done: began.Add(tt.run)}
+				c, err := New(Config{Endpoint: "http://svc.test", APIKey: "k", HTTPClient: &http.Client{Transport: sim}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := c.WaitPrompt(t.Context(), "p-1", nil, PromptWaitOptions{})
+				if err != nil || res.Status != PromptSuccess {
+					t.Fatalf("WaitPrompt = %+v, %v", res, err)
+				}
+				got := make([]time.Duration, len(sim.reads))
+				for i, r := range sim.reads {
+					got[i] = r.Sub(began)
+				}
+				if !slices.Equal(got, tt.reads) {
+					t.Errorf("status read at %v, want %v", got, tt.reads)
+				}
+			})
+		})
+	}
 }

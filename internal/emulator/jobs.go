@@ -418,17 +418,18 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
-// EndRead reports, for a job that ended, when it ended (its completed_at) and when a read of
-// the job first answered that it had (both on the server's clock): how late a client saw the
-// end, give or take the answer's way back. ok is false until such a read was answered.
-func (s *Server) EndRead(id string) (completed, read time.Time, ok bool) {
+// EndRead reports, for a job that ended, when it started and ended (its started_at and
+// completed_at) and when a read of the job first answered that it had ended (all on the
+// server's clock): how late a client saw the end, give or take the answer's way back. ok is
+// false until such a read was answered.
+func (s *Server) EndRead(id string) (started, completed, read time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j := s.jobs[id]
 	if j == nil || j.endReadAt.IsZero() {
-		return time.Time{}, time.Time{}, false
+		return time.Time{}, time.Time{}, time.Time{}, false
 	}
-	return j.completedAt, j.endReadAt, true
+	return j.startedAt, j.completedAt, j.endReadAt, true
 }
 
 // readTooSoonLocked, with ReadMinInterval, returns the whole seconds (at least 1) a read of j
