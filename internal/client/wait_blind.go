@@ -83,8 +83,8 @@ func (b blindPlan) nextMark(elapsed time.Duration) time.Duration {
 	if elapsed < aligned+blindMargin(aligned) {
 		// The first whole period whose read time lies ahead (2P at least: the marks before
 		// it have passed), searched from the period before the one elapsed names.
-		k := max((elapsed-blindMarginFixed)/p-1, 1)
-		for m := k * p; ; m += p {
+		periods := max(int64((elapsed-blindMarginFixed)/p)-1, 1)
+		for m := time.Duration(periods) * p; ; m += p {
 			if m+blindMargin(m) > elapsed {
 				return m + blindMargin(m)
 			}
