@@ -19,20 +19,22 @@ import "time"
 //     seen soon after, not a period later.
 //   - Why these marks. Run-relative, a read every period sees a run of whole periods at once and
 //     any other within a period. Reads at P/2 (the first, which also learns started_at) and at
-//     2P use the budget's floors (0 and 2P); the floor of the second read is P, so it has half a
-//     period to spare: at 3P/2 it halves the lateness of every end between P and 2P (seen
-//     within P/2, where a read at P would leave those between 3P/2 and 2P a period late). Past
-//     20 periods a twentieth of the run is more than P: every end is still seen within 5 % of
-//     its run, at fewer reads.
+//     2P sit on the budget's floors (0 and 2P); the second read's floor is P, so it has half a
+//     period to spare. At 3P/2 it sees every end from P to 2P within P/2 (a span of P, where a
+//     read at P would do so for the ends from P/2 to P, a span of P/2). Past 20 periods a
+//     twentieth of the run is more than P: every end is still seen within 5 % of its run, at
+//     fewer reads.
 //   - Pace. No read comes sooner than floor (PollMin) after the last, nor sooner than the
 //     service's Retry-After on it: a mark that the Retry-After passes is read when it allows,
-//     and the next read aims at the next mark, so a Retry-After of about a period costs at
-//     most its own delay, never a period.
+//     and the next read aims at the next mark. (The job wait also stretches a period shorter
+//     than the Retry-After to it, so that a paced wait stays on marks.)
 //
-// No blind schedule meets a bound tighter than P/2 on every run at this budget: that needs a
-// read every P/2, twice as many. What it buys is the mark placement: whole-period runs (and
-// whole-and-a-half periods up to 2P) are seen within the margin, every run within P (a fixed
-// poll from the submission: within P too, but a whole-period run a hair after its mark).
+// No blind schedule sees every end within less than P/2 at this budget: that needs a read every
+// P/2, twice as many. What the marks buy: a run meant to last a whole number of periods (or
+// half a period, or one and a half) is seen within the margin; any run within a period and a
+// twenty-fourth (the margins grow by that much from one mark to the next), the first gap also
+// by the service's start-up; a fixed poll from the submission sees runs within a period too,
+// but a whole-period run a hair after a read, so a period late.
 type blindPlan struct {
 	period    time.Duration // P: the fixed poll whose request budget is kept
 	floor     time.Duration // least time between two reads

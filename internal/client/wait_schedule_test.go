@@ -294,15 +294,17 @@ func servedRun(nominal time.Duration) bool {
 // and without the strict server's Retry-After of 1 s: the reads (from the run's start), how
 // late the end is seen, and the requests against a fixed 2 s poll's budget. Every run keeps
 // the budget and is seen within blindLagBound; the runs the plan's marks serve (servedRun:
-// 1, 3 s and every even number of seconds) within max(1 s, 5 %). The others (odd runs from 5 s
-// to 25 s, and the late ones of 27 s to 39 s) are seen within a period: meeting 1 s for them
-// too needs a read every second, twice the budget.
+// 1, 3 s and every even number of seconds) within max(1 s, 5 %). The test logs the others that
+// miss max(1 s, 5 %) (2 s, odd runs from 5 s to 21 s; with 3 % drift, odd ones to 27 s): they are
+// seen within a period, as by a fixed 2 s poll; seeing them within 1 s too needs a read every
+// second, twice the budget.
 func TestWaitScheduleBlindRunLengths(t *testing.T) {
 	t.Parallel()
 	var table strings.Builder
 	table.WriteString("run | Retry-After | drift | reads (s from the run's start) | lateness | requests | budget\n")
 	var worstLag, worstLagShare time.Duration
 	var worstLagRun time.Duration
+	var missed []string // runs seen later than max(1 s, 5 %)
 	for sec := 1; sec <= 60; sec++ {
 		nominal := time.Duration(sec) * time.Second
 		for _, c := range []struct {
@@ -333,14 +335,17 @@ func TestWaitScheduleBlindRunLengths(t *testing.T) {
 			if servedRun(nominal) && f.lag > allowedLag(f.run) {
 				t.Errorf("run %v (Retry-After %d): seen %v late, want within %v (its marks serve it)", run, c.retryAfter, f.lag, allowedLag(f.run))
 			}
+			if f.lag > allowedLag(f.run) {
+				missed = append(missed, fmt.Sprintf("%v (Retry-After %d, drift %.0f%%)", nominal, c.retryAfter, c.drift*100))
+			}
 			if f.lag > worstLag {
 				worstLag, worstLagRun = f.lag, run
 			}
 			worstLagShare = max(worstLagShare, f.lag*100/f.run)
 		}
 	}
-	t.Logf("worst lateness %v (run %v); worst as a share of the run %d %%\n%s", worstLag.Round(time.Millisecond),
-		worstLagRun.Round(time.Millisecond), int(worstLagShare), table.String())
+	t.Logf("worst lateness %v (run %v); worst as a share of the run %d %%; seen later than max(1 s, 5 %%): %s\n%s",
+		worstLag.Round(time.Millisecond), worstLagRun.Round(time.Millisecond), int(worstLagShare), strings.Join(missed, ", "), table.String())
 }
 
 func formatReads(reads []time.Duration) string {
