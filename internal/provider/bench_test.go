@@ -392,9 +392,15 @@ func cpuModel() string {
 }
 
 func terraformVersion() string {
-	out, err := exec.Command("terraform", "version").Output()
+	out, err := exec.Command(cliPath(), "version").Output()
 	if err != nil {
 		return "terraform (unknown version)"
 	}
-	return strings.SplitN(string(out), "\n", 2)[0]
+	// OpenTofu may print warnings about its CLI configuration first.
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "Terraform v") || strings.HasPrefix(line, "OpenTofu v") {
+			return line
+		}
+	}
+	return "terraform (unknown version)"
 }

@@ -20,7 +20,7 @@ import (
 // wait_for_completion on. Nothing is submitted; the record is planned unknown so that resources
 // using the outputs wait for the update.
 func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !resumeWaitPlan(req, resp) {
+	if !resumeWaitPlan(req, resp, jobAttrWorkflow, jobAttrIdempotencyKey) {
 		return
 	}
 	// Only three values decide, read as they are: a batch's plan converts no record into a model.

@@ -441,7 +441,8 @@ func TestObjectAttrs(t *testing.T) {
 
 // A plan of a job state holds as still running, with wait_for_completion true, plans an update
 // that waits for it: the record unknown but what cannot change, and a warning naming the job.
-// Any other plan is left as it is.
+// Any other plan is left as it is, a replacement too (the framework tells a resource's ModifyPlan
+// nothing of the replacements its attributes plan).
 func TestPlanJobResume(t *testing.T) {
 	t.Parallel()
 	schema, typ := jobSchemaForTest(t)
@@ -449,6 +450,7 @@ func TestPlanJobResume(t *testing.T) {
 		name       string
 		id, status string
 		wait       bool
+		replace    map[string]tftypes.Value // planned values that replace the job
 		wantResume bool
 	}{
 		{name: "running, waited for", id: "j1", status: client.JobRunning, wait: true, wantResume: true},
@@ -456,6 +458,10 @@ func TestPlanJobResume(t *testing.T) {
 		{name: "succeeded", id: "j1", status: client.JobSucceeded, wait: true},
 		{name: "running, not waited for", id: "j1", status: client.JobRunning},
 		{name: "no status read", id: "j1", wait: true},
+		{name: "running, workflow changed", id: "j1", status: client.JobRunning, wait: true,
+			replace: map[string]tftypes.Value{"workflow": tftypes.NewValue(tftypes.String, `{"9":{"class_type":"X","inputs":{}}}`)}},
+		{name: "running, key changed", id: "j1", status: client.JobRunning, wait: true,
+			replace: map[string]tftypes.Value{"idempotency_key": tftypes.NewValue(tftypes.String, "k2")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -467,14 +473,18 @@ func TestPlanJobResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := resource.ModifyPlanRequest{State: tfsdk.State{Schema: schema.Schema, Raw: held}, Plan: tfsdk.Plan{Schema: schema.Schema, Raw: held}}
+			heldAttrs, _ := objectAttrs(held)
+			planAttrs := maps.Clone(heldAttrs) // As shares the value's own map
+			maps.Copy(planAttrs, tt.replace)
+			planned := tftypes.NewValue(typ, planAttrs)
+			req := resource.ModifyPlanRequest{State: tfsdk.State{Schema: schema.Schema, Raw: held}, Plan: tfsdk.Plan{Schema: schema.Schema, Raw: planned}}
 			resp := resource.ModifyPlanResponse{Plan: req.Plan}
 			planJobResume(context.Background(), req, &resp)
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}
 			if !tt.wantResume {
-				if !resp.Plan.Raw.Equal(held) || len(resp.Diagnostics) != 0 {
+				if !resp.Plan.Raw.Equal(planned) || len(resp.Diagnostics) != 0 {
 					t.Fatalf("plan changed (%v) or diagnostics %v; want the plan as it was", !resp.Plan.Raw.Equal(held), resp.Diagnostics)
 				}
 				return
@@ -482,9 +492,9 @@ func TestPlanJobResume(t *testing.T) {
 			if resp.Diagnostics.WarningsCount() != 1 || !strings.Contains(resp.Diagnostics.Warnings()[0].Detail(), "Job "+tt.id+" is "+tt.status) {
 				t.Errorf("diagnostics %v, want one warning naming the job and its status", resp.Diagnostics)
 			}
-			planned, _ := objectAttrs(resp.Plan.Raw)
+			resumed, _ := objectAttrs(resp.Plan.Raw)
 			for name := range jobRecordAttrTypes {
-				if known := planned[name].IsKnown(); known != (name == "created_at") {
+				if known := resumed[name].IsKnown(); known != (name == "created_at") {
 					t.Errorf("%s known = %v in the plan", name, known)
 				}
 			}
