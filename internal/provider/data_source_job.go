@@ -75,7 +75,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	}
 	// The state is the configured id and the record, built as svc_job's resource builds it.
 	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, withSignedURLs)
+	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, liveRecord)
 	if err != nil {
 		resp.Diagnostics.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return
