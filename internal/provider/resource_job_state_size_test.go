@@ -2,10 +2,12 @@ package provider
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -60,5 +62,77 @@ func TestAccJob_stateBytesPerFinishedJob(t *testing.T) {
 		if bytes.Contains(state, []byte(signed)) {
 			t.Errorf("the state file holds a signed URL (%q)", signed)
 		}
+	}
+}
+
+// State written at schema version 0 (the whole record, times as the service wrote them) is
+// upgraded by the next plan from the state alone: the plan shows no change and sends no
+// request, and the next refresh-only apply writes version 1's state, with nothing sent either.
+func TestAccJob_stateV0UpgradesWithoutDiffOrRequest(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	const jobs = 3
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeStrict})
+	tf := newTerraformCLI(t, "")
+	writeJobsConfig(t, tf.dir, 1)
+	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "jobs=" + strconv.Itoa(jobs)}
+	tf.run(append([]string{"apply", "-auto-approve"}, vars...)...)
+	statePath := filepath.Join(tf.dir, "terraform.tfstate")
+	writeStateAsV0(t, statePath)
+
+	before := requestsTotal(srv)
+	if out, err := tf.try(append([]string{"plan", "-detailed-exitcode"}, vars...)...); err != nil {
+		t.Fatalf("the plan of version 0's state shows a change or failed (%v):\n%s", err, out)
+	}
+	tf.run(append([]string{"apply", "-refresh-only", "-auto-approve"}, vars...)...)
+	if sent := requestsTotal(srv) - before; sent != 0 {
+		t.Errorf("upgrading and refreshing %d finished jobs sent %d requests, want 0", jobs, sent)
+	}
+	state, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(state, []byte(`"schema_version": 1`)); n != jobs || bytes.Contains(state, []byte(`"created_at"`)) ||
+		regexp.MustCompile(`:\d\d\.\d+Z`).Match(state) {
+		t.Errorf("after the refresh, %d of %d jobs at schema version 1, or version 0's values still held:\n%s", n, jobs, state)
+	}
+}
+
+// writeStateAsV0 rewrites the state file at path as schema version 0 held its svc_job
+// instances: the record whole, times to the microsecond, and a signed URL on each output as
+// the oldest states held.
+func writeStateAsV0(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state map[string]any
+	if err := json.Unmarshal(b, &state); err != nil {
+		t.Fatal(err)
+	}
+	state["serial"] = state["serial"].(float64) + 1
+	for _, r := range state["resources"].([]any) {
+		for _, i := range r.(map[string]any)["instances"].([]any) {
+			inst := i.(map[string]any)
+			inst["schema_version"] = 0
+			attrs := inst["attributes"].(map[string]any)
+			for _, name := range []string{"completed_at", "expires_at"} {
+				attrs[name] = strings.TrimSuffix(attrs[name].(string), "Z") + ".123456Z"
+			}
+			attrs["created_at"], attrs["started_at"] = attrs["completed_at"], attrs["completed_at"]
+			attrs["queue_position"], attrs["progress"], attrs["urls"], attrs["outputs_omitted"] = nil, nil, nil, 0
+			attrs["metrics"] = map[string]any{"queue_ms": 0, "execution_ms": 2}
+			for _, o := range attrs["outputs"].([]any) {
+				o.(map[string]any)["url"] = "http://127.0.0.1:1/content?sig=1"
+				o.(map[string]any)["url_expires_at"] = attrs["expires_at"]
+			}
+		}
+	}
+	if b, err = json.MarshalIndent(state, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
