@@ -153,11 +153,11 @@ func dataSourceAttributes(attrs map[string]rschema.Attribute) map[string]dschema
 // What the job record's attributes hold, the same words in the resource's and the data source's
 // schemas.
 const (
-	jobStatusDoc        = "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."
-	jobCreatedAtDoc     = "When the job was recorded (RFC 3339, in UTC, to the second)."
-	jobStartedAtDoc     = "When the job started running (RFC 3339, in UTC, to the second); null until then."
-	jobCompletedAtDoc   = "When the job reached a terminal status (RFC 3339, in UTC, to the second); null until then."
-	jobExpiresAtDoc     = "Retention deadline: the job and its outputs are retrievable until then (RFC 3339, in UTC, " +
+	jobStatusDoc      = "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."
+	jobCreatedAtDoc   = "When the job was recorded (RFC 3339, in UTC, to the second)."
+	jobStartedAtDoc   = "When the job started running (RFC 3339, in UTC, to the second); null until then."
+	jobCompletedAtDoc = "When the job reached a terminal status (RFC 3339, in UTC, to the second); null until then."
+	jobExpiresAtDoc   = "Retention deadline: the job and its outputs are retrievable until then (RFC 3339, in UTC, " +
 		"to the second, truncated: never later than the service's)."
 	jobQueuePositionDoc = "Position in the queue while queued; null otherwise, and null once the job has ended."
 	jobProgressDoc      = "Latest progress snapshot while the job runs; null until it runs, and null once the job has ended."

@@ -395,4 +395,3 @@ func TestJobBoolDefaultsAreTheSchemas(t *testing.T) {
 		t.Errorf("the schema has %d defaults, jobBoolDefaults %d", seen, len(jobBoolDefaults))
 	}
 }
-
