@@ -52,7 +52,7 @@ resource "svc_job_batch" "catalogue" {
   lifecycle {
     postcondition {
       condition     = self.failed == 0
-      error_message = "Some rows failed: see the warnings, or results[*].error."
+      error_message = "Some rows failed: see the warnings, or each row's results[key].error."
     }
   }
 }
@@ -61,6 +61,7 @@ output "succeeded" {
   value = svc_job_batch.catalogue.succeeded
 }
 
+# A row's outputs are asset ids by the node that saved them: node "5" saves the image.
 output "images" {
-  value = { for key, row in svc_job_batch.catalogue.results : key => one([for o in row.outputs : o.id if o.type == "image"]) }
+  value = { for key, row in svc_job_batch.catalogue.results : key => row.outputs["5"][0] if row.status == "succeeded" }
 }

@@ -62,8 +62,8 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"`cancel_on_destroy`); a row whose workflow changed in meaning (the template or its overrides) runs again; every " +
 	"other row sends nothing. Reformatting the template or a row is no change. The plan shows the rows an apply runs " +
 	"as known after apply in `results`.\n\n" +
-	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt and kept in " +
-	"`results`; a submission whose outcome is unknown is never resent under a new key; every job id reaches state as " +
+	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt; a submission " +
+	"whose outcome is unknown is reported with its key and never resent under a new one (state keeps that key); every job id reaches state as " +
 	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
 	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
 	"batch sends no request.\n\n" +
@@ -71,6 +71,9 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
 	"`lifecycle { postcondition { condition = self.failed == 0 } }`. `rerun_failed = true` submits the failed rows " +
 	"again on the next apply and nothing else.\n\n" +
+	"`results` is flat, for 10,000 rows' sake: a row's job `id`, `status`, `outputs` (asset ids by node id) and " +
+	"`error` (one line). What the provider alone needs of a row (its input digest, the file names, sizes and hashes of " +
+	"its outputs) is kept in the resource's private state, which Terraform stores without reading.\n\n" +
 	"Use `svc_job` with `for_each` for a few rows that other resources use one by one; use `svc_job_batch` past a " +
 	"hundred rows, where Terraform's cost per resource dominates."
 
@@ -139,7 +142,7 @@ func (r *jobBatchResource) Configure(_ context.Context, req resource.ConfigureRe
 // ModifyPlan plans the rows an apply runs as unknown in results and keeps every other row as
 // state holds it: rows added, changed in meaning, not submitted yet, still running (waited
 // for), failed with rerun_failed, or succeeded with a file missing under output_dir.
-func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -166,7 +169,7 @@ func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlan
 		// per row for Terraform to carry and show.
 		return
 	}
-	plan := planBatchRows(inputs, heldResults(held["results"]), batchPlanSettings{
+	plan := planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
 		rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
 	})
 	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
@@ -216,13 +219,13 @@ type batchPlan struct {
 	succeeded, failed int64
 }
 
-func planBatchRows(inputs []batchRowInput, held map[string]tftypes.Value, s batchPlanSettings) *batchPlan {
+func planBatchRows(inputs []batchRowInput, held batchHeld, s batchPlanSettings) *batchPlan {
 	p := &batchPlan{results: make(map[string]tftypes.Value, len(inputs))}
 	for _, in := range inputs {
-		v, ok := held[in.key]
-		row, okRow := batchRowOf(v)
-		if ok && okRow && !rowNeedsApply(row, in, s) {
-			p.results[in.key] = v
+		row, okRow := held.row(in.key)
+		row = adoptInput(row, in)
+		if okRow && !rowNeedsApply(row, in, s) {
+			p.results[in.key] = held.results[in.key]
 			p.count(row)
 			continue
 		}
@@ -266,11 +269,13 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 }
 
 func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}}, &resp.State.Raw, &resp.Diagnostics)
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}, book: batchBook{}},
+		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 
 func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, update: true}, &resp.State.Raw, &resp.Diagnostics)
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, book: readBatchBook(ctx, req.Private), update: true},
+		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 
 // batchTimeout reads a timeout from the timeouts value v, or def when it is not set.

@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -76,7 +77,7 @@ func (s *jobBatchServer) UpgradeResourceState(ctx context.Context, req *tfprotov
 
 func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if req.TypeName == jobBatchTypeName {
-		if state, ok := s.decode(req.CurrentState); ok && state != nil && len(runningRows(heldResults(state["results"]))) == 0 {
+		if state, ok := s.decode(req.CurrentState); ok && state != nil && !anyRowRunning(heldResults(state["results"])) {
 			return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
 		}
 	}
@@ -110,24 +111,34 @@ func (s *jobBatchServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest)
 			return false
 		}
 	}
-	return batchSettled(prior)
+	return batchSettled(prior, privateBatchBook(req.PriorPrivate))
+}
+
+// privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
+// JSON object of keys to (base64) values.
+func privateBatchBook(private []byte) batchBook {
+	var keys map[string][]byte
+	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
+		return batchBook{}
+	}
+	return decodeBatchBook(keys[batchBookKey])
 }
 
 // batchSettled reports whether a batch whose configuration is unchanged has nothing for an
 // apply to do: every configured row has a result, every result a configured row, and no row is
 // to be run, waited for or downloaded again.
-func batchSettled(prior map[string]tftypes.Value) bool {
+func batchSettled(prior map[string]tftypes.Value, book batchBook) bool {
 	var rows map[string]tftypes.Value
 	if v := prior["rows"]; !v.IsFullyKnown() || v.IsNull() || v.As(&rows) != nil {
 		return false
 	}
-	results := heldResults(prior["results"])
-	if len(rows) != len(results) {
+	held := batchHeld{results: heldResults(prior["results"]), book: book}
+	if len(rows) != len(held.results) {
 		return false
 	}
 	settings := batchPlanSettings{rerunFailed: boolAttr(prior, "rerun_failed"), outputDir: stringAttr(prior, "output_dir")}
 	for key := range rows {
-		row, ok := batchRowOf(results[key])
+		row, ok := held.row(key)
 		// The configuration is the prior one, so each row's input is the one its result records.
 		if !ok || rowNeedsApply(row, batchRowInput{key: key, hash: row.InputHash}, settings) {
 			return false
@@ -157,17 +168,11 @@ func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool 
 	if !ok || prior == nil {
 		return false
 	}
-	results := heldResults(prior["results"])
-	if boolAttr(prior, "cancel_on_destroy") && len(runningRows(results)) > 0 {
+	held := batchHeld{results: heldResults(prior["results"]), book: privateBatchBook(req.PlannedPrivate)}
+	if boolAttr(prior, "cancel_on_destroy") && anyRowRunning(held.results) {
 		return false
 	}
 	e := &batchEngine{outputDir: stringAttr(prior, "output_dir")}
-	if e.outputDir != "" {
-		for key, v := range results {
-			if row, ok := batchRowOf(v); ok {
-				e.removeFiles(key, row)
-			}
-		}
-	}
+	e.removeAllFiles(held)
 	return len(e.news.downloadErrors) == 0
 }

@@ -20,12 +20,13 @@ resource "svc_job_batch" "products" {
     # run go red when any row failed.
     postcondition {
       condition     = self.failed == 0
-      error_message = "${self.failed} rows failed; see results[*].error."
+      error_message = "${self.failed} rows failed; see the warnings, or results[key].error."
     }
   }
 }
 
-# Chain a row's output into another job by asset id.
+# Chain a row's output into another job by asset id: outputs are asset ids by the id of the node
+# that saved them (here the template's SaveImage node, "9").
 output "hero_image" {
-  value = svc_job_batch.products.results["sku-001"].outputs[0].id
+  value = svc_job_batch.products.results["sku-001"].outputs["9"][0]
 }
