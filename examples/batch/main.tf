@@ -36,15 +36,15 @@ resource "svc_job_batch" "catalogue" {
     "5" = { class_type = "SaveImage", inputs = { images = ["4", 0], filename_prefix = "image" } }
   })
 
-  # Row key => { node id => { input => value } }, straight from the CSV. tomap() (rows of one
-  # shape) lets state record the rows' type once instead of once per row.
-  rows = tomap({
+  # Row key => { node id => { input => value } }, straight from the CSV. Write-only: state keeps
+  # each row's digest, not the row.
+  rows = {
     for row in csvdecode(file("${path.module}/prompts.csv")) : row.name => {
       "1" = { value = row.prompt }
       "3" = { color = tonumber(row.color) }
       "4" = { seed = tonumber(row.seed) }
     }
-  })
+  }
 
   max_in_flight = 16
   output_dir    = "${abspath(path.module)}/out"

@@ -92,12 +92,14 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
 		},
 		"rows": schema.DynamicAttribute{
-			Required: true,
+			Required: true, WriteOnly: true,
 			MarkdownDescription: "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
 				"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
 				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-				"the template lacks is an error at plan time. When every row has the same shape, `tomap({ for ... })` lets state " +
-				"record the rows' type once instead of once per row (about 300 bytes less per row).",
+				"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
+				"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
+				"value. The plan shows the rows an apply runs as known after apply in `results`. An object (`{ for ... }`) is " +
+				"cheaper for Terraform than `tomap({ for ... })`, whose type unification grows with the square of the rows.",
 		},
 		"max_in_flight": schema.Int64Attribute{
 			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
@@ -153,13 +155,11 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	planned = maps.Clone(planned)
 	held, _ := objectAttrs(req.State.Raw)
-	if held != nil {
-		keepEquivalentRows(planned, config, held)
-	}
-	if !planned["workflow"].IsFullyKnown() || !planned["rows"].IsFullyKnown() {
+	// rows is write-only: the configuration has it, the plan and state do not.
+	if !planned["workflow"].IsFullyKnown() || !config["rows"].IsFullyKnown() {
 		return // the framework has planned results and the counts unknown
 	}
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"])
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
@@ -179,16 +179,6 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		resp.Diagnostics.AddWarning("Rows still running: this apply waits for them",
 			fmt.Sprintf("%d rows of the batch have a job that has not finished. Applying submits nothing for them: it waits "+
 				"for those same jobs and fills in their results.", plan.waiting))
-	}
-}
-
-// keepEquivalentRows plans the rows value state holds when the configured one means the same
-// (Terraform accepts the prior value for a configured attribute), so reformatting is no change.
-func keepEquivalentRows(planned, config, held map[string]tftypes.Value) {
-	a, okA := canonicalRows(config["rows"])
-	b, okB := canonicalRows(held["rows"])
-	if okA && okB && a == b {
-		planned["rows"] = held["rows"]
 	}
 }
 

@@ -37,7 +37,7 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, res
 		return
 	}
 	planned = maps.Clone(planned)
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"]) // write-only: in the configuration alone
 	if err != nil {
 		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
 		return

@@ -22,9 +22,10 @@ import (
 const pluginProtocolMaxMessage = 256 << 20
 
 // batchStateValue is a finished svc_job_batch of n rows, one output each, as state holds it
-// (its value and its private state, as Terraform sends them), and the configuration that leads
-// to it.
-func batchStateValue(t testing.TB, n int) (state, config tftypes.Value, private []byte) {
+// (its value and its private state, as Terraform sends them), the configuration that leads to
+// it, and the new state Terraform proposes for that configuration (the state with the
+// configured rows, which are write-only).
+func batchStateValue(t testing.TB, n int) (state, config, proposed tftypes.Value, private []byte) {
 	t.Helper()
 	ctx := context.Background()
 	var sresp resource.SchemaResponse
@@ -49,8 +50,8 @@ func batchStateValue(t testing.TB, n int) (state, config tftypes.Value, private 
 		values[name] = tftypes.NewValue(at, nil)
 	}
 	values["workflow"] = tftypes.NewValue(tftypes.String, template)
-	values["rows"] = batchRowsOf(n)
 	configValues := mapsClone(values)
+	configValues["rows"] = batchRowsOf(n)
 	values["id"] = tftypes.NewValue(tftypes.String, "0b0e6c0e-6a43-4c1b-9d61-3b0f3f1e2c11")
 	values["max_in_flight"] = tftypes.NewValue(tftypes.Number, 16)
 	values["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, true)
@@ -65,7 +66,9 @@ func batchStateValue(t testing.TB, n int) (state, config tftypes.Value, private 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues), private
+	proposedValues := mapsClone(values)
+	proposedValues["rows"] = configValues["rows"]
+	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues), tftypes.NewValue(typ, proposedValues), private
 }
 
 // batchRowsOf is the rows value of batchStateValue.
@@ -98,15 +101,20 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 	if testing.Short() {
 		rows = 1000
 	}
-	state, config, private := batchStateValue(t, rows)
+	state, config, proposed, private := batchStateValue(t, rows)
 	typ := state.Type()
 	encoded, err := tfprotov6.NewDynamicValue(typ, state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	perRow := len(encoded.MsgPack) / rows
-	// A plan request carries the state twice, the configuration and the private state once.
-	if planMsg := 3*len(encoded.MsgPack) + len(private); planMsg > pluginProtocolMaxMessage/8 {
+	cfgSize, err := tfprotov6.NewDynamicValue(typ, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plan request carries the state twice, the configuration twice (the proposed new state
+	// holds the configured rows) and the private state once.
+	if planMsg := 2*len(encoded.MsgPack) + 2*len(cfgSize.MsgPack) + len(private); planMsg > pluginProtocolMaxMessage/8 {
 		t.Fatalf("a plan of %d rows carries %d bytes (%d per row in state); want it under an eighth of the %d limit", rows, planMsg, perRow, pluginProtocolMaxMessage)
 	}
 	t.Logf("%d rows: %d bytes of state in the protocol (%d per row) and %d of private state, limit %d", rows, len(encoded.MsgPack), perRow, len(private), pluginProtocolMaxMessage)
@@ -116,9 +124,13 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prop, err := tfprotov6.NewDynamicValue(typ, proposed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	resp, err := server.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg, PriorPrivate: private,
+		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,13 +160,14 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	state, config, private := batchStateValue(t, 3)
+	state, config, proposed, private := batchStateValue(t, 3)
 	typ := state.Type()
 	encoded, err := tfprotov6.NewDynamicValue(typ, state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
+	prop, _ := tfprotov6.NewDynamicValue(typ, proposed)
 	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
 	// Over no framework at all: a call it passed on would panic.
@@ -167,7 +180,7 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 		return got
 	}
 	for _, s := range []tfprotov6.ProviderServer{framework, layered} {
-		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg, PriorPrivate: private})
+		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
 		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 ||
 			!bytes.Equal(plan.PlannedPrivate, private) {
 			t.Fatalf("%T: plan %v %+v", s, err, plan)

@@ -3,13 +3,13 @@ resource "svc_job_batch" "products" {
   workflow = file("${path.module}/workflow_api.json")
 
   # Row key => { node id => { input => value } }, as provider::svc::workflow_set_inputs takes.
-  # tomap() (rows of one shape) lets state record the rows' type once, not once per row.
-  rows = tomap({
+  # Write-only: state keeps each row's digest, not the row.
+  rows = {
     for r in csvdecode(file("${path.module}/rows.csv")) : r.sku => {
       "6" = { text = r.prompt }
       "3" = { seed = tonumber(r.seed) }
     }
-  })
+  }
 
   max_in_flight = 32                   # keep the service's workers busy
   output_dir    = "${path.module}/out" # out/<sku>/<file name>, verified by hash
