@@ -92,27 +92,24 @@ var (
 	batchResultsTyp  = tftypes.Map{ElementType: batchRowType}
 )
 
-// batchResultsAttribute is the results attribute of svc_job_batch's schema.
+// batchResultsAttribute is the results attribute of svc_job_batch's schema. It is a map of
+// objects by type, not nested attributes: Terraform and the framework treat a nested attribute
+// element by element (proposing, planning, checking and rendering each), while a typed attribute
+// is one value to them, and no row has anything to plan on its own.
 func batchResultsAttribute() rschema.Attribute {
-	str := func(doc string) rschema.StringAttribute {
-		return rschema.StringAttribute{Computed: true, MarkdownDescription: doc}
-	}
-	return rschema.MapNestedAttribute{
-		Computed: true,
-		MarkdownDescription: "Each row's job, by row key. A row that is not changed by an apply keeps its value; the plan shows " +
-			"the rows an apply runs as known after apply.",
-		NestedObject: rschema.NestedAttributeObject{Attributes: map[string]rschema.Attribute{
-			"id": str("Job id; null when no job was created for the row (`not_submitted`, `unknown`, `rejected`)."),
-			"status": str("The job's status (`queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed`, `expired`), or " +
-				"`not_submitted` (nothing was sent: the next apply submits it), `unknown` (the submission may have reached " +
-				"the service but no answer came; it is never resent under a new key) or `rejected` (the service refused it)."),
-			"outputs": rschema.MapAttribute{Computed: true, ElementType: types.ListType{ElemType: types.StringType},
-				MarkdownDescription: "The job's outputs: asset ids by the id of the workflow node that saved them, in the order " +
-					"the service listed them, e.g. `outputs[\"9\"][0]`. Use an asset id with `svc_output_file.asset_id` or " +
-					"`provider::svc::asset_ref` to chain jobs; `output_dir` downloads every output by row. No signed URL is kept."},
-			"error": str("Why the row did not succeed, as `code: message (node \"id\", class)` (the message's first 1 KiB); " +
-				"null otherwise."),
-		}},
+	return rschema.MapAttribute{
+		Computed: true, ElementType: types.ObjectType{AttrTypes: batchRowAttrTypes},
+		MarkdownDescription: "Each row's job, by row key: `{ id, status, outputs, error }`. A row that is not changed by an " +
+			"apply keeps its value; the plan shows the rows an apply runs as known after apply.\n\n" +
+			"  - `id`: job id; null when no job was created for the row (`not_submitted`, `unknown`, `rejected`).\n" +
+			"  - `status`: the job's status (`queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed`, `expired`), " +
+			"or `not_submitted` (nothing was sent: the next apply submits it), `unknown` (the submission may have reached " +
+			"the service but no answer came; it is never resent under a new key) or `rejected` (the service refused it).\n" +
+			"  - `outputs`: the job's outputs, as asset ids by the id of the workflow node that saved them, in the order the " +
+			"service listed them, e.g. `outputs[\"9\"][0]`. Use an asset id with `svc_output_file.asset_id` or " +
+			"`provider::svc::asset_ref` to chain jobs; `output_dir` downloads every output by row. No signed URL is kept.\n" +
+			"  - `error`: why the row did not succeed, as `code: message (node \"id\", class)` (the message's first 1 KiB), " +
+			"with `[Idempotency-Key <key>]` when the outcome is unknown; null otherwise.",
 	}
 }
 
