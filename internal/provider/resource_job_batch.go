@@ -98,8 +98,7 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
 				"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
 				"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
-				"value. The plan shows the rows an apply runs as known after apply in `results`. An object (`{ for ... }`) is " +
-				"cheaper for Terraform than `tomap({ for ... })`, whose type unification grows with the square of the rows.",
+				"value. The plan shows the rows an apply runs as known after apply in `results`.",
 		},
 		"max_in_flight": schema.Int64Attribute{
 			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
