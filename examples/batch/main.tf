@@ -36,15 +36,15 @@ resource "svc_job_batch" "catalogue" {
     "5" = { class_type = "SaveImage", inputs = { images = ["4", 0], filename_prefix = "image" } }
   })
 
-  # Row key => { node id => { input => value } }, straight from the CSV. tomap() (rows of one
-  # shape) lets state record the rows' type once instead of once per row.
-  rows = tomap({
+  # Row key => { node id => { input => value } }, straight from the CSV. Write-only: state keeps
+  # each row's digest, not the row.
+  rows = {
     for row in csvdecode(file("${path.module}/prompts.csv")) : row.name => {
       "1" = { value = row.prompt }
       "3" = { color = tonumber(row.color) }
       "4" = { seed = tonumber(row.seed) }
     }
-  })
+  }
 
   max_in_flight = 16
   output_dir    = "${abspath(path.module)}/out"
@@ -52,7 +52,7 @@ resource "svc_job_batch" "catalogue" {
   lifecycle {
     postcondition {
       condition     = self.failed == 0
-      error_message = "Some rows failed: see the warnings, or results[*].error."
+      error_message = "Some rows failed: see the warnings, or each row's results[key].error."
     }
   }
 }
@@ -61,6 +61,7 @@ output "succeeded" {
   value = svc_job_batch.catalogue.succeeded
 }
 
+# A row's outputs are asset ids by the node that saved them: node "5" saves the image.
 output "images" {
-  value = { for key, row in svc_job_batch.catalogue.results : key => one([for o in row.outputs : o.id if o.type == "image"]) }
+  value = { for key, row in svc_job_batch.catalogue.results : key => row.outputs["5"][0] if row.status == "succeeded" }
 }

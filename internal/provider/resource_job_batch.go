@@ -62,8 +62,8 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"`cancel_on_destroy`); a row whose workflow changed in meaning (the template or its overrides) runs again; every " +
 	"other row sends nothing. Reformatting the template or a row is no change. The plan shows the rows an apply runs " +
 	"as known after apply in `results`.\n\n" +
-	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt and kept in " +
-	"`results`; a submission whose outcome is unknown is never resent under a new key; every job id reaches state as " +
+	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt; a submission " +
+	"whose outcome is unknown is reported with its key and never resent under a new one (state keeps that key); every job id reaches state as " +
 	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
 	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
 	"batch sends no request.\n\n" +
@@ -71,6 +71,9 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
 	"`lifecycle { postcondition { condition = self.failed == 0 } }`. `rerun_failed = true` submits the failed rows " +
 	"again on the next apply and nothing else.\n\n" +
+	"`results` is flat, for 10,000 rows' sake: a row's job `id`, `status`, `outputs` (asset ids by node id) and " +
+	"`error` (one line). What the provider alone needs of a row (its input digest, the file names, sizes and hashes of " +
+	"its outputs) is kept in the resource's private state, which Terraform stores without reading.\n\n" +
 	"Use `svc_job` with `for_each` for a few rows that other resources use one by one; use `svc_job_batch` past a " +
 	"hundred rows, where Terraform's cost per resource dominates."
 
@@ -89,12 +92,13 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
 		},
 		"rows": schema.DynamicAttribute{
-			Required: true,
+			Required: true, WriteOnly: true,
 			MarkdownDescription: "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
 				"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
 				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-				"the template lacks is an error at plan time. When every row has the same shape, `tomap({ for ... })` lets state " +
-				"record the rows' type once instead of once per row (about 300 bytes less per row).",
+				"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
+				"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
+				"value. The plan shows the rows an apply runs as known after apply in `results`.",
 		},
 		"max_in_flight": schema.Int64Attribute{
 			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
@@ -139,7 +143,7 @@ func (r *jobBatchResource) Configure(_ context.Context, req resource.ConfigureRe
 // ModifyPlan plans the rows an apply runs as unknown in results and keeps every other row as
 // state holds it: rows added, changed in meaning, not submitted yet, still running (waited
 // for), failed with rerun_failed, or succeeded with a file missing under output_dir.
-func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
@@ -150,13 +154,11 @@ func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlan
 	}
 	planned = maps.Clone(planned)
 	held, _ := objectAttrs(req.State.Raw)
-	if held != nil {
-		keepEquivalentRows(planned, config, held)
-	}
-	if !planned["workflow"].IsFullyKnown() || !planned["rows"].IsFullyKnown() {
+	// rows is write-only: the configuration has it, the plan and state do not.
+	if !planned["workflow"].IsFullyKnown() || !config["rows"].IsFullyKnown() {
 		return // the framework has planned results and the counts unknown
 	}
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"])
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
@@ -166,7 +168,7 @@ func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlan
 		// per row for Terraform to carry and show.
 		return
 	}
-	plan := planBatchRows(inputs, heldResults(held["results"]), batchPlanSettings{
+	plan := planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
 		rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
 	})
 	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
@@ -176,16 +178,6 @@ func (r *jobBatchResource) ModifyPlan(_ context.Context, req resource.ModifyPlan
 		resp.Diagnostics.AddWarning("Rows still running: this apply waits for them",
 			fmt.Sprintf("%d rows of the batch have a job that has not finished. Applying submits nothing for them: it waits "+
 				"for those same jobs and fills in their results.", plan.waiting))
-	}
-}
-
-// keepEquivalentRows plans the rows value state holds when the configured one means the same
-// (Terraform accepts the prior value for a configured attribute), so reformatting is no change.
-func keepEquivalentRows(planned, config, held map[string]tftypes.Value) {
-	a, okA := canonicalRows(config["rows"])
-	b, okB := canonicalRows(held["rows"])
-	if okA && okB && a == b {
-		planned["rows"] = held["rows"]
 	}
 }
 
@@ -216,13 +208,13 @@ type batchPlan struct {
 	succeeded, failed int64
 }
 
-func planBatchRows(inputs []batchRowInput, held map[string]tftypes.Value, s batchPlanSettings) *batchPlan {
+func planBatchRows(inputs []batchRowInput, held batchHeld, s batchPlanSettings) *batchPlan {
 	p := &batchPlan{results: make(map[string]tftypes.Value, len(inputs))}
 	for _, in := range inputs {
-		v, ok := held[in.key]
-		row, okRow := batchRowOf(v)
-		if ok && okRow && !rowNeedsApply(row, in, s) {
-			p.results[in.key] = v
+		row, okRow := held.row(in.key)
+		row = adoptInput(row, in)
+		if okRow && !rowNeedsApply(row, in, s) {
+			p.results[in.key] = held.results[in.key]
 			p.count(row)
 			continue
 		}
@@ -266,11 +258,13 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 }
 
 func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}}, &resp.State.Raw, &resp.Diagnostics)
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}, book: batchBook{}},
+		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 
 func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, update: true}, &resp.State.Raw, &resp.Diagnostics)
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, book: readBatchBook(ctx, req.Private), update: true},
+		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 
 // batchTimeout reads a timeout from the timeouts value v, or def when it is not set.

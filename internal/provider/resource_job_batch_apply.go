@@ -13,14 +13,23 @@ import (
 // batchApplyRequest is what a create or an update of svc_job_batch acts on.
 type batchApplyRequest struct {
 	plan, config, state tftypes.Value // state is the zero Value on create
+	book                batchBook     // the bookkeeping state holds; empty on create
 	update              bool
+}
+
+// batchApplyResponse is where an apply leaves the new state and its bookkeeping.
+type batchApplyResponse struct {
+	state   *tftypes.Value
+	private privateSetter
+	diags   *diag.Diagnostics
 }
 
 // apply runs the rows the plan left unknown and sets state, once, to the plan with every row's
 // result. Nothing a row does (failure, unknown outcome, timeout, interrupt) is an error: an
 // error from create taints the batch, and every row would run again. Errors are kept for what
 // prevents anything from being sent (an unreadable plan, a bug).
-func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, state *tftypes.Value, diags *diag.Diagnostics) {
+func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, resp batchApplyResponse) {
+	diags := resp.diags
 	planned, okPlan := objectAttrs(req.plan)
 	config, okConfig := objectAttrs(req.config)
 	if !okPlan || !okConfig {
@@ -28,7 +37,7 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, sta
 		return
 	}
 	planned = maps.Clone(planned)
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), planned["rows"])
+	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"]) // write-only: in the configuration alone
 	if err != nil {
 		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
@@ -41,9 +50,9 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, sta
 	if diags.Append(d...); diags.HasError() {
 		return
 	}
-	held := map[string]tftypes.Value{}
+	held := batchHeld{results: map[string]tftypes.Value{}, book: req.book}
 	if attrs, ok := objectAttrs(req.state); ok {
-		held = heldResults(attrs["results"])
+		held.results = heldResults(attrs["results"])
 	}
 	if !planned["id"].IsKnown() {
 		planned["id"] = newBatchID()
@@ -55,22 +64,23 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, sta
 	e.forgetRemoved(ctx, removedRows(inputs, held), boolAttr(planned, "cancel_on_destroy"))
 	rows := e.run(ctx, limit, tasks)
 
-	results := make(map[string]tftypes.Value, len(inputs))
+	results, book := make(map[string]tftypes.Value, len(inputs)), make(batchBook, len(inputs))
 	var succeeded, failed int64
 	for key, v := range kept {
-		results[key] = v
-		if row, ok := batchRowOf(v); ok {
+		results[key], book[key] = v, held.book[key]
+		if row, ok := batchRowOf(v, held.book[key]); ok {
 			succeeded, failed = countRow(row, succeeded, failed)
 		}
 	}
 	for key, row := range rows {
-		results[key] = row.value()
+		results[key], book[key] = row.value(), row.book()
 		succeeded, failed = countRow(row, succeeded, failed)
 	}
 	planned["results"] = tftypes.NewValue(batchResultsTyp, results)
 	planned["succeeded"] = tftypes.NewValue(tftypes.Number, succeeded)
 	planned["failed"] = tftypes.NewValue(tftypes.Number, failed)
-	*state = tftypes.NewValue(req.plan.Type(), planned)
+	*resp.state = tftypes.NewValue(req.plan.Type(), planned)
+	writeBatchBook(ctx, resp.private, book, diags)
 	e.report(ctx, diags, limit)
 }
 
@@ -92,7 +102,7 @@ type batchTask struct {
 
 // batchTasks splits the configured rows into those the plan keeps (known in the planned
 // results) and those the apply acts on, in row-key order.
-func batchTasks(inputs []batchRowInput, planned, held map[string]tftypes.Value) (tasks []batchTask, kept map[string]tftypes.Value) {
+func batchTasks(inputs []batchRowInput, planned map[string]tftypes.Value, held batchHeld) (tasks []batchTask, kept map[string]tftypes.Value) {
 	kept = map[string]tftypes.Value{}
 	for _, in := range inputs {
 		if v, ok := planned[in.key]; ok && v.IsFullyKnown() {
@@ -100,8 +110,8 @@ func batchTasks(inputs []batchRowInput, planned, held map[string]tftypes.Value) 
 			continue
 		}
 		t := batchTask{in: in}
-		if row, ok := batchRowOf(held[in.key]); ok {
-			t.held = row
+		if row, ok := held.row(in.key); ok {
+			t.held = adoptInput(row, in)
 		}
 		tasks = append(tasks, t)
 	}
@@ -114,17 +124,17 @@ type removedRow struct {
 	row *batchRow
 }
 
-func removedRows(inputs []batchRowInput, held map[string]tftypes.Value) []removedRow {
+func removedRows(inputs []batchRowInput, held batchHeld) []removedRow {
 	configured := make(map[string]bool, len(inputs))
 	for _, in := range inputs {
 		configured[in.key] = true
 	}
 	var out []removedRow
-	for _, key := range slices.Sorted(maps.Keys(held)) {
+	for _, key := range slices.Sorted(maps.Keys(held.results)) {
 		if configured[key] {
 			continue
 		}
-		if row, ok := batchRowOf(held[key]); ok {
+		if row, ok := held.row(key); ok {
 			out = append(out, removedRow{key: key, row: row})
 		}
 	}

@@ -111,3 +111,16 @@ func (e *batchEngine) removeFiles(rowKey string, row *batchRow) {
 	}
 	_ = os.Remove(filepath.Join(e.outputDir, rowKey)) // only when empty
 }
+
+// removeAllFiles removes the downloaded outputs of every row state holds (the batch is
+// destroyed).
+func (e *batchEngine) removeAllFiles(held batchHeld) {
+	if e.outputDir == "" {
+		return
+	}
+	for key := range held.results {
+		if row, ok := held.row(key); ok {
+			e.removeFiles(key, row)
+		}
+	}
+}

@@ -14,14 +14,14 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// runningRows are the rows of results whose job was accepted and has not ended, by key.
-func runningRows(results map[string]tftypes.Value) map[string]*batchRow {
+// runningRows are the rows state holds whose job was accepted and has not ended, by key.
+func runningRows(held batchHeld) map[string]*batchRow {
 	out := map[string]*batchRow{}
-	for key, v := range results {
+	for key, v := range held.results {
 		if !heldRowMayRun(v) {
 			continue
 		}
-		if row, ok := batchRowOf(v); ok && row.inFlight() {
+		if row, ok := held.row(key); ok && row.inFlight() {
 			out[key] = row
 		}
 	}
@@ -35,6 +35,16 @@ func heldRowMayRun(v tftypes.Value) bool {
 	return ok && stringAttr(attrs, "id") != "" && !client.JobTerminal(stringAttr(attrs, "status"))
 }
 
+// anyRowRunning reports whether any row of results has a job that has not ended.
+func anyRowRunning(results map[string]tftypes.Value) bool {
+	for _, v := range results {
+		if heldRowMayRun(v) {
+			return true
+		}
+	}
+	return false
+}
+
 // Read refreshes the rows that still run; a batch whose rows have all ended is settled and
 // sends nothing.
 func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -44,22 +54,22 @@ func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, r
 		return
 	}
 	results := heldResults(held["results"])
-	running := runningRows(results)
-	if len(running) == 0 || r.data.configUnknown {
+	if !anyRowRunning(results) || r.data.configUnknown {
 		return // nothing in a finished row can change: no request
 	}
+	book := readBatchBook(ctx, req.Private)
+	running := runningRows(batchHeld{results: results, book: book})
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
 	fresh, errs := r.readRows(readCtx, running, int(int64Attr(held, "max_in_flight")))
-	results = maps.Clone(results)
+	results, book = maps.Clone(results), maps.Clone(book)
 	for key, job := range fresh {
-		if job == nil {
-			// Gone while it ran (not an expiry of a finished job): the next apply submits it again.
-			row := &batchRow{Status: batchRowNotSubmitted, InputHash: running[key].InputHash}
-			results[key] = row.value()
-			continue
+		// A job gone while it ran (not an expiry of a finished job) is submitted again by the next apply.
+		row := &batchRow{Status: batchRowNotSubmitted, InputHash: running[key].InputHash}
+		if job != nil {
+			row = rowFromJob(job, running[key].Key, running[key].InputHash)
 		}
-		results[key] = rowFromJob(job, running[key].Key, running[key].InputHash).value()
+		results[key], book[key] = row.value(), row.book()
 	}
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		resp.Diagnostics.AddWarning("Reading a row's job failed", fmt.Sprintf("rows[%q] (job %s) could not be read; state keeps "+
@@ -68,13 +78,14 @@ func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, r
 	values := maps.Clone(held)
 	values["results"] = tftypes.NewValue(batchResultsTyp, results)
 	var succeeded, failed int64
-	for _, v := range results {
-		if row, ok := batchRowOf(v); ok {
+	for key := range results {
+		if row, ok := batchRowOf(results[key], batchBookRow{}); ok {
 			succeeded, failed = countRow(row, succeeded, failed)
 		}
 	}
 	values["succeeded"], values["failed"] = tftypes.NewValue(tftypes.Number, succeeded), tftypes.NewValue(tftypes.Number, failed)
 	resp.State.Raw = tftypes.NewValue(req.State.Raw.Type(), values)
+	writeBatchBook(ctx, resp.Private, book, &resp.Diagnostics)
 }
 
 // readRows reads the jobs of rows, at most n at once. A job gone from the service maps to nil.
@@ -120,16 +131,10 @@ func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteReques
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	results := heldResults(held["results"])
+	rows := batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}
 	e := &batchEngine{data: r.data, outputDir: stringAttr(held, "output_dir"), maxInFlight: max(int(int64Attr(held, "max_in_flight")), 1), rows: map[string]*batchRow{}}
-	if e.outputDir != "" {
-		for key, v := range results {
-			if row, ok := batchRowOf(v); ok {
-				e.removeFiles(key, row)
-			}
-		}
-	}
-	running := runningRows(results)
+	e.removeAllFiles(rows)
+	running := runningRows(rows)
 	if !boolAttr(held, "cancel_on_destroy") || len(running) == 0 {
 		e.report(ctx, &resp.Diagnostics, 0)
 		return

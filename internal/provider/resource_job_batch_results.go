@@ -1,9 +1,9 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"math/big"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -26,7 +26,10 @@ const (
 	batchRowRejected = "rejected"
 )
 
-// batchRow is one row of svc_job_batch's results.
+// batchRow is one row of svc_job_batch. State keeps it in two parts: what users read, in
+// results (job id, status, output asset ids by node, error), and what only the provider reads,
+// in the resource's private state (batchBookRow): the row's input digest, its Idempotency-Key
+// while it has no job id, and each output's file name, size and hash.
 type batchRow struct {
 	ID        string
 	Status    string
@@ -37,12 +40,30 @@ type batchRow struct {
 }
 
 type batchOutput struct {
-	ID, Name, NodeID, Type, ContentType string
-	SizeBytes                           int64
-	Hash                                string // "" when the service has not computed it
+	ID, Name, NodeID string
+	SizeBytes        int64
+	Hash             string // "" when the service has not computed it
 }
 
-type batchRowError struct{ Code, Message, NodeID, ClassType string }
+type batchRowError struct {
+	Code, Message, NodeID, ClassType string
+	text                             string // as state holds it, when read back from state
+}
+
+// String is the error as results shows it: `code: message (node "id", class)`.
+func (e *batchRowError) String() string {
+	if e.text != "" {
+		return e.text
+	}
+	s := e.Message
+	if e.Code != "" {
+		s = e.Code + ": " + s
+	}
+	if e.NodeID != "" || e.ClassType != "" {
+		s += fmt.Sprintf(" (node %q, %s)", e.NodeID, e.ClassType)
+	}
+	return s
+}
 
 // inFlight reports whether the row's job was accepted and has not ended: it is waited for.
 func (r *batchRow) inFlight() bool { return r.ID != "" && !client.JobTerminal(r.Status) }
@@ -56,54 +77,39 @@ func (r *batchRow) failedRow() bool {
 	return false
 }
 
+// The results element is flat on purpose: Terraform walks every value of the resource several
+// times in each plan (decoding, comparing, checking, encoding, rendering), so the cost of a
+// 10,000-row batch is in the number of values per row. Four attributes and one asset id per
+// output cost a third of the values an object per output with an error object did.
 var (
-	batchOutputAttrTypes = map[string]attr.Type{
-		"id": types.StringType, "name": types.StringType, "node_id": types.StringType, "type": types.StringType,
-		"content_type": types.StringType, "size_bytes": types.Int64Type, "hash": types.StringType,
+	batchOutputsAttrType = types.MapType{ElemType: types.ListType{ElemType: types.StringType}}
+	batchRowAttrTypes    = map[string]attr.Type{
+		"id": types.StringType, "status": types.StringType, "outputs": batchOutputsAttrType, "error": types.StringType,
 	}
-	batchErrorAttrTypes = map[string]attr.Type{
-		"code": types.StringType, "message": types.StringType, "node_id": types.StringType, "class_type": types.StringType,
-	}
-	batchRowAttrTypes = map[string]attr.Type{
-		"id": types.StringType, "status": types.StringType, "idempotency_key": types.StringType, "input_hash": types.StringType,
-		"outputs": types.ListType{ElemType: types.ObjectType{AttrTypes: batchOutputAttrTypes}},
-		"error":   types.ObjectType{AttrTypes: batchErrorAttrTypes},
-	}
-	batchRowType    = types.ObjectType{AttrTypes: batchRowAttrTypes}.TerraformType(context.Background()).(tftypes.Object)
-	batchOutputType = batchRowType.AttributeTypes["outputs"].(tftypes.List).ElementType.(tftypes.Object)
-	batchErrorType  = batchRowType.AttributeTypes["error"].(tftypes.Object)
-	batchResultsTyp = tftypes.Map{ElementType: batchRowType}
+	batchRowType     = types.ObjectType{AttrTypes: batchRowAttrTypes}.TerraformType(context.Background()).(tftypes.Object)
+	batchOutputsType = batchRowType.AttributeTypes["outputs"].(tftypes.Map)
+	batchAssetsType  = batchOutputsType.ElementType.(tftypes.List)
+	batchResultsTyp  = tftypes.Map{ElementType: batchRowType}
 )
 
-// batchResultsAttribute is the results attribute of svc_job_batch's schema.
+// batchResultsAttribute is the results attribute of svc_job_batch's schema. It is a map of
+// objects by type, not nested attributes: Terraform and the framework treat a nested attribute
+// element by element (proposing, planning, checking and rendering each), while a typed attribute
+// is one value to them, and no row has anything to plan on its own.
 func batchResultsAttribute() rschema.Attribute {
-	str := func(doc string) rschema.StringAttribute {
-		return rschema.StringAttribute{Computed: true, MarkdownDescription: doc}
-	}
-	return rschema.MapNestedAttribute{
-		Computed: true,
-		MarkdownDescription: "Each row's job, by row key. A row that is not changed by an apply keeps its value; the plan shows " +
-			"the rows an apply runs as known after apply.",
-		NestedObject: rschema.NestedAttributeObject{Attributes: map[string]rschema.Attribute{
-			"id": str("Job id; null when no job was created for the row (`not_submitted`, `unknown`, `rejected`)."),
-			"status": str("The job's status (`queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed`, `expired`), or " +
-				"`not_submitted` (nothing was sent: the next apply submits it), `unknown` (the submission may have reached " +
-				"the service but no answer came; it is never resent under a new key) or `rejected` (the service refused it)."),
-			"idempotency_key": str("`Idempotency-Key` of the row's submission, drawn once before its first attempt."),
-			"input_hash":      str("Digest of the row's canonical workflow (the template with the row's overrides): what tells a changed row."),
-			"outputs": rschema.ListNestedAttribute{Computed: true, MarkdownDescription: "The job's outputs (no signed URL: " +
-				"download by asset `id` with `output_dir`, `svc_output_file` or `svc_output_url`).",
-				NestedObject: rschema.NestedAttributeObject{Attributes: map[string]rschema.Attribute{
-					"id": str(outputIDDoc), "name": str(outputNameDoc), "node_id": str(outputNodeIDDoc), "type": str(outputTypeDoc),
-					"content_type": str(outputContentTypeDoc), "hash": str(outputHashDoc),
-					"size_bytes": rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
-				}}},
-			"error": rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: "Why the row did not succeed; null otherwise.",
-				Attributes: map[string]rschema.Attribute{
-					"code": str(jobErrorCodeDoc), "message": str("Error message (its first 1 KiB)."),
-					"node_id": str(jobErrorNodeIDDoc), "class_type": str(jobErrorClassTypeDoc),
-				}},
-		}},
+	return rschema.MapAttribute{
+		Computed: true, ElementType: types.ObjectType{AttrTypes: batchRowAttrTypes},
+		MarkdownDescription: "Each row's job, by row key: `{ id, status, outputs, error }`. A row that is not changed by an " +
+			"apply keeps its value; the plan shows the rows an apply runs as known after apply.\n\n" +
+			"  - `id`: job id; null when no job was created for the row (`not_submitted`, `unknown`, `rejected`).\n" +
+			"  - `status`: the job's status (`queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed`, `expired`), " +
+			"or `not_submitted` (nothing was sent: the next apply submits it), `unknown` (the submission may have reached " +
+			"the service but no answer came; it is never resent under a new key) or `rejected` (the service refused it).\n" +
+			"  - `outputs`: the job's outputs, as asset ids by the id of the workflow node that saved them, in the order the " +
+			"service listed them, e.g. `outputs[\"9\"][0]`. Use an asset id with `svc_output_file.asset_id` or " +
+			"`provider::svc::asset_ref` to chain jobs; `output_dir` downloads every output by row. No signed URL is kept.\n" +
+			"  - `error`: why the row did not succeed, as `code: message (node \"id\", class)` (the message's first 1 KiB), " +
+			"with `[Idempotency-Key <key>]` when the outcome is unknown; null otherwise.",
 	}
 }
 
@@ -116,68 +122,67 @@ func strValue(s string) tftypes.Value {
 
 // value is the row as a results element.
 func (r *batchRow) value() tftypes.Value {
-	outputs := make([]tftypes.Value, 0, len(r.Outputs))
+	byNode := map[string][]tftypes.Value{}
 	for _, o := range r.Outputs {
-		outputs = append(outputs, tftypes.NewValue(batchOutputType, map[string]tftypes.Value{
-			"id": strValue(o.ID), "name": strValue(o.Name), "node_id": strValue(o.NodeID), "type": strValue(o.Type),
-			"content_type": strValue(o.ContentType), "size_bytes": tftypes.NewValue(tftypes.Number, o.SizeBytes), "hash": strValue(o.Hash),
-		}))
+		byNode[o.NodeID] = append(byNode[o.NodeID], tftypes.NewValue(tftypes.String, o.ID))
 	}
-	errValue := tftypes.NewValue(batchErrorType, nil)
+	outputs := make(map[string]tftypes.Value, len(byNode))
+	for node, ids := range byNode {
+		outputs[node] = tftypes.NewValue(batchAssetsType, ids)
+	}
+	errValue := tftypes.NewValue(tftypes.String, nil)
 	if e := r.Error; e != nil {
-		errValue = tftypes.NewValue(batchErrorType, map[string]tftypes.Value{
-			"code": strValue(e.Code), "message": strValue(e.Message), "node_id": strValue(e.NodeID), "class_type": strValue(e.ClassType),
-		})
+		s := e.String()
+		if r.Status == batchRowUnknown && e.text == "" && r.Key != "" {
+			// The key is what the service knows the submission by: it names the job that may exist.
+			s += " [Idempotency-Key " + r.Key + "]"
+		}
+		errValue = tftypes.NewValue(tftypes.String, s)
 	}
 	return tftypes.NewValue(batchRowType, map[string]tftypes.Value{
-		"id": strValue(r.ID), "status": strValue(r.Status), "idempotency_key": strValue(r.Key), "input_hash": strValue(r.InputHash),
-		"outputs": tftypes.NewValue(batchRowType.AttributeTypes["outputs"], outputs), "error": errValue,
+		"id": strValue(r.ID), "status": strValue(r.Status), "outputs": tftypes.NewValue(batchOutputsType, outputs), "error": errValue,
 	})
 }
 
-// batchRowOf reads a results element; ok is false when it is not a known row object.
-func batchRowOf(v tftypes.Value) (*batchRow, bool) {
+// batchRowOf reads a results element with the row's bookkeeping; ok is false when the element
+// is not a known row object.
+func batchRowOf(v tftypes.Value, book batchBookRow) (*batchRow, bool) {
 	attrs, ok := objectAttrs(v)
 	if !ok {
 		return nil, false
 	}
-	r := &batchRow{ID: stringAttr(attrs, "id"), Status: stringAttr(attrs, "status"), Key: stringAttr(attrs, "idempotency_key"),
-		InputHash: stringAttr(attrs, "input_hash")}
-	var outputs []tftypes.Value
-	if o := attrs["outputs"]; o.IsKnown() && !o.IsNull() && o.As(&outputs) == nil {
-		for _, ov := range outputs {
-			oa, ok := objectAttrs(ov)
-			if !ok {
+	r := &batchRow{ID: stringAttr(attrs, "id"), Status: stringAttr(attrs, "status"), Key: book.Key, InputHash: book.Hash}
+	if e := stringAttr(attrs, "error"); e != "" {
+		r.Error = &batchRowError{text: e}
+	}
+	var byNode map[string]tftypes.Value
+	if o := attrs["outputs"]; o.IsKnown() && !o.IsNull() && o.As(&byNode) == nil {
+		// Map elements in key order, then list order: the order bookOf recorded them in.
+		for _, node := range slices.Sorted(mapKeys(byNode)) {
+			var ids []tftypes.Value
+			if byNode[node].As(&ids) != nil {
 				continue
 			}
-			var size big.Float
-			_ = oa["size_bytes"].As(&size)
-			n, _ := size.Int64()
-			r.Outputs = append(r.Outputs, batchOutput{ID: stringAttr(oa, "id"), Name: stringAttr(oa, "name"), NodeID: stringAttr(oa, "node_id"),
-				Type: stringAttr(oa, "type"), ContentType: stringAttr(oa, "content_type"), SizeBytes: n, Hash: stringAttr(oa, "hash")})
+			for _, id := range ids {
+				var s string
+				_ = id.As(&s)
+				r.Outputs = append(r.Outputs, batchOutput{ID: s, NodeID: node})
+			}
 		}
 	}
-	if ea, ok := objectAttrs(attrs["error"]); ok {
-		r.Error = &batchRowError{Code: stringAttr(ea, "code"), Message: stringAttr(ea, "message"), NodeID: stringAttr(ea, "node_id"),
-			ClassType: stringAttr(ea, "class_type")}
+	if len(book.Outputs) == len(r.Outputs) {
+		for i, o := range book.Outputs {
+			r.Outputs[i].Name, r.Outputs[i].SizeBytes, r.Outputs[i].Hash = o.Name, o.Size, o.Hash
+		}
 	}
 	return r, true
-}
-
-// heldResults is the results map state holds (empty when null or unknown).
-func heldResults(v tftypes.Value) map[string]tftypes.Value {
-	var m map[string]tftypes.Value
-	if !v.IsKnown() || v.IsNull() || v.As(&m) != nil {
-		return map[string]tftypes.Value{}
-	}
-	return m
 }
 
 // maxBatchErrorMessage bounds an error message kept in a row: 10,000 rows must stay small.
 const maxBatchErrorMessage = 1024
 
 // rowFromJob is the row of job, submitted under key for a workflow of digest hash. The outputs
-// keep what lasts (no signed URL).
+// keep what lasts (no signed URL), grouped by node as results shows them.
 func rowFromJob(job *client.Job, key, hash string) *batchRow {
 	r := &batchRow{ID: job.ID, Status: job.Status, Key: key, InputHash: hash}
 	for _, o := range job.Outputs {
@@ -188,9 +193,9 @@ func rowFromJob(job *client.Job, key, hash string) *batchRow {
 		if o.Hash != nil {
 			hash = *o.Hash
 		}
-		r.Outputs = append(r.Outputs, batchOutput{ID: o.ID, Name: o.Name, NodeID: o.NodeID, Type: o.Type,
-			ContentType: o.ContentType, SizeBytes: o.SizeBytes, Hash: hash})
+		r.Outputs = append(r.Outputs, batchOutput{ID: o.ID, Name: o.Name, NodeID: o.NodeID, SizeBytes: o.SizeBytes, Hash: hash})
 	}
+	slices.SortStableFunc(r.Outputs, func(a, b batchOutput) int { return cmp.Compare(a.NodeID, b.NodeID) })
 	if e := job.Error; e != nil {
 		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: derefOr(e.NodeID), ClassType: derefOr(e.ClassType)}
 	}
@@ -214,4 +219,13 @@ func truncateText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
+}
+
+// heldResults is the results map state holds (empty when null or unknown).
+func heldResults(v tftypes.Value) map[string]tftypes.Value {
+	var m map[string]tftypes.Value
+	if !v.IsKnown() || v.IsNull() || v.As(&m) != nil {
+		return map[string]tftypes.Value{}
+	}
+	return m
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"path/filepath"
@@ -151,23 +150,6 @@ func goMapOf(elems map[string]tftypes.Value) (map[string]any, error) {
 		out[k] = g
 	}
 	return out, nil
-}
-
-// canonicalRows is the canonical JSON of a rows value, to tell a reformatted rows value from a
-// changed one; ok is false when it cannot be read (unknown, or not JSON-like).
-func canonicalRows(rows tftypes.Value) (string, bool) {
-	if rows.IsNull() {
-		return "", false
-	}
-	raw, err := goValueOf(rows)
-	if err != nil {
-		return "", false
-	}
-	b, err := json.Marshal(raw)
-	if err == nil {
-		b, err = canonicaljson.Canonical(b)
-	}
-	return string(b), err == nil
 }
 
 // batchRowDirName checks that a row key can name a directory under output_dir: one path

@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -19,15 +21,17 @@ import (
 // GetProviderSchema is capped lower, at 64 MiB, by the CLIs themselves). So 256 MiB binds.
 const pluginProtocolMaxMessage = 256 << 20
 
-// batchStateValue is a finished svc_job_batch of n rows, one output each, as state holds it,
-// and the configuration that leads to it.
-func batchStateValue(t testing.TB, n int) (state, config tftypes.Value) {
+// batchStateValue is a finished svc_job_batch of n rows, one output each, as state holds it
+// (its value and its private state, as Terraform sends them), the configuration that leads to
+// it, and the new state Terraform proposes for that configuration (the state with the
+// configured rows, which are write-only).
+func batchStateValue(t testing.TB, n int) (state, config, proposed tftypes.Value, private []byte) {
 	t.Helper()
 	ctx := context.Background()
 	var sresp resource.SchemaResponse
 	(&jobBatchResource{}).Schema(ctx, resource.SchemaRequest{}, &sresp)
 	typ := sresp.Schema.Type().TerraformType(ctx).(tftypes.Object)
-	results := make(map[string]tftypes.Value, n)
+	results, book := make(map[string]tftypes.Value, n), batchBook{}
 	template := `{"6":{"class_type":"SaveText","inputs":{"filename_prefix":"row","text":"template"}}}`
 	hashes, err := batchRowInputs(template, batchRowsOf(n))
 	if err != nil {
@@ -38,16 +42,16 @@ func batchStateValue(t testing.TB, n int) (state, config tftypes.Value) {
 		row := &batchRow{ID: fmt.Sprintf("8d3f1c2e-0000-4000-8000-%012d", i), Status: "succeeded",
 			Key: fmt.Sprintf("5b1e7a90-0000-4000-8000-%012d", i), InputHash: hashes[i].hash,
 			Outputs: []batchOutput{{ID: fmt.Sprintf("a0c4e7f1-0000-4000-8000-%012d", i), Name: fmt.Sprintf("row_%05d_.txt", i), NodeID: "6",
-				Type: "text", ContentType: "text/plain", SizeBytes: 42, Hash: "blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}}}
-		results[key] = row.value()
+				SizeBytes: 42, Hash: "blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"}}}
+		results[key], book[key] = row.value(), row.book()
 	}
 	values := map[string]tftypes.Value{}
 	for name, at := range typ.AttributeTypes {
 		values[name] = tftypes.NewValue(at, nil)
 	}
 	values["workflow"] = tftypes.NewValue(tftypes.String, template)
-	values["rows"] = batchRowsOf(n)
 	configValues := mapsClone(values)
+	configValues["rows"] = batchRowsOf(n)
 	values["id"] = tftypes.NewValue(tftypes.String, "0b0e6c0e-6a43-4c1b-9d61-3b0f3f1e2c11")
 	values["max_in_flight"] = tftypes.NewValue(tftypes.Number, 16)
 	values["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, true)
@@ -55,7 +59,16 @@ func batchStateValue(t testing.TB, n int) (state, config tftypes.Value) {
 	values["results"] = tftypes.NewValue(batchResultsTyp, results)
 	values["succeeded"] = tftypes.NewValue(tftypes.Number, n)
 	values["failed"] = tftypes.NewValue(tftypes.Number, 0)
-	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues)
+	raw, err := json.Marshal(book)
+	if err == nil {
+		private, err = json.Marshal(map[string][]byte{batchBookKey: raw}) // the framework's private state
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	proposedValues := mapsClone(values)
+	proposedValues["rows"] = configValues["rows"]
+	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues), tftypes.NewValue(typ, proposedValues), private
 }
 
 // batchRowsOf is the rows value of batchStateValue.
@@ -88,27 +101,36 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 	if testing.Short() {
 		rows = 1000
 	}
-	state, config := batchStateValue(t, rows)
+	state, config, proposed, private := batchStateValue(t, rows)
 	typ := state.Type()
 	encoded, err := tfprotov6.NewDynamicValue(typ, state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	perRow := len(encoded.MsgPack) / rows
-	// A plan request carries the state twice and the configuration once.
-	if planMsg := 3 * len(encoded.MsgPack); planMsg > pluginProtocolMaxMessage/8 {
+	cfgSize, err := tfprotov6.NewDynamicValue(typ, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A plan request carries the state twice, the configuration twice (the proposed new state
+	// holds the configured rows) and the private state once.
+	if planMsg := 2*len(encoded.MsgPack) + 2*len(cfgSize.MsgPack) + len(private); planMsg > pluginProtocolMaxMessage/8 {
 		t.Fatalf("a plan of %d rows carries %d bytes (%d per row in state); want it under an eighth of the %d limit", rows, planMsg, perRow, pluginProtocolMaxMessage)
 	}
-	t.Logf("%d rows: %d bytes of state in the protocol (%d per row), limit %d", rows, len(encoded.MsgPack), perRow, pluginProtocolMaxMessage)
+	t.Logf("%d rows: %d bytes of state in the protocol (%d per row) and %d of private state, limit %d", rows, len(encoded.MsgPack), perRow, len(private), pluginProtocolMaxMessage)
 
 	server := NewProtocol6Server("test")()
 	cfg, err := tfprotov6.NewDynamicValue(typ, config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	prop, err := tfprotov6.NewDynamicValue(typ, proposed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	resp, err := server.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg,
+		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +160,14 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	state, config := batchStateValue(t, 3)
+	state, config, proposed, private := batchStateValue(t, 3)
 	typ := state.Type()
 	encoded, err := tfprotov6.NewDynamicValue(typ, state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
+	prop, _ := tfprotov6.NewDynamicValue(typ, proposed)
 	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
 	// Over no framework at all: a call it passed on would panic.
@@ -157,19 +180,20 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 		return got
 	}
 	for _, s := range []tfprotov6.ProviderServer{framework, layered} {
-		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &encoded, Config: &cfg})
-		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 {
+		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
+		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 ||
+			!bytes.Equal(plan.PlannedPrivate, private) {
 			t.Fatalf("%T: plan %v %+v", s, err, plan)
 		}
-		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null})
+		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null, PriorPrivate: private})
 		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decode(destroyPlan.PlannedState).IsNull() {
 			t.Fatalf("%T: destroy plan %v %+v", s, err, destroyPlan)
 		}
-		read, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: jobBatchTypeName, CurrentState: &encoded})
-		if err != nil || len(read.Diagnostics) > 0 || !decode(read.NewState).Equal(state) {
+		read, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: jobBatchTypeName, CurrentState: &encoded, Private: private})
+		if err != nil || len(read.Diagnostics) > 0 || !decode(read.NewState).Equal(state) || !bytes.Equal(read.Private, private) {
 			t.Fatalf("%T: read %v %+v", s, err, read)
 		}
-		destroy, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, PlannedState: &null, Config: &null})
+		destroy, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, PlannedState: &null, Config: &null, PlannedPrivate: private})
 		if err != nil || len(destroy.Diagnostics) > 0 || !decode(destroy.NewState).IsNull() {
 			t.Fatalf("%T: destroy %v %+v", s, err, destroy)
 		}

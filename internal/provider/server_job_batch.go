@@ -1,8 +1,8 @@
 package provider
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -20,11 +20,12 @@ const jobBatchTypeName = "svc_job_batch"
 //
 // It answers only where the framework path answers the same, by the rules that path applies:
 //   - refresh: Read sends nothing and keeps state when no row is running.
-//   - plan: the proposed new state is the prior state, byte for byte (no configured value
-//     differs, none is unknown), each attribute with a default that the configuration leaves
-//     null holds that default, and ModifyPlan keeps every row (planBatchRows finds no row to
-//     act on and the rows are the results' rows); the id, the only value with a plan modifier
-//     that is not the configuration's, is kept from state.
+//   - plan: the proposed new state is the prior state but for rows (write-only: Terraform
+//     proposes the configured rows, the framework plans them null), each attribute with a
+//     default that the configuration leaves null holds that default, and ModifyPlan keeps every
+//     row (planBatchRows finds no row to act on and the configured rows are the results'
+//     rows); the id, the only value with a plan modifier that is not the configuration's, is
+//     kept from state.
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
 //   - destroy of a batch with no row running, or not to cancel: Delete sends nothing and only
 //     removes the downloaded files.
@@ -76,7 +77,7 @@ func (s *jobBatchServer) UpgradeResourceState(ctx context.Context, req *tfprotov
 
 func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if req.TypeName == jobBatchTypeName {
-		if state, ok := s.decode(req.CurrentState); ok && state != nil && len(runningRows(heldResults(state["results"]))) == 0 {
+		if state, ok := s.decode(req.CurrentState); ok && state != nil && !anyRowRunning(heldResults(state["results"])) {
 			return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
 		}
 	}
@@ -84,56 +85,78 @@ func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 }
 
 func (s *jobBatchServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	if req.TypeName == jobBatchTypeName && s.plansNoChange(req) {
-		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}, nil
+	if req.TypeName == jobBatchTypeName {
+		if planned := s.plansNoChange(req); planned != nil {
+			return &tfprotov6.PlanResourceChangeResponse{PlannedState: planned, PlannedPrivate: req.PriorPrivate}, nil
+		}
 	}
 	return s.ProviderServer.PlanResourceChange(ctx, req)
 }
 
-// plansNoChange reports whether the framework would plan the prior state unchanged (or the
-// destruction Terraform proposes), by the rules in jobBatchServer's comment.
-func (s *jobBatchServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest) bool {
+// plansNoChange is the plan the framework would answer when it is the prior state unchanged
+// (rows null) or the destruction Terraform proposes, by the rules in jobBatchServer's comment;
+// nil when it may be anything else.
+func (s *jobBatchServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.DynamicValue {
 	prior, ok := s.decode(req.PriorState)
 	if !ok || prior == nil {
-		return false
+		return nil
 	}
-	if req.ProposedNewState == nil || !bytes.Equal(req.PriorState.MsgPack, req.ProposedNewState.MsgPack) {
-		proposed, ok := s.decode(req.ProposedNewState)
-		return ok && proposed == nil // destroy
+	proposed, ok := s.decode(req.ProposedNewState)
+	switch {
+	case !ok:
+		return nil
+	case proposed == nil:
+		return req.ProposedNewState // destroy
 	}
 	config, ok := s.decode(req.Config)
 	if !ok || config == nil {
-		return false
+		return nil
+	}
+	for name, v := range proposed {
+		// rows is write-only: Terraform proposes the configured rows, which plan and state
+		// never hold. Every other attribute is the prior one.
+		if name != "rows" && !v.Equal(prior[name]) {
+			return nil
+		}
 	}
 	for name, def := range s.defaults {
 		if config[name].IsNull() && !prior[name].Equal(def) {
-			return false
+			return nil
 		}
 	}
-	return batchSettled(prior)
+	if !prior["rows"].IsNull() || !batchSettled(prior, config["rows"], privateBatchBook(req.PriorPrivate)) {
+		return nil
+	}
+	return req.PriorState
 }
 
-// batchSettled reports whether a batch whose configuration is unchanged has nothing for an
-// apply to do: every configured row has a result, every result a configured row, and no row is
-// to be run, waited for or downloaded again.
-func batchSettled(prior map[string]tftypes.Value) bool {
-	var rows map[string]tftypes.Value
-	if v := prior["rows"]; !v.IsFullyKnown() || v.IsNull() || v.As(&rows) != nil {
+// privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
+// JSON object of keys to (base64) values.
+func privateBatchBook(private []byte) batchBook {
+	var keys map[string][]byte
+	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
+		return batchBook{}
+	}
+	return decodeBatchBook(keys[batchBookKey])
+}
+
+// batchSettled reports whether a batch has nothing for an apply to do with the configured
+// rows, as ModifyPlan decides it: every configured row has a result, every result a configured
+// row, and no row is to be run, waited for or downloaded again.
+func batchSettled(prior map[string]tftypes.Value, rows tftypes.Value, book batchBook) bool {
+	if !rows.IsFullyKnown() || rows.IsNull() {
 		return false
 	}
-	results := heldResults(prior["results"])
-	if len(rows) != len(results) {
+	inputs, err := batchRowInputs(stringAttr(prior, "workflow"), rows)
+	if err != nil {
+		return false // the framework's path reports it
+	}
+	held := batchHeld{results: heldResults(prior["results"]), book: book}
+	if len(inputs) != len(held.results) {
 		return false
 	}
 	settings := batchPlanSettings{rerunFailed: boolAttr(prior, "rerun_failed"), outputDir: stringAttr(prior, "output_dir")}
-	for key := range rows {
-		row, ok := batchRowOf(results[key])
-		// The configuration is the prior one, so each row's input is the one its result records.
-		if !ok || rowNeedsApply(row, batchRowInput{key: key, hash: row.InputHash}, settings) {
-			return false
-		}
-	}
-	return true
+	return planBatchRows(inputs, held, settings).unknown == 0
 }
 
 func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
@@ -157,17 +180,11 @@ func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool 
 	if !ok || prior == nil {
 		return false
 	}
-	results := heldResults(prior["results"])
-	if boolAttr(prior, "cancel_on_destroy") && len(runningRows(results)) > 0 {
+	held := batchHeld{results: heldResults(prior["results"]), book: privateBatchBook(req.PlannedPrivate)}
+	if boolAttr(prior, "cancel_on_destroy") && anyRowRunning(held.results) {
 		return false
 	}
 	e := &batchEngine{outputDir: stringAttr(prior, "output_dir")}
-	if e.outputDir != "" {
-		for key, v := range results {
-			if row, ok := batchRowOf(v); ok {
-				e.removeFiles(key, row)
-			}
-		}
-	}
+	e.removeAllFiles(held)
 	return len(e.news.downloadErrors) == 0
 }

@@ -3,13 +3,13 @@ resource "svc_job_batch" "products" {
   workflow = file("${path.module}/workflow_api.json")
 
   # Row key => { node id => { input => value } }, as provider::svc::workflow_set_inputs takes.
-  # tomap() (rows of one shape) lets state record the rows' type once, not once per row.
-  rows = tomap({
+  # Write-only: state keeps each row's digest, not the row.
+  rows = {
     for r in csvdecode(file("${path.module}/rows.csv")) : r.sku => {
       "6" = { text = r.prompt }
       "3" = { seed = tonumber(r.seed) }
     }
-  })
+  }
 
   max_in_flight = 32                   # keep the service's workers busy
   output_dir    = "${path.module}/out" # out/<sku>/<file name>, verified by hash
@@ -20,12 +20,13 @@ resource "svc_job_batch" "products" {
     # run go red when any row failed.
     postcondition {
       condition     = self.failed == 0
-      error_message = "${self.failed} rows failed; see results[*].error."
+      error_message = "${self.failed} rows failed; see the warnings, or results[key].error."
     }
   }
 }
 
-# Chain a row's output into another job by asset id.
+# Chain a row's output into another job by asset id: outputs are asset ids by the id of the node
+# that saved them (here the template's SaveImage node, "9").
 output "hero_image" {
-  value = svc_job_batch.products.results["sku-001"].outputs[0].id
+  value = svc_job_batch.products.results["sku-001"].outputs["9"][0]
 }
