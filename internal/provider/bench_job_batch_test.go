@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +21,10 @@ import (
 // SVC_BENCH_BATCH_COMPARE_N rows (default 3,000) of jobs that finish at once, applied and
 // destroyed as one svc_job_batch and as as many svc_job. Run with SVC_BENCH=1; the table goes to
 // the test log (and SVC_BENCH_BATCH_OUT, when set). SVC_BENCH_BATCH_LARGE=0 or
-// SVC_BENCH_BATCH_COMPARE=0 skips a part.
+// SVC_BENCH_BATCH_COMPARE=0 skips a part. SVC_BENCH_BATCH_BASELINE=<git ref> (main, say) replaces
+// the first part by the apply alone, of the ref's build and of this tree's, interleaved
+// SVC_BENCH_BATCH_ROUNDS times (default 1), each on a server of its own, with the apply's
+// timeline as the server saw it.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -28,7 +32,9 @@ func TestBenchJobBatch(t *testing.T) {
 	pluginDir := buildProvider(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s, Terraform %s.\n\n", cpuModel(), terraformVersion())
-	if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
+	if ref := os.Getenv("SVC_BENCH_BATCH_BASELINE"); ref != "" {
+		b.WriteString(benchBatchApplyVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000), benchEnvInt("SVC_BENCH_BATCH_ROUNDS", 1)))
+	} else if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
 		b.WriteString(benchBatchLarge(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
 	}
 	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
@@ -149,4 +155,67 @@ func stateBytesPerRow(dir string, n int) float64 {
 		return 0
 	}
 	return float64(st.Size()) / float64(n)
+}
+
+// benchBatchApplyVersus applies n rows of 0.5 s jobs on a server running 32 at once with the
+// build of the git ref and with this tree's (pluginDir), one after the other, rounds times, and
+// tabulates each apply beside its timeline: how long until the first submission (Terraform's
+// plan and the apply's start), the span the server ran jobs (its first start to its last end),
+// how busy its slots were over that span, and the time from the last end to the command's end
+// (the results built, the state written).
+func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) string {
+	const workers = 32
+	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
+	var b strings.Builder
+	fmt.Fprintf(&b, "Apply of %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`), ideal %.1f s; load average before: %s\n\n",
+		n, workers, 2*workers, ideal.Seconds(), loadAverage())
+	b.WriteString("| build | wall time | ratio | requests | provider CPU | CLI CPU | provider peak RSS | to first submit | server span | slots busy | after last end |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for range rounds {
+		for _, build := range builds {
+			srv := newTestServer(t, emulator.Options{Workers: workers, StepDuration: 50 * time.Millisecond, QueueLimit: 100000})
+			tf := newBinaryTerraform(t, build.dir)
+			writeBatchConfig(t, tf.dir, 10, 2*workers)
+			exe := filepath.Join(build.dir, "terraform-provider-svc")
+			start := time.Now()
+			run := runBatchMeasured(tf, srv, exe, []string{"apply", "-auto-approve", "-input=false", "-no-color",
+				"-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)})
+			end := start.Add(run.wall)
+			sp := srv.Span(time.Time{})
+			span := sp.LastCompleted.Sub(sp.FirstStarted)
+			fmt.Fprintf(&b, "| %s | %.1f s | %.3f | %d | %.1f s | %.1f s | %.1f MiB | %.1f s | %.1f s | %.1f %% | %.1f s |\n",
+				build.name, run.wall.Seconds(), run.wall.Seconds()/ideal.Seconds(), run.requests, run.usage.cpu.Seconds(),
+				run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20), sp.FirstCreated.Sub(start).Seconds(), span.Seconds(),
+				100*sp.Busy.Seconds()/(workers*span.Seconds()), end.Sub(sp.LastCompleted).Seconds())
+			srv.Close()
+		}
+	}
+	return b.String() + "\n"
+}
+
+// buildProviderAt builds the provider of the git ref (its committed tree, exported with git
+// archive) into a temporary plugin directory.
+func buildProviderAt(t *testing.T, ref string) string {
+	t.Helper()
+	src := t.TempDir()
+	archive := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", ref, src)
+	archive.Dir = filepath.Join("..", "..")
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("exporting %s: %v\n%s", ref, err, out)
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-svc"), ".")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", ref, err, out)
+	}
+	return dir
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
