@@ -552,7 +552,8 @@ func (s *Server) PurgeJob(id string) {
 // first started and the last completed (zero when none has), and how long they ran in all.
 type JobSpan struct {
 	FirstCreated, FirstStarted, LastCompleted time.Time
-	Busy                                      time.Duration // sum of started-to-completed over the jobs that completed
+	Busy                                      time.Duration   // sum of started-to-completed over the jobs that completed
+	Lifetimes                                 []time.Duration // created-to-completed of each job that completed
 }
 
 // Span returns the JobSpan of the jobs created since (all of them when since is zero).
@@ -578,6 +579,7 @@ func (s *Server) Span(since time.Time) JobSpan {
 			if !j.startedAt.IsZero() {
 				sp.Busy += j.completedAt.Sub(j.startedAt)
 			}
+			sp.Lifetimes = append(sp.Lifetimes, j.completedAt.Sub(j.createdAt))
 		}
 	}
 	return sp
