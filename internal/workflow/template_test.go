@@ -18,7 +18,7 @@ func TestTemplatePatchCanonicalMatchesSetInputs(t *testing.T) {
 		"plain": `{"1":{"class_type":"EmptyImage","inputs":{"width":8,"height":8.0,"color":0}},
 			"2":{"class_type":"ImageNoiseSampler","inputs":{"image":["1",0],"seed":1e2,"steps":10,"denoise":0.50}},
 			"3":{"class_type":"SaveImage","inputs":{"images":["2",0],"filename_prefix":"job <&>"},"_meta":{"title":"Save"}}}`,
-		"inputs null or absent": `{"1":{"class_type":"A","inputs":null},"2":{"class_type":"B"},"10":{"inputs":{"z":1,"a":2},"class_type":"C"}}`,
+		"inputs null or absent":     `{"1":{"class_type":"A","inputs":null},"2":{"class_type":"B"},"10":{"inputs":{"z":1,"a":2},"class_type":"C"}}`,
 		"duplicate keys, last wins": `{"1":{"class_type":"A","inputs":{"x":1,"x":2}},"1":{"class_type":"B","inputs":{"y":"é","y":"ü"}}}`,
 	}
 	patches := []map[string]map[string]any{
