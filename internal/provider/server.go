@@ -9,7 +9,7 @@ import (
 )
 
 // NewProtocol6Server returns the provider's plugin server, which main serves to Terraform: the
-// framework's server of the provider (New) under three thin layers of the plugin's own, each in a
+// framework's server of the provider (New) under four thin layers of the plugin's own, each in a
 // file of its own:
 //   - releasingServer (server_releasing.go) lets go of each call's context when the call
 //     returns, which the framework does not;
@@ -18,7 +18,9 @@ import (
 //     decoding them;
 //   - jobBatchServer (server_job_batch.go) answers the refresh, the plan and the destruction of
 //     a settled svc_job_batch (no row running, nothing to do) as the framework would: the
-//     framework visits every value of every row on each call, minutes of CPU for 10,000 rows.
+//     framework visits every value of every row on each call, minutes of CPU for 10,000 rows;
+//   - batchApplyServer (server_job_batch_apply.go) runs the create and the update of a
+//     svc_job_batch without the framework's conversions of the whole value around them;
 //
 // and, outermost, actionsServer (server_actions.go), which passes the action calls to the
 // framework's server: terraform-plugin-go serves actions only from a server that has them.
@@ -44,6 +46,7 @@ func serverStack(p *svcProvider) tfprotov6.ProviderServer {
 	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, p.now, p.configuredData)
 	s = newJobBatchServer(s)
+	s = newBatchApplyServer(s, p.configuredData)
 	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions), //nolint:staticcheck // see actionsServer
 		writeOnly: actionWriteOnlyAttributes(context.Background(), p)}
 }
