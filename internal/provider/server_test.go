@@ -33,7 +33,11 @@ func TestFrameworkVersionIsTheOneTheServerLayersWereCheckedAgainst(t *testing.T)
 		"  2. settledJobServer (server_settled_job.go): run TestSettledJobServerAnswersAsTheFramework, and read the "+
 		"framework's PlanResourceChange and ReadResource (internal/fwserver/server_planresourcechange.go, "+
 		"server_readresource.go) for any new step on a plan whose proposed state equals the prior state (defaults, "+
-		"plan modifiers, identity, private state, deferred actions) that the layer would skip.",
+		"plan modifiers, identity, private state, deferred actions) that the layer would skip.\n"+
+		"  3. batchApplyServer (server_job_batch_apply.go): run TestBatchApplyServerAnswersAsTheFramework, and read the "+
+		"framework's CreateResource and UpdateResource (internal/fwserver/server_createresource.go, "+
+		"server_updateresource.go) for any new step around the resource's Create or Update (state checks, semantic "+
+		"equality, write-only attributes, private state, identity) that the layer would skip.",
 		frameworkModule, got, frameworkVersionChecked, got)
 }
 
