@@ -129,8 +129,7 @@ func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 }
 
 // batchRun is one measured Terraform command: runMeasured's figures and the CPU the CLI process
-// itself used (user + system, as wait4 reports it), which is what its wall time comes to on an
-// idle machine.
+// itself used (user + system, as wait4 reports it, less the provider's).
 type batchRun struct {
 	scalingRun
 	cliCPU time.Duration
@@ -145,7 +144,9 @@ func runBatchMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args [
 		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
 	}
 	r := batchRun{scalingRun: scalingRun{wall: time.Since(start), usage: watch(), requests: requestsTotal(srv) - before}}
-	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	// wait4 counts, in the CLI's user and system time, the time of the children it reaped: the
+	// provider's plugin processes. The CLI's own is what remains.
+	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() - r.usage.cpu
 	return r
 }
 
@@ -170,6 +171,7 @@ func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) s
 	var b strings.Builder
 	fmt.Fprintf(&b, "Apply of %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`), ideal %.1f s; load average before: %s\n\n",
 		n, workers, 2*workers, ideal.Seconds(), loadAverage())
+	var ops []string
 	b.WriteString("| build | wall time | ratio | requests | provider CPU | CLI CPU | provider peak RSS | to first submit | server span | slots busy | after last end |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for range rounds {
 		for _, build := range builds {
@@ -187,10 +189,12 @@ func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) s
 				build.name, run.wall.Seconds(), run.wall.Seconds()/ideal.Seconds(), run.requests, run.usage.cpu.Seconds(),
 				run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20), sp.FirstCreated.Sub(start).Seconds(), span.Seconds(),
 				100*sp.Busy.Seconds()/(workers*span.Seconds()), end.Sub(sp.LastCompleted).Seconds())
+			ops = append(ops, fmt.Sprintf("%s: %d submissions, %d reads, %d event streams", build.name,
+				srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpGetJob), srv.Requests(emulator.OpJobEvents)))
 			srv.Close()
 		}
 	}
-	return b.String() + "\n"
+	return b.String() + "\nRequests by kind: " + strings.Join(ops, "; ") + ".\n\n"
 }
 
 // buildProviderAt builds the provider of the git ref (its committed tree, exported with git
