@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/svc-org/terraform-provider-svc/internal/canonicaljson"
 )
@@ -27,6 +28,7 @@ type templateNode struct {
 	whole  []byte            // the node, canonical
 	fields map[string][]byte // canonical value of every field but inputs
 	inputs map[string][]byte // canonical value of every input (none when inputs is null or absent)
+	names  map[string][]byte // every field and input name as a canonical JSON string
 }
 
 // NewTemplate parses an API-format workflow (see Parse) for PatchCanonical.
@@ -55,7 +57,7 @@ func newTemplateNode(id string, fields map[string]json.RawMessage) (*templateNod
 	if err != nil {
 		return nil, err
 	}
-	n := &templateNode{key: key, fields: make(map[string][]byte, len(fields)), inputs: map[string][]byte{}}
+	n := &templateNode{key: key, fields: make(map[string][]byte, len(fields)), inputs: map[string][]byte{}, names: map[string][]byte{"inputs": []byte(`"inputs"`)}}
 	if n.whole, err = canonicalOf(fields); err != nil {
 		return nil, err
 	}
@@ -66,6 +68,7 @@ func newTemplateNode(id string, fields map[string]json.RawMessage) (*templateNod
 		if n.fields[name], err = canonicaljson.Canonical(raw); err != nil {
 			return nil, err
 		}
+		n.names[name] = canonicalString(name)
 	}
 	if raw, ok := fields["inputs"]; ok && string(raw) != "null" {
 		var inputs map[string]json.RawMessage
@@ -76,13 +79,27 @@ func newTemplateNode(id string, fields map[string]json.RawMessage) (*templateNod
 			if n.inputs[name], err = canonicaljson.Canonical(v); err != nil {
 				return nil, err
 			}
+			n.names[name] = canonicalString(name)
 		}
 	}
 	return n, nil
 }
 
-// canonicalOf is the canonical JSON of v as encoding/json encodes it.
+// canonicalOf is the canonical JSON of v as encoding/json encodes it: strings, booleans, null
+// and integers directly, anything else encoded, then made canonical.
 func canonicalOf(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return canonicalString(v), nil
+	case bool:
+		return strconv.AppendBool(nil, v), nil
+	case nil:
+		return []byte("null"), nil
+	case int64:
+		return []byte(canonicaljson.Number(strconv.FormatInt(v, 10))), nil
+	case int:
+		return []byte(canonicaljson.Number(strconv.Itoa(v))), nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -134,31 +151,38 @@ func (n *templateNode) writePatched(b *bytes.Buffer, patch map[string]any) error
 		inputs[name] = v
 	}
 	fields := maps.Clone(n.fields)
-	var err error
-	if fields["inputs"], err = writeObject(inputs); err != nil {
-		return err
-	}
-	out, err := writeObject(fields)
-	b.Write(out)
-	return err
+	fields["inputs"] = n.writeObject(inputs)
+	b.Write(n.writeObject(fields))
+	return nil
 }
 
-// writeObject is the canonical object of the given canonical values.
-func writeObject(values map[string][]byte) ([]byte, error) {
+// canonicalString is s as canonical JSON writes a string: encoding/json's encoding without
+// HTML escapes.
+func canonicalString(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a Go string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// writeObject is the canonical object of the given canonical values; names holds names
+// already encoded.
+func (n *templateNode) writeObject(values map[string][]byte) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, name := range slices.Sorted(maps.Keys(values)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		key, err := canonicalOf(name)
-		if err != nil {
-			return nil, err
+		key, ok := n.names[name]
+		if !ok {
+			key = canonicalString(name)
 		}
 		b.Write(key)
 		b.WriteByte(':')
 		b.Write(values[name])
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return b.Bytes()
 }

@@ -29,6 +29,7 @@ func TestTemplatePatchCanonicalMatchesSetInputs(t *testing.T) {
 		{"2": {"seed": json.Number("12345678901234567890123"), "image": nil}},
 		{"3": {"filename_prefix": "<b>&amp;</b> ☃", "extra": map[string]any{"b": []any{true, json.Number("1e-7")}, "a": nil}}},
 		{"1": {"y": false}, "10": {"a": "A", "m": map[string]any{}}, "2": {"seed": json.Number("0")}},
+		{"2": {"seed": int64(42), "denoise": 0.25, "steps": 7, "big": int64(-9007199254740993), "tiny": 1e-9}},
 	}
 	for name, tmpl := range templates {
 		tp, err := NewTemplate([]byte(tmpl))
@@ -50,6 +51,7 @@ func TestTemplatePatchCanonicalRandom(t *testing.T) {
 	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	values := []any{"a", "b c", "<x>", "ü", json.Number("1"), json.Number("1.50"), json.Number("-2e3"), true, nil,
+		int64(-5), int64(1) << 62, 1.5, 3e21, 0.000001,
 		[]any{"1", json.Number("0")}, map[string]any{"k": "v", "a": []any{}}}
 	for range 300 {
 		nodes := map[string]any{}
