@@ -58,9 +58,9 @@ output "job_id" {
 
 output "job" {
   value = {
-    status     = svc_job.images.status
-    started_at = svc_job.images.started_at
-    metrics    = svc_job.images.metrics
+    status       = svc_job.images.status
+    completed_at = svc_job.images.completed_at
+    expires_at   = svc_job.images.expires_at
   }
 }
 

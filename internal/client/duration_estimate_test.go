@@ -133,15 +133,18 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 		{name: "running: just after its likely end", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Second)}, want: 2*time.Second + margin, wantOK: true},
 		{name: "running just past its likely end: a tenth of the run time", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin)}, want: 300 * time.Millisecond, wantOK: true},
 		{name: "longer overdue: less often", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + 200*time.Millisecond)}, want: 400 * time.Millisecond, wantOK: true},
-		{name: "overdue beyond how far agreeing run times lie: blind", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: defaultPollMax, wantOK: true},
-		{name: "very long overdue: blind, a twentieth of the run so far", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(time.Minute)}, want: 3 * time.Second, wantOK: true},
+		// Blind: the next whole period of the run (6 s) that lies more than a quarter period ahead.
+		{name: "overdue beyond how far agreeing run times lie: blind", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(3*time.Second + margin + time.Second)}, want: 6*time.Second + blindMargin(6*time.Second) - (3*time.Second + margin + time.Second), wantOK: true},
+		// Blind past 20 periods: marks a twentieth apart from 40 s (42, 44.1, 46.305 s).
+		{name: "very long overdue: blind, a twentieth of the run so far", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(44100*time.Millisecond + blindMargin(44100*time.Millisecond))}, want: 46305*time.Millisecond + blindMargin(46305*time.Millisecond) - (44100*time.Millisecond + blindMargin(44100*time.Millisecond)), wantOK: true},
 		{name: "running without a start time", shape: "s", job: &Job{Status: JobRunning}},
 		{name: "started in our future", shape: "s", job: &Job{Status: JobRunning, StartedAt: started(-time.Second)}},
 		{name: "shape never seen", shape: "t", job: &Job{Status: JobQueued}},
 	}
 	for _, tt := range tests {
 		p := newPollSchedule(WaitOptions{Durations: e, Shape: tt.shape}, nil)
-		p.lastRead = now // the record was just read
+		p.lastRead, p.began = now, now.Add(-time.Minute) // the record was just read; the budget allows a read
+		p.clk = fixedClock{now}
 		got, ok := p.untilLikelyEnd(tt.job, now)
 		if ok != tt.wantOK || got != tt.want {
 			t.Errorf("%s: untilLikelyEnd = %v, %v; want %v, %v", tt.name, got, ok, tt.want, tt.wantOK)
@@ -178,6 +181,8 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 		t.Fatalf("followers: first %v, second %v, other shape %v; want false, true, false", first.follows(), second.follows(), other.follows())
 	}
 	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, second)
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	p.clk, p.began = fixedClock{now}, now
 	running := &Job{Status: JobRunning}
 	if got := p.Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower while the shape is probed: next = %v, want its safety net %v", got, followerSafetyFirst*defaultPollMax)
@@ -194,8 +199,8 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 	for range estimateMinSamples {
 		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
-	if got := p.Next(running, false); got != defaultPollMax/2 {
-		t.Errorf("a former follower once the shape is known (no start time): next = %v, want its blind gap %v", got, defaultPollMax/2)
+	if got, want := p.Next(running, false), defaultPollMax/2+blindMargin(defaultPollMax/2); got != want {
+		t.Errorf("a former follower once the shape is known (no start time): next = %v, want its blind plan's first read %v", got, want)
 	}
 	first.leave()
 	second.leave()

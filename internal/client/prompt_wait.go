@@ -154,6 +154,7 @@ type promptWait struct {
 	res                     *PromptResult
 	sock                    *socketFollower
 	statusRead              bool // the status route was asked at least once
+	statusReads             int  // how many times (the blind plan's budget counts them)
 	statusDone              bool
 	graceStarted, graceOver bool
 	missingReads            int                   // consecutive 404s from the status route
@@ -209,11 +210,13 @@ func (w *promptWait) follow(events <-chan SocketEvent) {
 }
 
 // Next is the wait's schedule: long while a connected socket still has to deliver the outcome
-// (its messages wake the loop); otherwise the blind gap of a job's wait (blindGap, with the
-// poll interval as its fixed-poll period), since without the socket nothing foretells the end.
-// The first read comes on the blind gap.
+// (its messages wake the loop); otherwise the blind plan of a job's wait (blindPlan, with the
+// poll interval as its fixed-poll period, its marks counted from the wait's start: the status
+// route tells no start time), since without the socket nothing foretells the end. The first
+// read comes on the blind plan.
 func (w *promptWait) Next(*promptWait, bool) time.Duration {
-	d := blindGap(time.Since(w.began), min(defaultPollMin, w.poll), w.poll)
+	d := blindPlan{period: w.poll, floor: min(defaultPollMin, w.poll), began: w.began, origin: w.began,
+		reads: w.statusReads}.wait(time.Now())
 	if w.sock.connected() && w.res.SocketOutcome == "" && w.statusRead {
 		d = w.pollSocket
 	}
@@ -290,6 +293,7 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 // socket has SocketGrace to deliver its terminal message.
 func (w *promptWait) readStatus(ctx context.Context) (*promptWait, error) {
 	w.statusRead = true
+	w.statusReads++
 	st, err := w.c.GetPromptStatus(ctx, w.id)
 	if statusOf(err) == http.StatusNotFound {
 		if !w.res.StatusRouteMissing {

@@ -631,8 +631,8 @@ type RouterWaitOptions struct {
 
 // waitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
 // queued request has no events: it is polled as often as the service's Retry-After asks, no
-// more, and without one on the blind schedule of a job (blindGap, PollMax the fixed-poll
-// period). On a context error it returns the last status seen with the error.
+// more, and without one on the blind plan of a job (blindPlan, PollMax the fixed-poll period,
+// its marks counted from the wait's start). On a context error it returns the last status seen with the error.
 func (c *Client) waitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
 	loop := waitLoop[*QueueRequest]{
 		read:     c.ModelRequestStatus,
@@ -653,11 +653,13 @@ func (o RouterWaitOptions) onStatus(prev, next *QueueRequest) {
 
 // routerSchedule polls a queued model request: after the service's Retry-After when its last
 // answer gave one (the pace it asks for: no sooner, and no later, since it is the one thing
-// that tells when to look), else on the blind gap of the time waited.
+// that tells when to look), else on the blind plan of a job's wait (blindPlan).
 type routerSchedule struct {
 	min, max time.Duration
 	began    time.Time
 	clk      clock
+	// nexts counts the calls of Next: one before the first read, then one after each.
+	nexts int
 }
 
 func newRouterSchedule(opts RouterWaitOptions) *routerSchedule {
@@ -668,10 +670,12 @@ func newRouterSchedule(opts RouterWaitOptions) *routerSchedule {
 }
 
 func (s *routerSchedule) Next(last *QueueRequest, _ bool) time.Duration {
+	reads := s.nexts
+	s.nexts++
 	if last.RetryAfter > 0 {
 		return max(last.RetryAfter, s.min)
 	}
-	return blindGap(s.clk.Now().Sub(s.began), s.min, s.max)
+	return blindPlan{period: s.max, floor: s.min, began: s.began, origin: s.began, reads: reads}.wait(s.clk.Now())
 }
 
 func equalPos(a, b *int64) bool {

@@ -50,7 +50,8 @@ const (
 // read just after it; when it does not, the waits that share WaitOptions.Durations (a batch)
 // read each job near its likely end, from the run times of finished jobs of its shape, its
 // place in the queue and when the batch's running jobs will likely end; with nothing to go on, a
-// wait reads blind (blindGap), within the request budget of a fixed poll at PollMax. No read
+// wait reads blind (blindPlan: just after whole periods of the job's run, counted from its
+// started_at), within the request budget of a fixed poll at PollMax. No read
 // comes sooner than the service's Retry-After asks, and no event, not even a terminal status,
 // re-reads the job sooner than PollMin after the last read. On a context error it returns the
 // last record seen together with the error.
@@ -125,8 +126,15 @@ type pollSchedule struct {
 	lastRead time.Time
 	// notBefore is when the Retry-After of the last read allows the next.
 	notBefore time.Time
+	// record is the last record Next was given, and reads how many records it was given after
+	// the first: the reads this wait made (the blind plan's budget counts them).
+	record *Job
+	reads  int
+	// seenRunning is where the marks of a job running without a started_at count from, and
+	// prevRead when the record before the last was read (zero: none).
+	seenRunning, prevRead time.Time
 	// aimed: the last wait aimed at the end progress foretold; a read that then finds the job
-	// running waits at least half a blind gap before the next, so a job stuck near its end
+	// running waits at least half a blind wait before the next, so a job stuck near its end
 	// is not read at every PollMin.
 	aimed bool
 }
@@ -155,40 +163,35 @@ func newPollSchedule(opts WaitOptions, seat *batchSeat) *pollSchedule {
 	return p
 }
 
-// blindGap is the wait before the next read of a record whose end nothing foretells, elapsed
-// into the wait: half of ceiling before the first read (a job shorter than that is seen within
-// it), then ceiling: a fixed poll at ceiling, half a period ahead of one that starts at the
-// submission, so it keeps that poll's request budget (a read per period, the submission and the
-// event-stream probe, and two more) with half a period to spare, whatever the service's start
-// latency. Past 20 ceilings it reads every twentieth of the time elapsed: the end is still seen
-// within 5 % of the run, and a long run costs few reads. Nothing shorter than floor.
-//
-// Blind, nothing better is possible: seeing every end within less than a period needs reads
-// closer than a period, more than such a poll sends. A batch does better through its probe
-// (batchSeat): the first job of a shape to end tells the others when theirs will.
-func blindGap(elapsed, floor, ceiling time.Duration) time.Duration {
-	d := ceiling
-	if elapsed < ceiling/4 {
-		d = ceiling / 2
+// runOrigin is where the blind marks of the job's run count from (see blindPlan): its
+// started_at, never later than now (a server clock ahead of ours); when a running job has none,
+// the read before the one that first saw it running (it started since: the earlier bound keeps
+// the marks from drifting late); while it has not started, the wait's start.
+func (p *pollSchedule) runOrigin(job *Job, now time.Time) time.Time {
+	if job.Status == JobQueued || job.Status == "" {
+		return p.began
 	}
-	return max(floor, d, elapsed/20)
+	if start, ok := parseJobTime(job.StartedAt); ok {
+		if start.After(now) {
+			return now
+		}
+		return start
+	}
+	if p.seenRunning.IsZero() {
+		p.seenRunning = later(p.prevRead, p.began)
+	}
+	return p.seenRunning
 }
 
-// elapsed is how long the job has run, as far as this wait can tell: since the wait began, or
-// since the job's started_at when that is longer (a resumed wait) and not ahead of our clock.
-func (p *pollSchedule) elapsed(job *Job, now time.Time) time.Duration {
-	e := now.Sub(p.began)
-	if start, ok := parseJobTime(job.StartedAt); ok && !start.After(now) {
-		e = max(e, now.Sub(start))
-	}
-	return e
-}
-
-// blind is the blind gap of this wait; a probe (see batchSeat) reads more often, spending the
-// reads its followers save.
+// blind is the wait before the next blind read (blindPlan); a probe (see batchSeat) reads more
+// often, spending the reads its followers save: its period is PollMax over its share. A period
+// shorter than the Retry-After of the last read is stretched to it: the service paces the reads
+// anyway, and on marks of that pace they still fall just after whole periods of the run (each
+// mark's margin grows by a twenty-fourth of the period, which covers the read's own latency).
 func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
-	d := blindGap(p.elapsed(job, now), p.min, p.max)
-	return max(time.Duration(float64(d)/p.seat.probeShare()), p.min)
+	period := max(time.Duration(float64(p.max)/p.seat.probeShare()), p.min, job.RetryAfter)
+	return blindPlan{period: period, floor: p.min, began: p.began, origin: p.runOrigin(job, now),
+		reads: p.reads, notBefore: p.notBefore}.wait(now)
 }
 
 // Next implements jobSchedule. It is asked after every read (and once before the first), so
@@ -196,6 +199,13 @@ func (p *pollSchedule) blind(job *Job, now time.Time) time.Duration {
 // Retry-After on the last read asks.
 func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 	now := p.clk.Now()
+	p.prevRead = p.lastRead
+	if job != p.record { // a new record: read (the first one was submitted, not read)
+		if p.record != nil {
+			p.reads++
+		}
+		p.record = job
+	}
 	p.lastRead = now
 	p.notBefore = now.Add(job.RetryAfter)
 	return max(p.next(job, streaming, now), job.RetryAfter)
@@ -204,7 +214,7 @@ func (p *pollSchedule) Next(job *Job, streaming bool) time.Duration {
 // next is the wait before the next read: the safety net while a live stream wakes the wait;
 // else what the job's progress foretells; else, queued or running without a rate, when jobs
 // of its shape ran long enough (untilLikelyEnd); else, while another wait probes the shape, a
-// slow safety net; else the blind gap.
+// slow safety net; else the blind plan.
 func (p *pollSchedule) next(job *Job, streaming bool, now time.Time) time.Duration {
 	if streaming {
 		p.tellBatch(job, now, 0, false)
@@ -231,8 +241,9 @@ func (p *pollSchedule) next(job *Job, streaming bool, now time.Time) time.Durati
 }
 
 // untilForetoldEnd is the wait before the next read of a job whose progress says it ends in
-// left: just after that (an eighth more), unless the blind gap comes sooner. A read aimed so
-// that finds the job still running waits at least half a blind gap for the next.
+// left: just after that (an eighth more), unless the blind plan's next read comes sooner. A
+// read aimed so that finds the job still running waits at least half the blind wait for the
+// next.
 func (p *pollSchedule) untilForetoldEnd(job *Job, now time.Time, left time.Duration) time.Duration {
 	blind := p.blind(job, now)
 	d := min(blind, max(left+left/8+likelyEndMargin, p.min))

@@ -84,16 +84,18 @@ func TestShapeProbe(t *testing.T) {
 	e := NewDurationEstimator()
 	a, b, c := e.join("s"), e.join("s"), e.join("s")
 	defer c.leave()
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	schedule := func(s *batchSeat) *pollSchedule {
 		p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, s)
 		p.asked = true // the records below were read
+		p.clk, p.began = fixedClock{now}, now
 		return p
 	}
 	running, queued := &Job{Status: JobRunning}, &Job{Status: JobQueued}
-	// Three waits: the probe reads 1 + 2/2 times as often as a lone wait (its first read after
-	// half of PollMax).
-	if got := schedule(a).Next(running, false); got != defaultPollMax/2/2 {
-		t.Errorf("the probe: next = %v, want its blind gap shared with its two followers, %v", got, defaultPollMax/2/2)
+	// Three waits: the probe reads 1 + 2/2 times as often as a lone wait: its blind plan's
+	// period is half of PollMax (its first read after half of that, and the mark's margin).
+	if got, want := schedule(a).Next(running, false), defaultPollMax/2/2+blindMargin(defaultPollMax/2/2); got != want {
+		t.Errorf("the probe: next = %v, want its blind plan with the period shared with its two followers, %v", got, want)
 	}
 	if got := schedule(b).Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower: next = %v, want the safety net %v", got, followerSafetyFirst*defaultPollMax)

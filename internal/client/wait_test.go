@@ -16,25 +16,43 @@ import (
 
 func TestPollSchedule(t *testing.T) {
 	opts := WaitOptions{PollMin: 100 * time.Millisecond, PollMax: 2 * time.Second, PollStreaming: 10 * time.Second}
-	running := func(v float64) *Job { return &Job{Status: JobRunning, Progress: &Progress{Value: v}} }
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	running := func(ago time.Duration) *Job {
+		start := now.Add(-ago).Format(time.RFC3339Nano)
+		return &Job{Status: JobRunning, StartedAt: &start}
+	}
+	progress := func(v float64) *Job { return &Job{Status: JobRunning, Progress: &Progress{Value: v}} }
 
 	t.Run("streaming polls only as a safety net", func(t *testing.T) {
-		if got := newPollSchedule(opts, nil).Next(running(0.5), true); got != 10*time.Second {
+		if got := newPollSchedule(opts, nil).Next(progress(0.5), true); got != 10*time.Second {
 			t.Fatalf("interval = %v, want 10s", got)
 		}
 	})
 	t.Run("without progress it polls blind", func(t *testing.T) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		for _, c := range []struct{ elapsed, want time.Duration }{
-			{0, time.Second},               // half a period before the first read
-			{time.Second, 2 * time.Second}, // then the period
-			{39 * time.Second, 2 * time.Second},
-			{60 * time.Second, 3 * time.Second}, // past 20 periods, a twentieth of the time waited
+		at := func(d time.Duration) time.Duration { return d + blindMargin(d) } // a mark's read time
+		for _, c := range []struct {
+			name      string
+			job       *Job
+			sinceWait time.Duration // since the wait began
+			reads     int           // reads made before this one
+			want      time.Duration
+		}{
+			{name: "queued as submitted: half a period", job: &Job{Status: JobQueued}, want: at(time.Second)},
+			{name: "running 1 s: the second read at 3/2 periods of the run", job: running(1050 * time.Millisecond), sinceWait: 1090 * time.Millisecond, reads: 1, want: at(3*time.Second) - 1050*time.Millisecond},
+			{name: "at 3/2 periods: the next whole period", job: running(at(3 * time.Second)), sinceWait: 3200 * time.Millisecond, reads: 2, want: at(4*time.Second) - at(3*time.Second)},
+			{name: "at 19 periods: the 20th", job: running(at(38 * time.Second)), sinceWait: 39900 * time.Millisecond, reads: 19, want: at(40*time.Second) - at(38*time.Second)},
+			// Past 20 periods, marks a twentieth apart: 40, 42, 44.1, 46.305 s.
+			{name: "past 20 periods, a twentieth of the run so far", job: running(at(44100 * time.Millisecond)), sinceWait: 46 * time.Second, reads: 22, want: at(46305*time.Millisecond) - at(44100*time.Millisecond)},
+			{name: "never sooner than the budget allows", job: running(at(3 * time.Second)), sinceWait: 3200 * time.Millisecond, reads: 5, want: 10*time.Second - 3200*time.Millisecond},
 		} {
 			p := newPollSchedule(opts, nil)
-			p.clk, p.began = fixedClock{now}, now.Add(-c.elapsed)
-			if got := p.Next(&Job{Status: JobRunning}, false); got != c.want {
-				t.Errorf("after %v: interval = %v, want %v", c.elapsed, got, c.want)
+			p.clk, p.began = fixedClock{now}, now.Add(-c.sinceWait)
+			if c.reads > 0 {
+				p.record, p.reads = &Job{}, c.reads-1 // Next counts the read it is given
+			}
+			if got := p.Next(c.job, false); got != c.want {
+				t.Errorf("%s: interval = %v, want %v", c.name, got, c.want)
 			}
 		}
 	})
@@ -49,8 +67,8 @@ func TestPollSchedule(t *testing.T) {
 		elapsed    time.Duration
 		want       time.Duration
 	}{
-		// 10% in 1 s: 8 s left after 20%: the blind gap comes sooner.
-		{name: "far from the end the blind gap holds", first: 0.1, now: 0.2, elapsed: time.Second, want: 2 * time.Second},
+		// 10% in 1 s: 8 s left after 20%: the blind plan's next read (3/2 periods) comes sooner.
+		{name: "far from the end the blind plan holds", first: 0.1, now: 0.2, elapsed: time.Second, want: 3*time.Second + blindMargin(3*time.Second) - time.Second},
 		// 50% in 5 s: 1 s left at 90%: read just after that, an eighth later.
 		{name: "near the end it reads just after the end foretold", first: 0.4, now: 0.9, elapsed: 5 * time.Second, want: time.Second + time.Second/8 + likelyEndMargin},
 		// 99% done: 0.05 s left: never below the floor.
@@ -58,11 +76,10 @@ func TestPollSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			p := newPollSchedule(opts, nil)
 			p.clk, p.began = fixedClock{now}, now.Add(-tt.elapsed)
 			p.firstAt, p.firstValue = now.Add(-tt.elapsed), tt.first
-			got := p.Next(running(tt.now), false)
+			got := p.Next(progress(tt.now), false)
 			if d := got - tt.want; d < -time.Microsecond || d > time.Microsecond { // float rounding only
 				t.Fatalf("interval = %v, want about %v", got, tt.want)
 			}

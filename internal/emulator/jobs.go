@@ -55,6 +55,7 @@ type job struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	lastRead    time.Time // when a read was last answered, for ReadMinInterval
+	endReadAt   time.Time // when a read first answered with the job ended (zero: not yet)
 	v1          bool      // submitted through POST /api/prompt: its events also go to the v1 socket
 }
 
@@ -409,9 +410,26 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := s.renderLocked(r, j, now)
+	if isTerminal(rec.Status) && j.endReadAt.IsZero() {
+		j.endReadAt = now
+	}
 	s.mu.Unlock()
 	s.setReadRetryAfter(w, rec.Status)
 	writeJSON(w, http.StatusOK, rec)
+}
+
+// EndRead reports, for a job that ended, when it started and ended (its started_at and
+// completed_at) and when a read of the job first answered that it had ended (all on the
+// server's clock): how late a client saw the end, give or take the answer's way back. ok is
+// false until such a read was answered.
+func (s *Server) EndRead(id string) (started, completed, read time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil || j.endReadAt.IsZero() {
+		return time.Time{}, time.Time{}, time.Time{}, false
+	}
+	return j.startedAt, j.completedAt, j.endReadAt, true
 }
 
 // readTooSoonLocked, with ReadMinInterval, returns the whole seconds (at least 1) a read of j

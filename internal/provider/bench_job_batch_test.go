@@ -21,17 +21,19 @@ import (
 // SVC_BENCH_BATCH_COMPARE_N rows (default 3,000) of jobs that finish at once, applied and
 // destroyed as one svc_job_batch and as as many svc_job. Run with SVC_BENCH=1; the table goes to
 // the test log (and SVC_BENCH_BATCH_OUT, when set). SVC_BENCH_BATCH_LARGE=0 or
-// SVC_BENCH_BATCH_COMPARE=0 skips a part. SVC_BENCH_BATCH_BASELINE=<git ref> (main, say) replaces
-// the first part by the apply alone, of the ref's build and of this tree's, interleaved
-// SVC_BENCH_BATCH_ROUNDS times (default 1), each on a server of its own, with the apply's
-// timeline as the server saw it.
+// SVC_BENCH_BATCH_COMPARE=0 skips a part. SVC_BENCH_BATCH_INSTANT=1 adds an apply, a plan and a
+// destroy of SVC_BENCH_BATCH_N rows of jobs that finish at once on the CLI the tests run
+// (TF_ACC_TERRAFORM_PATH): a batch that size passes each CLI's plugin protocol limits.
+// SVC_BENCH_BATCH_BASELINE=<git ref> (main, say) replaces the first part by the apply alone, of
+// the ref's build and of this tree's, interleaved SVC_BENCH_BATCH_ROUNDS times (default 1), each
+// on a server of its own, with the apply's timeline as the server saw it.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
 	}
 	pluginDir := buildProvider(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s, Terraform %s.\n\n", cpuModel(), terraformVersion())
+	fmt.Fprintf(&b, "Machine: %s, %s.\n\n", cpuModel(), terraformVersion())
 	if ref := os.Getenv("SVC_BENCH_BATCH_BASELINE"); ref != "" {
 		b.WriteString(benchBatchApplyVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000), benchEnvInt("SVC_BENCH_BATCH_ROUNDS", 1)))
 	} else if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
@@ -39,6 +41,9 @@ func TestBenchJobBatch(t *testing.T) {
 	}
 	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
 		b.WriteString(benchBatchVersusJobs(t, pluginDir, n))
+	}
+	if os.Getenv("SVC_BENCH_BATCH_INSTANT") == "1" {
+		b.WriteString(benchBatchInstant(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
 	}
 	t.Log("\n" + b.String())
 	if p := os.Getenv("SVC_BENCH_BATCH_OUT"); p != "" {
@@ -222,4 +227,32 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+// benchBatchInstant applies n rows of jobs that finish at once, plans the finished batch (which
+// must be no change, without a request) and destroys it, on the CLI the tests run: every
+// message that carries the whole batch passes that CLI's plugin protocol limits.
+func benchBatchInstant(t *testing.T, pluginDir string, n int) string {
+	srv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+	tf := newBinaryTerraform(t, pluginDir)
+	writeBatchConfig(t, tf.dir, 1, 64)
+	exe := filepath.Join(pluginDir, "terraform-provider-svc")
+	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %d rows of jobs that finish at once:\n\n| command | wall time | requests | provider CPU | CLI CPU | provider peak RSS |\n|---|---|---|---|---|---|\n", terraformVersion(), n)
+	var stateBytes int64
+	for _, cmd := range [][]string{{"apply", "-auto-approve"}, {"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
+		run := runBatchMeasured(tf, srv, exe, append(cmd, vars...))
+		fmt.Fprintf(&b, "| %s | %.2f s | %d | %.2f s | %.2f s | %.1f MiB |\n",
+			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20))
+		if cmd[0] == "apply" {
+			st, err := os.Stat(filepath.Join(tf.dir, "terraform.tfstate"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stateBytes = st.Size()
+		}
+	}
+	fmt.Fprintf(&b, "\nState file after the apply: %d bytes; the plan found no change (exit code 0).\n\n", stateBytes)
+	return b.String()
 }

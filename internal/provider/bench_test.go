@@ -33,20 +33,23 @@ func TestBenchmarkTable(t *testing.T) {
 	fmt.Fprintf(&out, "Machine: %s, %d cores, %s, %s/%s; %s.\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, terraformVersion())
 	fmt.Fprintf(&out, "Everything runs against the reference server on loopback (`internal/emulator`), whose jobs run for a set time, in its %s mode (`SVC_EMULATOR_MODE`).\n\n", testServerMode(t))
 
-	fmt.Fprintf(&out, "Sizes and parts: `SVC_BENCH_N` (scaling sizes, default `100,1000,3000`), `SVC_BENCH_APPLY_N` (batch apply, default 1000), `SVC_BENCH_PARTS` (any of `wait,flat,apply,scaling`; default all).\n\n")
+	fmt.Fprintf(&out, "Sizes and parts: `SVC_BENCH_N` (scaling sizes, default `100,1000,3000`), `SVC_BENCH_APPLY_N` (batch apply, default 1000), `SVC_BENCH_PARTS` (any of `wait,flat,apply,scaling,settled`; default all); `settled` takes `SVC_BENCH_SETTLED_N` (default 1000), `SVC_BENCH_ROUNDS` (default 3) and `SVC_BENCH_BASE_REF` (a git revision built beside this one).\n\n")
 	if benchPart("wait") {
 		out.WriteString(benchWaitStrategies(t))
 	}
 	if benchPart("flat") {
 		out.WriteString(benchFlatProgress(t))
 	}
-	if benchPart("apply") || benchPart("scaling") {
+	if benchPart("apply") || benchPart("scaling") || benchPart("settled") {
 		bin := buildProvider(t)
 		if benchPart("apply") {
 			out.WriteString(benchApply(t, bin))
 		}
 		if benchPart("scaling") {
 			out.WriteString(benchScaling(t, bin))
+		}
+		if benchPart("settled") {
+			out.WriteString(benchSettledJobs(t, bin))
 		}
 	}
 	path := filepath.Join("..", "..", "BENCHMARKS.md")
@@ -392,9 +395,15 @@ func cpuModel() string {
 }
 
 func terraformVersion() string {
-	out, err := exec.Command("terraform", "version").Output()
+	out, err := exec.Command(cliPath(), "version").Output()
 	if err != nil {
 		return "terraform (unknown version)"
 	}
-	return strings.SplitN(string(out), "\n", 2)[0]
+	// OpenTofu may print warnings about its CLI configuration first.
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "Terraform v") || strings.HasPrefix(line, "OpenTofu v") {
+			return line
+		}
+	}
+	return "terraform (unknown version)"
 }

@@ -34,7 +34,9 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 	}
 	maps.Copy(attrs, jobRecordDataSourceAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere. " +
+		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere, " +
+			"and for the live view of a job that the `svc_job` resource does not keep in state: its place in the queue, " +
+			"progress and links while it runs, its created and started times and its metrics (until its `expires_at`). " +
 			"It is read at every plan, and its outputs carry the signed URLs of that read (`outputs[*].url`): they expire, " +
 			"often within minutes, and a later read may sign new ones, so use them at once or download by asset `id` " +
 			"(`svc_output_file.asset_id`), which fetches a fresh URL when it downloads.",
@@ -75,7 +77,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	}
 	// The state is the configured id and the record, built as svc_job's resource builds it.
 	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, withSignedURLs)
+	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, liveRecord)
 	if err != nil {
 		resp.Diagnostics.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return

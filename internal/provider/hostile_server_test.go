@@ -54,7 +54,8 @@ func TestAccHostile_recordValuesThatDoNotFitKeepTheJob(t *testing.T) {
 	srv := emulator.New(emulator.Options{})
 	ts := httptest.NewServer(recordSpoiler{next: srv.Handler()})
 	t.Cleanup(func() { ts.Close(); srv.Close() })
-	config := providerBlock(ts.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }`
+	config := providerBlock(ts.URL) + `resource "svc_job" "x" { workflow = ` + imageWorkflowHCL(1) + ` }
+data "svc_job" "x" { id = svc_job.x.id }`
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -66,7 +67,8 @@ func TestAccHostile_recordValuesThatDoNotFitKeepTheJob(t *testing.T) {
 					resource.TestCheckResourceAttr("svc_job.x", "status", "succeeded"),
 					resource.TestCheckResourceAttr("svc_job.x", "outputs.#", "1"),
 					resource.TestCheckResourceAttr("svc_job.x", "outputs.0.size_bytes", fmt.Sprint(int64(1e18))),
-					resource.TestCheckNoResourceAttr("svc_job.x", "metrics.queue_ms"),
+					resource.TestCheckNoResourceAttr("data.svc_job.x", "metrics.queue_ms"),
+					resource.TestCheckResourceAttr("data.svc_job.x", "outputs.0.size_bytes", fmt.Sprint(int64(1e18))),
 				),
 			},
 			{Config: config, PlanOnly: true}, // a refresh reads the same record: still no change

@@ -14,15 +14,33 @@ import (
 )
 
 // resumeWaitPlan reports whether this plan is an in-place update of a resource in state (not
-// a create, a destroy or a replacement): the only kind of plan that can resume a wait.
-func resumeWaitPlan(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) bool {
-	return !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && len(resp.RequiresReplace) == 0
+// a create, a destroy or a replacement): the only kind of plan that can resume a wait. replacing
+// names the attributes whose change replaces the resource. The framework runs a resource's
+// ModifyPlan before it adds the attribute plan modifiers' replacements to the response, so they
+// are told here from the values: each of these attributes keeps the state's value in the plan
+// unless it really changes (a JSON one through its formatting too), and replaces the resource
+// when state holds a value for it and the plan another.
+func resumeWaitPlan(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, replacing ...string) bool {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
+		return false
+	}
+	held, okState := objectAttrs(req.State.Raw)
+	planned, okPlan := objectAttrs(req.Plan.Raw)
+	if !okState || !okPlan {
+		return false
+	}
+	for _, name := range replacing {
+		if !held[name].IsNull() && !held[name].Equal(planned[name]) {
+			return false
+		}
+	}
+	return true
 }
 
 // readResumeWaitPlan reads the prior state and the plan of M when this plan is one that can
 // resume a wait (resumeWaitPlan); ok is false when it is not, or when either could not be read.
-func readResumeWaitPlan[M any](ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) (state, plan M, ok bool) {
-	if !resumeWaitPlan(req, resp) {
+func readResumeWaitPlan[M any](ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, replacing ...string) (state, plan M, ok bool) {
+	if !resumeWaitPlan(req, resp, replacing...) {
 		return state, plan, false
 	}
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)

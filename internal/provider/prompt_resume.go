@@ -16,7 +16,7 @@ import (
 // wait on). The v1 interface has no idempotency key, so a prompt is never submitted again: it
 // is followed by its id.
 func planPromptResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	state, plan, ok := readResumeWaitPlan[promptModel](ctx, req, resp)
+	state, plan, ok := readResumeWaitPlan[promptModel](ctx, req, resp, "workflow")
 	if !ok || !plan.WaitForCompletion.ValueBool() || !promptStillRunning(state) {
 		return
 	}

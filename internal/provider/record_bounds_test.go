@@ -102,8 +102,8 @@ func TestNewJobRecordModelBoundsWhatReachesState(t *testing.T) {
 	if n := len(m.Outputs.Elements()); n != maxOutputsInState {
 		t.Fatalf("%d outputs in the model, want %d", n, maxOutputsInState)
 	}
-	if got := m.OutputsOmitted.ValueInt64(); got != 1500 {
-		t.Fatalf("outputs_omitted = %d, want 1500 (2500 distinct assets, 1000 kept)", got)
+	if _, omitted := outputsTerraformValue(job.Outputs, liveRecord); omitted != 1500 {
+		t.Fatalf("outputs_omitted = %d, want 1500 (2500 distinct assets, 1000 kept)", omitted)
 	}
 	var e jobErrorModel
 	if d := m.Error.As(context.Background(), &e, basetypes.ObjectAsOptions{}); d.HasError() {

@@ -56,6 +56,7 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 	attrs := jobArgumentAttributes(ctx)
 	maps.Copy(attrs, jobRecordResourceAttributes())
 	resp.Schema = schema.Schema{
+		Version: jobSchemaVersion,
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
 			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
 			"**A finished job is settled for good.** Once a job has ended (`succeeded`, `failed` or `canceled`), refresh, " +
@@ -67,7 +68,10 @@ func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp
 			"an import reads the job once.\n\n" +
 			"State keeps no signed URL: `outputs` hold what lasts (node, name, type, content type, size, asset `id`, " +
 			"hash). Download an output by its asset id (`svc_output_file.asset_id`), which asks for a fresh URL at " +
-			"download time; the `svc_job` data source returns URLs of its own read, which expire.\n\n" +
+			"download time; the `svc_job` data source returns URLs of its own read, which expire. State keeps what a " +
+			"finished job's users need, and not what describes a run in flight or times it: the job's queue position, " +
+			"progress, links, created and started times and metrics are the `svc_job` data source's, which reads them " +
+			"live (until `expires_at`).\n\n" +
 			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
 			"submitted twice unless you ask:\n\n" +
 			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
@@ -231,9 +235,10 @@ func (v jobValues) apiKeyWO() types.String    { return stringValueOf(v[jobAttrPa
 func (v jobValues) authTokenWO() types.String { return stringValueOf(v[jobAttrPartnerAuthTokenWO]) }
 
 // heldJob is the job these values hold, as far as waiting for it or cancelling it needs: its
-// id, last known status and links.
+// id and last known status. State keeps no link of the job: one still in flight is read by its
+// id, and that record's links are followed (to cancel it, to follow its events).
 func (v jobValues) heldJob() *client.Job {
-	return &client.Job{ID: v.id(), Status: v.status(), URLs: heldJobLinks(v)}
+	return &client.Job{ID: v.id(), Status: v.status()}
 }
 
 // objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
@@ -427,7 +432,7 @@ func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *d
 
 // withJobRecord is values, svc_job's attributes, with the service's record of job put in place
 // of the record they hold, as a value of typ; omitted counts the outputs left out of it.
-func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, urls recordURLs) (state tftypes.Value, omitted int, err error) {
+func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, kind recordKind) (state tftypes.Value, omitted int, err error) {
 	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
 	defer func() {
 		if r := recover(); r != nil {
@@ -435,7 +440,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 		}
 	}()
 	attrs := maps.Clone(values)
-	omitted = putJobRecord(attrs, job, urls)
+	omitted = putJobRecord(attrs, job, kind)
 	return tftypes.NewValue(typ, attrs), omitted, nil
 }
 
@@ -445,7 +450,7 @@ func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *clien
 // outputs were left out of the record.
 func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
-	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, withoutSignedURLs)
+	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, stateRecord)
 	if err != nil {
 		// The job exists: the error names it.
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
@@ -474,10 +479,6 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 			resp.State.RemoveResource(ctx)
 			return
 		}
-		if holdsRunInFlight(held) {
-			// State written before an ended job's run in flight was nulled: null it now, from state alone.
-			resp.State.Raw = tftypes.NewValue(req.State.Raw.Type(), withoutRunInFlight(held))
-		}
 		return
 	}
 	ctx = r.data.logContext(ctx)
@@ -490,7 +491,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
-	job, err := r.data.client.ReadJob(readCtx, id, heldJobLinks(held).Self)
+	job, err := r.data.client.GetJob(readCtx, id)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
 		if expiresAt := held.expiresAt(); !pastExpiry(expiresAt, r.data.now()) {
@@ -542,7 +543,7 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 		return
 	}
 	values := maps.Clone(planned)
-	for name := range jobRecordAttrTypes {
+	for name := range jobStateRecordAttrTypes {
 		values[name] = held[name]
 	}
 	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	dschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -16,8 +17,8 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// jobRecordAttrTypes are the types of the job record's attributes, the same in svc_job's resource
-// and data source.
+// jobRecordAttrTypes are the types of the job record's attributes as the svc_job data source
+// reads it, live: everything the service says of the job.
 var jobRecordAttrTypes = map[string]attr.Type{
 	jobAttrStatus:         types.StringType,
 	jobAttrCreatedAt:      types.StringType,
@@ -33,10 +34,36 @@ var jobRecordAttrTypes = map[string]attr.Type{
 	jobAttrURLs:           types.ObjectType{AttrTypes: jobURLsAttrTypes},
 }
 
-// jobRecordResourceAttributes is the job record in the svc_job resource's schema: read-only, and
-// kept from state on an in-place update (keepStateForUnknown).
+// jobStateRecordAttrTypes are the part of the job record the svc_job resource keeps in state:
+// what a finished job's users need and what lasts (its status, when it ended, until when the
+// service keeps it, its outputs and its failure). A batch of finished jobs is kept, locked,
+// uploaded and parsed at every command, so the rest is the data source's, which reads it live:
+// what describes a run in flight (queue position, progress, links to follow or cancel it), the
+// timing of the run (created and started times, metrics), and the count of outputs left out
+// (creating the job warns of it).
+var jobStateRecordAttrTypes = map[string]attr.Type{
+	jobAttrStatus:      jobRecordAttrTypes[jobAttrStatus],
+	jobAttrCompletedAt: jobRecordAttrTypes[jobAttrCompletedAt],
+	jobAttrExpiresAt:   jobRecordAttrTypes[jobAttrExpiresAt],
+	jobAttrOutputs:     jobRecordAttrTypes[jobAttrOutputs],
+	jobAttrError:       jobRecordAttrTypes[jobAttrError],
+}
+
+// jobRecordResourceAttributes is the job record the svc_job resource keeps
+// (jobStateRecordAttrTypes) in its schema: read-only, and kept from state on an in-place update
+// (keepStateForUnknown).
 func jobRecordResourceAttributes() map[string]rschema.Attribute {
-	return keepStateForUnknown(map[string]rschema.Attribute{
+	all := jobRecordAttributes()
+	kept := make(map[string]rschema.Attribute, len(jobStateRecordAttrTypes))
+	for name := range jobStateRecordAttrTypes {
+		kept[name] = all[name]
+	}
+	return keepStateForUnknown(kept)
+}
+
+// jobRecordAttributes is the whole job record (jobRecordAttrTypes) as read-only attributes.
+func jobRecordAttributes() map[string]rschema.Attribute {
+	return map[string]rschema.Attribute{
 		jobAttrStatus:        rschema.StringAttribute{Computed: true, MarkdownDescription: jobStatusDoc},
 		jobAttrCreatedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobCreatedAtDoc},
 		jobAttrStartedAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobStartedAtDoc},
@@ -80,14 +107,14 @@ func jobRecordResourceAttributes() map[string]rschema.Attribute {
 			"cancel": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
 			"logs":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
 		}},
-	})
+	}
 }
 
-// jobRecordDataSourceAttributes is the job record in the svc_job data source's schema: the
-// resource's (jobRecordResourceAttributes) in the data source schema's types, and the outputs'
-// signed URLs of the read, which the resource does not keep.
+// jobRecordDataSourceAttributes is the job record in the svc_job data source's schema: the whole
+// record (jobRecordAttributes) in the data source schema's types, and the outputs' signed URLs
+// of the read, which the resource does not keep.
 func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
-	attrs := dataSourceAttributes(jobRecordResourceAttributes())
+	attrs := dataSourceAttributes(jobRecordAttributes())
 	outputs := attrs[jobAttrOutputs].(dschema.ListNestedAttribute)
 	outputs.NestedObject.Attributes["url"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc}
 	outputs.NestedObject.Attributes["url_expires_at"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc}
@@ -126,17 +153,19 @@ func dataSourceAttributes(attrs map[string]rschema.Attribute) map[string]dschema
 // What the job record's attributes hold, the same words in the resource's and the data source's
 // schemas.
 const (
-	jobStatusDoc        = "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."
-	jobCreatedAtDoc     = "When the job was recorded (RFC 3339, as the service wrote it)."
-	jobStartedAtDoc     = "When the job started running; null until then."
-	jobCompletedAtDoc   = "When the job reached a terminal status; null until then."
-	jobExpiresAtDoc     = "Retention deadline: the job and its outputs are retrievable until then."
+	jobStatusDoc      = "Job status: `queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed` or `expired`."
+	jobCreatedAtDoc   = "When the job was recorded (RFC 3339, in UTC, to the second)."
+	jobStartedAtDoc   = "When the job started running (RFC 3339, in UTC, to the second); null until then."
+	jobCompletedAtDoc = "When the job reached a terminal status (RFC 3339, in UTC, to the second); null until then."
+	jobExpiresAtDoc   = "Retention deadline: the job and its outputs are retrievable until then (RFC 3339, in UTC, " +
+		"to the second, truncated: never later than the service's)."
 	jobQueuePositionDoc = "Position in the queue while queued; null otherwise, and null once the job has ended."
 	jobProgressDoc      = "Latest progress snapshot while the job runs; null until it runs, and null once the job has ended."
 	jobOutputsDoc       = "Committed outputs, in the order the service lists them. Each is an asset, downloaded by its `id`. " +
 		"An asset listed twice is kept once, and at most the first 1000 are kept: every value in state is walked at " +
-		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. `outputs_omitted` " +
-		"counts those left out; the service still holds them."
+		"every plan, so a record with tens of thousands of outputs would make each plan take minutes. Creating an " +
+		"`svc_job` warns when some are left out, and the `svc_job` data source's `outputs_omitted` counts them; the " +
+		"service still holds them."
 	jobOutputsOmittedDoc = "How many distinct outputs the service listed beyond the 1000 kept in " +
 		"`outputs` (0 when all are there). Creating an `svc_job` warns when it is not 0."
 	jobErrorDoc = "Execution failure detail; null unless the job failed. Text is bounded in state: a " +
@@ -256,40 +285,62 @@ var (
 	jobURLsTerraformType           = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
 )
 
-// recordURLs says whether a record put in state carries its outputs' signed URLs.
-type recordURLs bool
+// recordKind says which of the job's two records is built: the one svc_job's state keeps, or
+// the whole record the data source reads live, with its outputs' signed URLs.
+type recordKind bool
 
 const (
-	withoutSignedURLs recordURLs = false // svc_job's state: no credential, nothing that expires
-	withSignedURLs    recordURLs = true  // the svc_job data source, read at every plan
+	stateRecord recordKind = false // svc_job's state: what lasts (jobStateRecordAttrTypes), no credential
+	liveRecord  recordKind = true  // the svc_job data source, read at every plan (jobRecordAttrTypes)
 )
 
 // putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
-// of the job record (jobRecordAttrTypes), and returns how many distinct outputs were left out of
-// the outputs kept. It is the one conversion of a record into state, for svc_job's resource and
-// data source alike (withJobRecord); urls says which of the two.
+// of the record of that kind, and returns how many distinct outputs were left out of the
+// outputs kept. It is the one conversion of a record into state, for svc_job's resource and
+// data source alike (withJobRecord). Times are kept to the second, in UTC (recordTime).
 // Values are built directly, without reflection: a batch of jobs converts one record per job.
-func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, urls recordURLs) (omitted int) {
+func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, kind recordKind) (omitted int) {
 	attrs[jobAttrStatus] = tftypes.NewValue(tftypes.String, job.Status)
-	attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, job.CreatedAt)
-	attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, job.StartedAt)
-	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, job.CompletedAt)
-	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, job.ExpiresAt)
-	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, urls)
-	attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
+	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, recordTimePtr(job.CompletedAt))
+	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, recordTime(job.ExpiresAt))
+	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, kind)
 	attrs[jobAttrError] = jobErrorTerraformValue(job.Error)
-	attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
-	putRunInFlight(attrs, job)
+	if kind == liveRecord {
+		attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, recordTime(job.CreatedAt))
+		attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, recordTimePtr(job.StartedAt))
+		attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
+		attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
+		putRunInFlight(attrs, job)
+	}
 	return omitted
 }
 
+// recordTime is a time of the job record as state keeps it: to the second, in UTC (an expiry
+// is truncated, so never later than the service's). The sub-second digits a service may write
+// tell a user nothing and cost every job's state bytes. A value that is not an RFC 3339 time is
+// kept as written.
+func recordTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+// recordTimePtr is recordTime of a time that may be null.
+func recordTimePtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	t := recordTime(*s)
+	return &t
+}
+
 // putRunInFlight writes what describes a run in flight: its place in the queue, its progress
-// and the links to follow or cancel it. A job that has ended is never followed, cancelled or
-// read again through a link (a settled job is not read at all, and a read by id needs no
-// link), so these are null once it has ended: a batch of thousands of finished jobs would
-// otherwise carry them in every state file for nothing. The logs link alone is kept, when the
-// service offers one: the run's logs are read after it ended (why a job failed, say), and the
-// contract gives no way to find them from the job's id.
+// and the links to follow or cancel it. These are null once the job has ended (an ended job is
+// not followed or cancelled). The logs link alone is kept, when the service offers one: the
+// run's logs are read after it ended (why a job failed, say), and the contract gives no way to
+// find them from the job's id.
 func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
 	if client.JobTerminal(job.Status) {
 		putEndedRun(attrs, job.URLs.Logs)
@@ -313,25 +364,8 @@ func putEndedRun(attrs map[string]tftypes.Value, logs string) {
 	attrs[jobAttrURLs] = endedJobURLsTerraformValue(logs)
 }
 
-// holdsRunInFlight reports whether held, an ended job's values, still hold what describes a run
-// in flight: state written before an ended job's were nulled, which its next refresh nulls
-// without a request.
-func holdsRunInFlight(held jobValues) bool {
-	links := heldJobLinks(held)
-	return !held[jobAttrQueuePosition].IsNull() || !held[jobAttrProgress].IsNull() ||
-		links.Self != "" || links.Events != "" || links.Cancel != ""
-}
-
-// withoutRunInFlight is held, an ended job's values, keeping of its run in flight what an
-// ended job keeps (putEndedRun).
-func withoutRunInFlight(held jobValues) map[string]tftypes.Value {
-	attrs := maps.Clone(held)
-	putEndedRun(attrs, heldJobLinks(held).Logs)
-	return attrs
-}
-
-// endedJobURLsTerraformValue is an ended job's links in state: only the logs link, when the
-// service offers one, and null otherwise.
+// endedJobURLsTerraformValue is an ended job's links: only the logs link, when the service
+// offers one, and null otherwise.
 func endedJobURLsTerraformValue(logs string) tftypes.Value {
 	if logs == "" {
 		return tftypes.NewValue(jobURLsTerraformType, nil)
@@ -362,11 +396,11 @@ func progressTerraformValue(p *client.Progress) tftypes.Value {
 }
 
 // outputsTerraformValue is the outputs list kept in state: each asset once, at most
-// maxOutputsInState, every text bounded, with signed URLs only where urls says; omitted counts
-// the distinct outputs left out.
-func outputsTerraformValue(outs []client.Output, urls recordURLs) (list tftypes.Value, omitted int) {
+// maxOutputsInState, every text bounded, with signed URLs only in the live record; omitted
+// counts the distinct outputs left out.
+func outputsTerraformValue(outs []client.Output, kind recordKind) (list tftypes.Value, omitted int) {
 	listType, elemType := outputsTerraformType, outputTerraformType
-	if urls == withSignedURLs {
+	if kind == liveRecord {
 		listType, elemType = dataSourceOutputsTerraformType, dataSourceOutputTerraformType
 	}
 	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
@@ -382,7 +416,7 @@ func outputsTerraformValue(outs []client.Output, urls recordURLs) (list tftypes.
 			"hash":         tftypes.NewValue(tftypes.String, boundTextPtr(o.Hash)),
 			"job_id":       tftypes.NewValue(tftypes.String, boundTextPtr(o.JobID)),
 		}
-		if urls == withSignedURLs {
+		if kind == liveRecord {
 			attrs["url"] = tftypes.NewValue(tftypes.String, boundText(o.URL))
 			attrs["url_expires_at"] = tftypes.NewValue(tftypes.String, boundText(o.URLExpiresAt))
 		}
@@ -445,14 +479,4 @@ func recordWarnings(job *client.Job) diag.Diagnostics {
 				"empty and the rest of the record kept:\n  %s", job.ID, strings.Join(job.DecodeWarnings, "\n  ")))
 	}
 	return diags
-}
-
-// heldJobLinks are the job's links in svc_job's held values (empty when there are none yet).
-func heldJobLinks(held map[string]tftypes.Value) client.JobURLs {
-	urls, ok := objectAttrs(held[jobAttrURLs])
-	if !ok {
-		return client.JobURLs{}
-	}
-	return client.JobURLs{Self: stringAttr(urls, "self"), Events: stringAttr(urls, "events"),
-		Cancel: stringAttr(urls, "cancel"), Logs: stringAttr(urls, "logs")}
 }

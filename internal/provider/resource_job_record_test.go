@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,18 +37,22 @@ func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	}
 }
 
-// The job record's model, its attribute types and the svc_job resource's and data source's
-// schemas name the same attributes with the same types, and both schemas show Terraform the same
-// record, but for the outputs' signed URLs, which only the data source has: one that drifted from
-// the others fails here rather than at the first read.
+// The job record's models, its attribute types and the svc_job resource's and data source's
+// schemas name the same attributes with the same types: the data source the whole record, the
+// resource the part its state keeps (jobStateRecordAttrTypes). Both schemas show Terraform the
+// same attribute where both have it, but for the outputs' signed URLs, which only the data
+// source has: one that drifted from the others fails here rather than at the first read.
 func TestJobRecordSchemasAgree(t *testing.T) {
 	t.Parallel()
 	schemas := protocolSchemas(t)
 	res := protocolAttributes(t, schemas.ResourceSchemas["svc_job"])
 	ds := protocolAttributes(t, schemas.DataSourceSchemas["svc_job"])
-	names := sortedKeys(jobRecordAttrTypes)
-	assertSameNames(t, "jobRecordModel", tfsdkNames(jobRecordModel{}), names)
-	assertSameNames(t, "resource svc_job's read-only attributes but id", readOnlyNames(res, "id"), names)
+	names, kept := sortedKeys(jobRecordAttrTypes), sortedKeys(jobStateRecordAttrTypes)
+	modelNames := append(tfsdkNames(jobRecordModel{}), tfsdkNames(jobStateRecordModel{})...)
+	slices.Sort(modelNames)
+	assertSameNames(t, "jobRecordModel", modelNames, names)
+	assertSameNames(t, "jobStateRecordModel", tfsdkNames(jobStateRecordModel{}), kept)
+	assertSameNames(t, "resource svc_job's read-only attributes but id", readOnlyNames(res, "id"), kept)
 	assertSameNames(t, "data source svc_job's read-only attributes", readOnlyNames(ds), names)
 	resAttrs, dsAttrs := jobRecordResourceAttributes(), jobRecordDataSourceAttributes()
 	for _, name := range names {
@@ -55,11 +60,14 @@ func TestJobRecordSchemasAgree(t *testing.T) {
 		if name == jobAttrOutputs {
 			wantDS = types.ListType{ElemType: types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}}
 		}
-		if got := typeOf(resAttrs[name]); got == nil || !got.Equal(want) {
-			t.Errorf("resource attribute %s: type %v, want %v", name, got, want)
-		}
 		if got := typeOf(dsAttrs[name]); got == nil || !got.Equal(wantDS) {
 			t.Errorf("data source attribute %s: type %v, want %v", name, got, wantDS)
+		}
+		if _, inState := jobStateRecordAttrTypes[name]; !inState {
+			continue
+		}
+		if got := typeOf(resAttrs[name]); got == nil || !got.Equal(want) || !got.Equal(jobStateRecordAttrTypes[name]) {
+			t.Errorf("resource attribute %s: type %v, want %v", name, got, want)
 		}
 		if name != jobAttrOutputs && !reflect.DeepEqual(res[name], ds[name]) {
 			t.Errorf("%s differs:\n resource    %s\n data source %s", name, attributeJSON(res[name]), attributeJSON(ds[name]))
@@ -132,15 +140,16 @@ func recordsForTest() map[string]*client.Job {
 // reflectedJobRecordModel is the job record's model built by the framework's reflection, as the
 // provider built it before putJobRecord: the reference the builder is held to. urls says whether
 // the outputs carry their signed URLs (the data source's record) or not (the resource's).
-func reflectedJobRecordModel(t *testing.T, job *client.Job, urls recordURLs) jobRecordModel {
+func reflectedJobRecordModel(t *testing.T, job *client.Job, kind recordKind) jobRecordModel {
 	t.Helper()
 	ctx := context.Background()
 	var diags, d diag.Diagnostics
 	m := jobRecordModel{
-		Status: types.StringValue(job.Status), CreatedAt: types.StringValue(job.CreatedAt),
-		StartedAt: types.StringPointerValue(job.StartedAt), CompletedAt: types.StringPointerValue(job.CompletedAt),
-		ExpiresAt: types.StringValue(job.ExpiresAt), QueuePosition: types.Int64PointerValue(job.QueuePosition),
-		Progress: types.ObjectNull(progressAttrTypes), Error: types.ObjectNull(jobErrorAttrTypes),
+		jobStateRecordModel: jobStateRecordModel{Status: types.StringValue(job.Status),
+			CompletedAt: types.StringPointerValue(recordTimePtr(job.CompletedAt)), ExpiresAt: types.StringValue(recordTime(job.ExpiresAt)),
+			Error: types.ObjectNull(jobErrorAttrTypes)},
+		CreatedAt: types.StringValue(recordTime(job.CreatedAt)), StartedAt: types.StringPointerValue(recordTimePtr(job.StartedAt)),
+		QueuePosition: types.Int64PointerValue(job.QueuePosition), Progress: types.ObjectNull(progressAttrTypes),
 	}
 	if p := job.Progress; p != nil {
 		m.Progress, d = types.ObjectValueFrom(ctx, progressAttrTypes, progressModel{
@@ -164,7 +173,7 @@ func reflectedJobRecordModel(t *testing.T, job *client.Job, urls recordURLs) job
 			ContentType: output.ContentType, SizeBytes: output.SizeBytes, ID: output.ID, Hash: output.Hash,
 			URL: types.StringValue(boundText(o.URL)), URLExpiresAt: types.StringValue(boundText(o.URLExpiresAt)), JobID: output.JobID})
 	}
-	if urls == withSignedURLs {
+	if kind == liveRecord {
 		m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}, dsOutputs)
 	} else {
 		m.Outputs, d = types.ListValueFrom(ctx, types.ObjectType{AttrTypes: outputAttrTypes}, outputs)
@@ -232,7 +241,7 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 			if want := len(job.DecodeWarnings) > 0; (diags.WarningsCount() == 1) != want {
 				t.Errorf("warnings %v; want one: %v", diags, want)
 			}
-			want := reflectedJobRecordModel(t, job, withoutSignedURLs)
+			want := reflectedJobRecordModel(t, job, stateRecord).jobStateRecordModel
 			g, w := reflect.ValueOf(got), reflect.ValueOf(want)
 			for i := range g.NumField() {
 				gv, wv := g.Field(i).Interface().(attr.Value), w.Field(i).Interface().(attr.Value)
@@ -247,18 +256,23 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 // jobRecordModel holds the job record's attributes as the provider's models did before the record
 // was built as Terraform values (putJobRecord): the reference the tests hold the builder to.
 type jobRecordModel struct {
-	Status         types.String `tfsdk:"status"`
+	jobStateRecordModel
 	CreatedAt      types.String `tfsdk:"created_at"`
 	StartedAt      types.String `tfsdk:"started_at"`
-	CompletedAt    types.String `tfsdk:"completed_at"`
-	ExpiresAt      types.String `tfsdk:"expires_at"`
 	QueuePosition  types.Int64  `tfsdk:"queue_position"`
 	Progress       types.Object `tfsdk:"progress"`
-	Outputs        types.List   `tfsdk:"outputs"`
 	OutputsOmitted types.Int64  `tfsdk:"outputs_omitted"`
-	Error          types.Object `tfsdk:"error"`
 	Metrics        types.Map    `tfsdk:"metrics"`
 	URLs           types.Object `tfsdk:"urls"`
+}
+
+// jobStateRecordModel is the part of the job record the svc_job resource keeps in state.
+type jobStateRecordModel struct {
+	Status      types.String `tfsdk:"status"`
+	CompletedAt types.String `tfsdk:"completed_at"`
+	ExpiresAt   types.String `tfsdk:"expires_at"`
+	Outputs     types.List   `tfsdk:"outputs"`
+	Error       types.Object `tfsdk:"error"`
 }
 
 // progressModel is the job's latest progress snapshot.
@@ -317,19 +331,19 @@ type jobURLsModel struct {
 	Logs   types.String `tfsdk:"logs"`
 }
 
-// newJobRecordModel is putJobRecord's values for job, read into the model by the framework (for
-// assertions), with the record's warnings.
-func newJobRecordModel(ctx context.Context, job *client.Job) (jobRecordModel, diag.Diagnostics) {
+// newJobRecordModel is putJobRecord's values of the record svc_job's state keeps for job, read
+// into the model by the framework (for assertions), with the record's warnings.
+func newJobRecordModel(ctx context.Context, job *client.Job) (jobStateRecordModel, diag.Diagnostics) {
 	diags := recordWarnings(job)
-	attrs := make(map[string]tftypes.Value, len(jobRecordAttrTypes))
-	putJobRecord(attrs, job, withoutSignedURLs)
-	typ := types.ObjectType{AttrTypes: jobRecordAttrTypes}
+	attrs := make(map[string]tftypes.Value, len(jobStateRecordAttrTypes))
+	putJobRecord(attrs, job, stateRecord)
+	typ := types.ObjectType{AttrTypes: jobStateRecordAttrTypes}
 	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), attrs))
 	if err != nil {
 		diags.AddError("Converting the job record failed", err.Error())
-		return jobRecordModel{}, diags
+		return jobStateRecordModel{}, diags
 	}
-	var m jobRecordModel
+	var m jobStateRecordModel
 	diags.Append(v.(types.Object).As(ctx, &m, basetypes.ObjectAsOptions{})...)
 	return m, diags
 }
@@ -367,7 +381,7 @@ func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
 	reference := struct {
 		ID types.String `tfsdk:"id"`
 		jobRecordModel
-	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done, withSignedURLs)}
+	}{types.StringValue(done.ID), reflectedJobRecordModel(t, done, liveRecord)}
 	want := tfsdk.State{Schema: sresp.Schema, Raw: tftypes.NewValue(typ, nil)}
 	if d := want.Set(ctx, &reference); d.HasError() {
 		t.Fatal(d)
@@ -375,33 +389,5 @@ func TestJobDataSourceStateMatchesTheModelPath(t *testing.T) {
 	if !got.Equal(want.Raw) {
 		diffs, _ := got.Diff(want.Raw)
 		t.Fatalf("state differs from the model path's: %v", diffs)
-	}
-}
-
-// The links svc_job holds are read from its urls object; a null, unknown or missing one gives
-// none (a job whose record was refused, or one just imported), so the id alone is followed.
-func TestHeldJobLinks(t *testing.T) {
-	t.Parallel()
-	links := client.JobURLs{Self: "https://svc.test/j1", Events: "https://svc.test/j1/events", Cancel: "https://svc.test/j1/cancel"}
-	known := map[string]tftypes.Value{}
-	putJobRecord(known, &client.Job{ID: "j1", Status: client.JobRunning, URLs: links}, withoutSignedURLs)
-	for _, tt := range []struct {
-		name    string
-		urls    tftypes.Value
-		missing bool // no urls attribute at all
-		want    client.JobURLs
-	}{
-		{name: "known", urls: known["urls"], want: links},
-		{name: "null", urls: tftypes.NewValue(jobURLsTerraformType, nil)},
-		{name: "unknown", urls: tftypes.NewValue(jobURLsTerraformType, tftypes.UnknownValue)},
-		{name: "missing", missing: true},
-	} {
-		held := map[string]tftypes.Value{}
-		if !tt.missing {
-			held["urls"] = tt.urls
-		}
-		if got := heldJobLinks(held); got != tt.want {
-			t.Errorf("%s: links %+v, want %+v", tt.name, got, tt.want)
-		}
 	}
 }

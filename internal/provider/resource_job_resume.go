@@ -20,7 +20,7 @@ import (
 // wait_for_completion on. Nothing is submitted; the record is planned unknown so that resources
 // using the outputs wait for the update.
 func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if !resumeWaitPlan(req, resp) {
+	if !resumeWaitPlan(req, resp, jobAttrWorkflow, jobAttrIdempotencyKey) {
 		return
 	}
 	// Only three values decide, read as they are: a batch's plan converts no record into a model.
@@ -33,8 +33,7 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 	if !planned.waitForCompletion() || !jobInFlight(id, status) {
 		return
 	}
-	// The links too are unknown: the job's end nulls them (an ended job keeps only its logs link).
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobRecordAttrTypes, jobAttrCreatedAt)...)
+	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobStateRecordAttrTypes)...)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
@@ -46,7 +45,7 @@ func jobInFlight(id, status string) bool {
 	return stillInFlight(types.StringValue(id), types.StringValue(status), client.JobTerminal)
 }
 
-// resumeJobWait waits, in an update, for the job in state (id, status and self link held):
+// resumeJobWait waits, in an update, for the job in state (id and status held):
 // re-read it, then wait as Create does. values are the new state's: the plan's, with the record
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
@@ -62,7 +61,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	id := held.ID
 	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": held.Status})
-	job, err := r.data.client.ReadJob(waitCtx, id, held.URLs.Self)
+	job, err := r.data.client.GetJob(waitCtx, id)
 	if err != nil {
 		diags.AddError("Reading job failed", r.data.redact(fmt.Sprintf("Job %s could not be read to resume waiting for it: %v\n\n"+
 			"Nothing was submitted; the next apply tries again.", id, err)))

@@ -70,7 +70,7 @@ type jobResourceModel struct {
 	RerunOnExpiry      types.Bool     `tfsdk:"rerun_on_expiry"`
 	Validate           types.Bool     `tfsdk:"validate"`
 	Timeouts           timeouts.Value `tfsdk:"timeouts"`
-	jobRecordModel
+	jobStateRecordModel
 }
 
 // stateByModelPath is the state Create saved before it read and wrote values directly: the plan
@@ -84,7 +84,7 @@ func stateByModelPath(t *testing.T, plan tfsdk.Plan, key string, job *client.Job
 		t.Fatal(d)
 	}
 	m.ID, m.IdempotencyKey = types.StringValue(job.ID), types.StringValue(key)
-	m.jobRecordModel = reflectedJobRecordModel(t, job, withoutSignedURLs)
+	m.jobStateRecordModel = reflectedJobRecordModel(t, job, stateRecord).jobStateRecordModel
 	state := tfsdk.State{Schema: plan.Schema, Raw: tftypes.NewValue(plan.Raw.Type(), nil)}
 	if d := state.Set(ctx, &m); d.HasError() {
 		t.Fatal(d)
@@ -148,7 +148,7 @@ func TestJobCreateStateMatchesTheModelPath(t *testing.T) {
 					diffs, _ := state.Raw.Diff(want)
 					t.Fatalf("state differs from the model path's: %v", diffs)
 				}
-				if wantOmitted := reflectedJobRecordModel(t, job, withoutSignedURLs).OutputsOmitted.ValueInt64(); int64(omitted) != wantOmitted {
+				if wantOmitted := reflectedJobRecordModel(t, job, stateRecord).OutputsOmitted.ValueInt64(); int64(omitted) != wantOmitted {
 					t.Errorf("omitted = %d, want %d", omitted, wantOmitted)
 				}
 				if got.HasError() || got.WarningsCount() != len(recordWarnings(job)) {
@@ -305,7 +305,7 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			got, _, err := withJobRecord(typ, heldAttrs, job, withoutSignedURLs)
+			got, _, err := withJobRecord(typ, heldAttrs, job, stateRecord)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -314,7 +314,7 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 			if d := state.Get(ctx, &m); d.HasError() {
 				t.Fatal(d)
 			}
-			m.jobRecordModel = reflectedJobRecordModel(t, job, withoutSignedURLs)
+			m.jobStateRecordModel = reflectedJobRecordModel(t, job, stateRecord).jobStateRecordModel
 			if d := state.Set(ctx, &m); d.HasError() {
 				t.Fatal(d)
 			}
@@ -354,28 +354,26 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 			stale.Status, stale.Outputs = tt.heldStatus, nil
 			heldValues := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, stale.ID), "idempotency_key": tftypes.NewValue(tftypes.String, "k-update")})
-			held, _, err := withJobRecord(typ, heldValues, &stale, withoutSignedURLs)
+			held, _, err := withJobRecord(typ, heldValues, &stale, stateRecord)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plannedValues := maps.Clone(heldValues)
 			plannedValues["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, false)
-			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale, withoutSignedURLs)
+			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale, stateRecord)
 			if err != nil {
 				t.Fatal(err)
 			}
 			planned := plannedKnown
 			if tt.heldStatus == client.JobRunning {
-				// As planJobResume plans a wait: the record unknown but what cannot change.
+				// As planJobResume plans a wait: the record unknown.
 				var known map[string]tftypes.Value
 				if err := plannedKnown.As(&known); err != nil {
 					t.Fatal(err)
 				}
 				attrs := maps.Clone(known) // As hands over the value's own map
-				for name := range jobRecordAttrTypes {
-					if name != "created_at" {
-						attrs[name] = tftypes.NewValue(attrs[name].Type(), tftypes.UnknownValue)
-					}
+				for name := range jobStateRecordAttrTypes {
+					attrs[name] = tftypes.NewValue(attrs[name].Type(), tftypes.UnknownValue)
 				}
 				planned = tftypes.NewValue(typ, attrs)
 			}
@@ -441,7 +439,8 @@ func TestObjectAttrs(t *testing.T) {
 
 // A plan of a job state holds as still running, with wait_for_completion true, plans an update
 // that waits for it: the record unknown but what cannot change, and a warning naming the job.
-// Any other plan is left as it is.
+// Any other plan is left as it is, a replacement too (the framework tells a resource's ModifyPlan
+// nothing of the replacements its attributes plan).
 func TestPlanJobResume(t *testing.T) {
 	t.Parallel()
 	schema, typ := jobSchemaForTest(t)
@@ -449,6 +448,7 @@ func TestPlanJobResume(t *testing.T) {
 		name       string
 		id, status string
 		wait       bool
+		replace    map[string]tftypes.Value // planned values that replace the job
 		wantResume bool
 	}{
 		{name: "running, waited for", id: "j1", status: client.JobRunning, wait: true, wantResume: true},
@@ -456,6 +456,10 @@ func TestPlanJobResume(t *testing.T) {
 		{name: "succeeded", id: "j1", status: client.JobSucceeded, wait: true},
 		{name: "running, not waited for", id: "j1", status: client.JobRunning},
 		{name: "no status read", id: "j1", wait: true},
+		{name: "running, workflow changed", id: "j1", status: client.JobRunning, wait: true,
+			replace: map[string]tftypes.Value{"workflow": tftypes.NewValue(tftypes.String, `{"9":{"class_type":"X","inputs":{}}}`)}},
+		{name: "running, key changed", id: "j1", status: client.JobRunning, wait: true,
+			replace: map[string]tftypes.Value{"idempotency_key": tftypes.NewValue(tftypes.String, "k2")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -463,18 +467,22 @@ func TestPlanJobResume(t *testing.T) {
 			values := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, tt.id), "idempotency_key": tftypes.NewValue(tftypes.String, "k"),
 				"wait_for_completion": tftypes.NewValue(tftypes.Bool, tt.wait)})
-			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"}, withoutSignedURLs)
+			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"}, stateRecord)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := resource.ModifyPlanRequest{State: tfsdk.State{Schema: schema.Schema, Raw: held}, Plan: tfsdk.Plan{Schema: schema.Schema, Raw: held}}
+			heldAttrs, _ := objectAttrs(held)
+			planAttrs := maps.Clone(heldAttrs) // As shares the value's own map
+			maps.Copy(planAttrs, tt.replace)
+			planned := tftypes.NewValue(typ, planAttrs)
+			req := resource.ModifyPlanRequest{State: tfsdk.State{Schema: schema.Schema, Raw: held}, Plan: tfsdk.Plan{Schema: schema.Schema, Raw: planned}}
 			resp := resource.ModifyPlanResponse{Plan: req.Plan}
 			planJobResume(context.Background(), req, &resp)
 			if resp.Diagnostics.HasError() {
 				t.Fatal(resp.Diagnostics)
 			}
 			if !tt.wantResume {
-				if !resp.Plan.Raw.Equal(held) || len(resp.Diagnostics) != 0 {
+				if !resp.Plan.Raw.Equal(planned) || len(resp.Diagnostics) != 0 {
 					t.Fatalf("plan changed (%v) or diagnostics %v; want the plan as it was", !resp.Plan.Raw.Equal(held), resp.Diagnostics)
 				}
 				return
@@ -482,10 +490,10 @@ func TestPlanJobResume(t *testing.T) {
 			if resp.Diagnostics.WarningsCount() != 1 || !strings.Contains(resp.Diagnostics.Warnings()[0].Detail(), "Job "+tt.id+" is "+tt.status) {
 				t.Errorf("diagnostics %v, want one warning naming the job and its status", resp.Diagnostics)
 			}
-			planned, _ := objectAttrs(resp.Plan.Raw)
-			for name := range jobRecordAttrTypes {
-				if known := planned[name].IsKnown(); known != (name == "created_at") {
-					t.Errorf("%s known = %v in the plan", name, known)
+			resumed, _ := objectAttrs(resp.Plan.Raw)
+			for name := range jobStateRecordAttrTypes {
+				if resumed[name].IsKnown() {
+					t.Errorf("%s known in the plan, want unknown until the wait ends", name)
 				}
 			}
 		})
@@ -515,41 +523,49 @@ func finishedTestJob(t *testing.T, key string) (srv *emulator.Server, submitted,
 	return srv, submitted, done
 }
 
-// A state written before svc_job dropped its outputs' signed URLs (url, url_expires_at) is
-// upgraded at the same schema version: the framework ignores attributes the schema no longer
-// has, so an existing state keeps working and loses its URLs, and nothing else.
-func TestJobStateWithSignedURLsUpgrades(t *testing.T) {
+// A state of schema version 0 is upgraded from itself alone (the endpoint answers nothing):
+// what version 1 no longer keeps is dropped (the outputs' signed URLs of the oldest states, an
+// ended job's run in flight, its timing, the count of outputs left out), the kept times are cut
+// to the second, and every other value is kept as it was.
+func TestJobStateV0Upgrades(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := serverStack(newSvcProvider("test", time.Now))
+	configureAt(t, s, "http://127.0.0.1:1", false)
 	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobSchema := schemas.ResourceSchemas["svc_job"]
-	old := settledJobAttributes()
-	output(old)["url"] = "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1"
-	output(old)["url_expires_at"] = "2026-11-23T13:00:00Z"
-	doc, err := json.Marshal(old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := s.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
-		TypeName: "svc_job", Version: jobSchema.Version, RawState: &tfprotov6.RawState{JSON: doc}})
-	if err != nil || len(resp.Diagnostics) > 0 || resp.UpgradedState == nil {
-		t.Fatalf("upgrade: %v %v", err, summaries(resp.Diagnostics))
+	if jobSchema.Version != 1 {
+		t.Fatalf("svc_job's schema version %d, want 1", jobSchema.Version)
 	}
 	typ := jobSchema.ValueType()
-	got, err := resp.UpgradedState.Unmarshal(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want, err := jobValue(t, typ, settledJobAttributes()).Unmarshal(typ)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Equal(want) {
-		diffs, _ := got.Diff(want)
-		t.Fatalf("upgraded state differs from the state without URLs: %v", diffs)
+	for name, v0 := range map[string]map[string]any{
+		"with signed URLs":     jobStateV0Attributes(withSignedURLsHeld),
+		"with a run in flight": jobStateV0Attributes(heldRunInFlight),
+		"ended as v0 kept it":  jobStateV0Attributes(nil),
+	} {
+		doc, err := json.Marshal(v0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := s.UpgradeResourceState(ctx, &tfprotov6.UpgradeResourceStateRequest{
+			TypeName: "svc_job", Version: 0, RawState: &tfprotov6.RawState{JSON: doc}})
+		if err != nil || len(resp.Diagnostics) > 0 || resp.UpgradedState == nil {
+			t.Fatalf("%s: upgrade: %v %v", name, err, summaries(resp.Diagnostics))
+		}
+		got, err := resp.UpgradedState.Unmarshal(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(want) {
+			diffs, _ := got.Diff(want)
+			t.Errorf("%s: upgraded state differs from version 1's: %v", name, diffs)
+		}
 	}
 }

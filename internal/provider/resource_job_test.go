@@ -112,12 +112,16 @@ data "svc_job" "read" { id = svc_job.test.id }
 				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.node_id", "3"),
 				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.type", "image"),
 				resource.TestCheckResourceAttr("svc_job.test", "outputs.0.content_type", "image/png"),
-				// What describes a run in flight is null once the job has ended; what lasts stays.
-				resource.TestCheckNoResourceAttr("svc_job.test", "progress.value"),
-				resource.TestCheckNoResourceAttr("svc_job.test", "queue_position"),
-				resource.TestCheckNoResourceAttr("svc_job.test", "urls.self"),
-				resource.TestCheckResourceAttrSet("svc_job.test", "metrics.execution_ms"),
-				resource.TestCheckNoResourceAttr("svc_job.test", "urls.logs"),
+				// State keeps what lasts, its times to the second; the run's timing is the data source's.
+				resource.TestMatchResourceAttr("svc_job.test", "completed_at", regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)),
+				resource.TestMatchResourceAttr("svc_job.test", "expires_at", regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)),
+				resource.TestCheckNoResourceAttr("svc_job.test", "metrics.execution_ms"),
+				resource.TestCheckNoResourceAttr("svc_job.test", "started_at"),
+				resource.TestCheckResourceAttrSet("data.svc_job.read", "metrics.execution_ms"),
+				resource.TestCheckResourceAttrSet("data.svc_job.read", "started_at"),
+				resource.TestCheckResourceAttrPair("data.svc_job.read", "completed_at", "svc_job.test", "completed_at"),
+				resource.TestCheckNoResourceAttr("data.svc_job.read", "progress.value"),
+				resource.TestCheckNoResourceAttr("data.svc_job.read", "urls.self"),
 				checkOutputHashes(srv, "svc_job.test", 2),
 				resource.TestCheckResourceAttrPair("data.svc_job.read", "outputs.1.hash", "svc_job.test", "outputs.1.hash"),
 				resource.TestCheckResourceAttrSet("data.svc_job.read", "outputs.1.url"), // the data source keeps its read's URLs
@@ -487,12 +491,14 @@ func TestAccJob_mountPrefixAndLinks(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config: jobConfig(srv, imageWorkflowHCL(1), ""),
+					Config: jobConfig(srv, imageWorkflowHCL(1), "") + `
+data "svc_job" "read" { id = svc_job.test.id }
+`,
 					Check: resource.ComposeAggregateTestCheckFunc(
 						resource.TestCheckResourceAttr("svc_job.test", "status", "succeeded"),
-						// An ended job keeps only its logs link.
-						resource.TestCheckNoResourceAttr("svc_job.test", "urls.self"),
-						resource.TestMatchResourceAttr("svc_job.test", "urls.logs", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/`)),
+						// An ended job's record keeps only its logs link.
+						resource.TestCheckNoResourceAttr("data.svc_job.read", "urls.self"),
+						resource.TestMatchResourceAttr("data.svc_job.read", "urls.logs", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-1/`)),
 						checkOutputHashes(srv, "svc_job.test", 1),
 					),
 				}},
@@ -526,10 +532,12 @@ func TestAccJob_linksOnAnotherHostAreRebased(t *testing.T) {
 				),
 			},
 			{Config: jobConfig(srv, imageWorkflowHCL(1), ""), PlanOnly: true},
-			// A job still running keeps its links, rebased.
-			{Config: jobConfig(srv, slowWorkflowHCL, "wait_for_completion = false"), Check: resource.ComposeAggregateTestCheckFunc(captureID(&id),
-				resource.TestMatchResourceAttr("svc_job.test", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}$`)),
-				resource.TestMatchResourceAttr("svc_job.test", "urls.cancel", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}/cancel$`)),
+			// A job still running: its record's links, rebased.
+			{Config: jobConfig(srv, slowWorkflowHCL, "wait_for_completion = false") + `
+data "svc_job" "read" { id = svc_job.test.id }
+`, Check: resource.ComposeAggregateTestCheckFunc(captureID(&id),
+				resource.TestMatchResourceAttr("data.svc_job.read", "urls.self", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}$`)),
+				resource.TestMatchResourceAttr("data.svc_job.read", "urls.cancel", regexp.MustCompile(`^http://127\.0\.0\.1:\d+/deployment/dep-2/api/v2/jobs/[0-9a-f-]{36}/cancel$`)),
 			)},
 		},
 		CheckDestroy: func(*terraform.State) error {

@@ -18,7 +18,7 @@ import (
 // queued request is followed by its id; a synchronous call is resent with the same key and
 // input, which the router answers from the original run. Nothing new runs.
 func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	state, plan, ok := readResumeWaitPlan[routerRequestModel](ctx, req, resp)
+	state, plan, ok := readResumeWaitPlan[routerRequestModel](ctx, req, resp, "model", "input", "mode", "idempotency_key")
 	if !ok || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
 		return
 	}

@@ -24,8 +24,8 @@ const jobTypeName = "svc_job"
 // It answers only where the framework path is known to answer the same, by the rules that path
 // applies:
 //   - refresh (ReadResource): the record is settled (settledRecord.settledAt, the rule
-//     jobResource.Read applies first, whatever the provider's settings) and holds nothing of a
-//     run in flight (holdsRunInFlight): Read then keeps state and sends nothing.
+//     jobResource.Read applies first, whatever the provider's settings): Read then keeps state
+//     and sends nothing.
 //   - plan (PlanResourceChange): the proposed new state is the prior state, byte for byte (no
 //     configured value differs, none is unknown), the job has ended (nothing to wait for), and
 //     each attribute with a default that the configuration leaves null already holds that
@@ -64,7 +64,7 @@ func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.Read
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	state, ok := decodeJobValue(s.jobType, req.CurrentState)
-	if !ok || !settledRecordOf(state).settledAt(s.now()) || holdsRunInFlight(state) {
+	if !ok || !settledRecordOf(state).settledAt(s.now()) {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
 	// The identity goes back with the state: Terraform keeps the identity a refresh returns, and

@@ -57,11 +57,6 @@ func TestSettledJobServerAnswersAsTheFramework(t *testing.T) {
 		{name: "expired", state: func(s map[string]any) { s["expires_at"] = "2026-11-23T11:00:00Z" }, answerRead: true, answerPlan: true},
 		{name: "output without its hash", state: func(s map[string]any) { output(s)["hash"] = nil }, answerRead: true, answerPlan: true},
 		{name: "canceled", state: func(s map[string]any) { s["status"], s["outputs"] = "canceled", []any{} }, answerRead: true, answerPlan: true},
-		// State written before an ended job's run in flight was nulled: the framework nulls it.
-		{name: "ended, run in flight held", state: heldRunInFlight, answerPlan: true},
-		{name: "ended, logs link held", state: func(s map[string]any) {
-			s["urls"] = map[string]any{"self": nil, "events": nil, "cancel": nil, "logs": "http://127.0.0.1:1/logs"}
-		}, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry", state: func(s map[string]any) { s["rerun_on_expiry"] = true },
 			config: func(c map[string]any) { c["rerun_on_expiry"] = true }, answerRead: true, answerPlan: true},
 		{name: "rerun_on_expiry, expired", state: func(s map[string]any) {
@@ -247,13 +242,32 @@ func settledJobAttributes() map[string]any {
 		"id": "cfd3475c-521f-4ce3-8430-549ea8a6dac0", "workflow": `{"1":{"class_type":"SaveImage","inputs":{}}}`,
 		"idempotency_key": "f57199cf-800c-403f-9e91-6ae8341fb67b", "partner_api_key_wo": nil, "partner_auth_token_wo": nil,
 		"wait_for_completion": true, "cancel_on_destroy": true, "rerun_on_expiry": false, "validate": true, "timeouts": nil,
-		"status": "succeeded", "created_at": "2026-11-23T10:00:00Z", "started_at": "2026-11-23T10:00:01Z",
-		"completed_at": "2026-11-23T10:00:02Z", "expires_at": "2026-11-24T10:00:02Z", "queue_position": nil, "progress": nil,
+		"status": "succeeded", "completed_at": "2026-11-23T10:00:02Z", "expires_at": "2026-11-24T10:00:02Z",
 		"outputs": []any{map[string]any{"node_id": "1", "name": "job_00001_.png", "type": "image", "content_type": "image/png",
 			"size_bytes": 194, "id": "8ab7c361-015a-491c-a2ee-b6ee819b2663", "hash": "blake3:ed2c", "job_id": nil}},
-		"outputs_omitted": 0, "error": nil, "metrics": map[string]any{"queue_ms": 0},
-		"urls": nil,
+		"error": nil,
 	}
+}
+
+// jobStateV0Attributes is settledJobAttributes as schema version 0 held them (the record
+// whole, times as the service wrote them), then changed by held when not nil.
+func jobStateV0Attributes(held func(map[string]any)) map[string]any {
+	s := settledJobAttributes()
+	s["created_at"], s["started_at"] = "2026-11-23T10:00:00.123456Z", "2026-11-23T10:00:01.5Z"
+	s["completed_at"], s["expires_at"] = "2026-11-23T10:00:02.999999Z", "2026-11-24T10:00:02.000001Z"
+	s["queue_position"], s["progress"], s["outputs_omitted"], s["urls"] = nil, nil, 0, nil
+	s["metrics"] = map[string]any{"queue_ms": 0}
+	if held != nil {
+		held(s)
+	}
+	return s
+}
+
+// withSignedURLsHeld sets in state what the outputs held before svc_job dropped their signed
+// URLs.
+func withSignedURLsHeld(s map[string]any) {
+	output(s)["url"] = "http://127.0.0.1:1/api/v2/assets/8ab7c361-015a-491c-a2ee-b6ee819b2663/content?sig=1"
+	output(s)["url_expires_at"] = "2026-11-23T13:00:00Z"
 }
 
 // heldRunInFlight sets in state what an ended job held of its run in flight before those values
@@ -379,38 +393,5 @@ func TestJobBoolDefaultsAreTheSchemas(t *testing.T) {
 	}
 	if seen != len(jobBoolDefaults) {
 		t.Errorf("the schema has %d defaults, jobBoolDefaults %d", seen, len(jobBoolDefaults))
-	}
-}
-
-// An ended job's state written before its run in flight was nulled (progress, links) is
-// nulled by its next refresh, from state alone (the endpoint answers nothing), keeping the
-// logs link; what lasts is kept as it was.
-func TestSettledJobRefreshNullsHeldRunInFlight(t *testing.T) {
-	t.Parallel()
-	now := func() time.Time { return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC) }
-	_, shortcut, _, jobType := settledAndFramework(now)
-	configureAt(t, shortcut, "http://127.0.0.1:1", false)
-	state := settledJobAttributes()
-	heldRunInFlight(state)
-	got := callRead(t, shortcut, &tfprotov6.ReadResourceRequest{TypeName: "svc_job", CurrentState: jobValue(t, jobType, state)})
-	if len(got.diagnostics) != 0 {
-		t.Fatalf("diagnostics %q", got.diagnostics)
-	}
-	v, err := got.state.Unmarshal(jobType)
-	if err != nil {
-		t.Fatal(err)
-	}
-	attrs, _ := objectAttrs(v)
-	want := settledJobAttributes()
-	want["urls"] = map[string]any{"self": nil, "events": nil, "cancel": nil, "logs": "http://127.0.0.1:1/logs"}
-	wantValue, err := jobValue(t, jobType, want).Unmarshal(jobType)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantAttrs, _ := objectAttrs(wantValue)
-	for name, w := range wantAttrs {
-		if !attrs[name].Equal(w) {
-			t.Errorf("%s = %s after the refresh, want %s", name, attrs[name], w)
-		}
 	}
 }
