@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,33 +199,6 @@ func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) s
 		}
 	}
 	return b.String() + "\nRequests by kind: " + strings.Join(ops, "; ") + ".\n\n"
-}
-
-// buildProviderAt builds the provider of the git ref (its committed tree, exported with git
-// archive) into a temporary plugin directory.
-func buildProviderAt(t *testing.T, ref string) string {
-	t.Helper()
-	src := t.TempDir()
-	archive := exec.Command("sh", "-c", `git archive "$1" | tar -x -C "$2"`, "sh", ref, src)
-	archive.Dir = filepath.Join("..", "..")
-	if out, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("exporting %s: %v\n%s", ref, err, out)
-	}
-	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-svc"), ".")
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", ref, err, out)
-	}
-	return dir
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 // benchBatchInstant applies n rows of jobs that finish at once, plans the finished batch (which
