@@ -67,11 +67,13 @@ type Client struct {
 
 	short  *http.Client // ordinary requests: a deadline per attempt
 	stream *http.Client // event streams and downloads: no overall deadline
-	// fresh never reuses a connection. net/http silently resends a request carrying an
+	// once carries the writes that must never be resent behind our back (a v2 submission, an
+	// upload without overwrite). net/http silently resends a request carrying an
 	// Idempotency-Key header when a reused connection breaks; for a single-use key that resend
-	// is rejected as a duplicate and hides whether the first attempt created the job. On a new
-	// connection net/http never resends, so whether to retry stays our decision alone.
-	fresh *http.Client
+	// is rejected as a duplicate and hides whether the first attempt created the job. Its
+	// transport (noReplay) hands net/http requests it cannot resend, so whether to retry stays
+	// our decision alone, and keeps a connection idle for at most onceIdleTimeout (see there).
+	once *http.Client
 
 	// eventsNotImplemented is set once the service answered an event stream with 501: it serves
 	// none, so later waits poll without asking again (one request per job saved).
@@ -154,7 +156,12 @@ func New(cfg Config) (*Client, error) {
 
 	base := cfg.HTTPClient
 	if base == nil {
-		base = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// A batch waits for, reads and submits hundreds of jobs at once: keep their
+		// connections for the next request instead of opening one per request (net/http
+		// keeps two per host by default, and closes every other when its request ends).
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
+		base = &http.Client{Transport: t}
 	}
 	c.short = &http.Client{
 		Transport:     base.Transport,
@@ -165,8 +172,8 @@ func New(cfg Config) (*Client, error) {
 		Transport:     base.Transport,
 		CheckRedirect: policeRedirect,
 	}
-	c.fresh = &http.Client{
-		Transport:     withoutKeepAlives(base.Transport),
+	c.once = &http.Client{
+		Transport:     noReplay{next: shortIdle(base.Transport)},
 		Timeout:       c.short.Timeout,
 		CheckRedirect: policeRedirect,
 	}
@@ -176,16 +183,43 @@ func New(cfg Config) (*Client, error) {
 // Endpoint returns the workflow service's base URL as configured.
 func (c *Client) Endpoint() string { return c.endpoint.String() }
 
-func withoutKeepAlives(rt http.RoundTripper) http.RoundTripper {
+// maxIdleConns is how many idle connections the client keeps per host: as many as a batch has
+// requests under way at once (max_in_flight is at most 1,024, but a few hundred connections
+// to one host serve any of it).
+const maxIdleConns = 256
+
+// onceIdleTimeout is how long a connection for writes that must not be resent stays idle
+// before the client closes it. A server may close an idle connection just as the client sends
+// on it; the request then may or may not have been read, and its outcome is unknown. Servers
+// keep idle connections for seconds at least (5 s is the shortest common default), so a
+// connection idle for less than this is reused safely: in a batch, where submissions follow
+// each other closely, every submission after the first rides a warm connection.
+const onceIdleTimeout = 2 * time.Second
+
+// shortIdle is rt with its own pool of connections, each kept idle at most onceIdleTimeout.
+func shortIdle(rt http.RoundTripper) http.RoundTripper {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	if t, ok := rt.(*http.Transport); ok {
 		t = t.Clone()
-		t.DisableKeepAlives = true
+		t.IdleConnTimeout = onceIdleTimeout
 		return t
 	}
 	return rt // a custom transport owns its connection policy
+}
+
+// noReplay hands the next transport requests net/http never resends on its own: net/http
+// resends a request that has a body only when it can get the body again (GetBody), so the
+// request it is given has none. The caller's request keeps its GetBody, for redirects.
+type noReplay struct{ next http.RoundTripper }
+
+func (t noReplay) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.GetBody != nil {
+		req = req.WithContext(req.Context()) // a shallow copy: the caller's request is not changed
+		req.GetBody = nil
+	}
+	return t.next.RoundTrip(req)
 }
 
 func parseEndpoint(name, raw string) (*url.URL, error) {

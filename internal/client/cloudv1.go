@@ -180,7 +180,7 @@ func (c *Client) Upload(ctx context.Context, in UploadInput) (*UploadResult, err
 	}
 	var out UploadResult
 	resp, err := c.doJSON(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "upload", route),
-		cred: credAPIKey, header: http.Header{"Content-Type": {contentType}}, body: body, policy: policy, fresh: !in.Overwrite}, &out)
+		cred: credAPIKey, header: http.Header{"Content-Type": {contentType}}, body: body, policy: policy, once: !in.Overwrite}, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*Promp
 	// Only the documented fields: the socket's clientId is ignored by the service (every
 	// connection of a user gets every message), and a server may refuse fields it does not know.
 	resp, err := c.do(ctx, call{op: op, method: http.MethodPost, url: joinPath(c.endpoint, "api", "prompt"),
-		cred: credAPIKey, body: mustJSON(body), policy: retryNotApplied, fresh: true, accept: []int{http.StatusBadRequest}})
+		cred: credAPIKey, body: mustJSON(body), policy: retryNotApplied, once: true, accept: []int{http.StatusBadRequest}})
 	if err != nil {
 		if outcomeUnknown(err) && !notApplied(err) {
 			return nil, &UnknownOutcomeError{Operation: op, Cause: err}

@@ -126,7 +126,7 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		header: header,
 		body:   mustJSON(body),
 		policy: retryJobSubmit,
-		fresh:  true,
+		once:   true,
 	}, &job)
 	if err != nil {
 		if outcomeUnknown(err) {

@@ -39,7 +39,7 @@ type call struct {
 	body   []byte // JSON; resent unchanged on every attempt
 	policy retryPolicy
 	stream bool  // no per-attempt deadline (event streams, downloads, held synchronous calls)
-	fresh  bool  // a new connection per attempt, so net/http never resends on its own
+	once   bool  // never resent by net/http on its own (see Client.once)
 	accept []int // statuses besides 2xx that are answers, not errors (304, 202, 409 for cancel...)
 }
 
@@ -71,8 +71,8 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 
 	base := cl.short
 	switch {
-	case c.fresh:
-		base = cl.fresh
+	case c.once:
+		base = cl.once
 	case c.stream:
 		base = cl.stream
 	}

@@ -241,30 +241,80 @@ type discard struct{ n int }
 func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
 
 // net/http resends a request with an Idempotency-Key on its own when a reused keep-alive
-// connection breaks. The submission must never be resent that way.
+// connection breaks. The submission must never be resent that way, though submissions reuse
+// their connections.
 func TestSubmitNotResentByNetHTTPOnReusedConnection(t *testing.T) {
 	id := "33333333-3333-3333-3333-333333333333"
 	var posts atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			posts.Add(1)
-			dropConnection(w, r) // read the request, then lose the answer
+		if posts.Add(1) == 1 {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(jobJSON(id, "queued"))) // leaves an idle connection
 			return
 		}
-		_, _ = w.Write([]byte(jobJSON(id, "running")))
+		dropConnection(w, r) // read the request, then lose the answer
 	}))
 	defer srv.Close()
 	c := testClient(t, srv.URL)
-	if _, err := c.GetJob(context.Background(), id); err != nil { // leaves an idle connection
+	ctx := context.Background()
+	if _, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k1"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	_, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k2"})
 	var unknown *UnknownOutcomeError
 	if !errors.As(err, &unknown) {
 		t.Fatalf("err = %v, want an unknown outcome", err)
 	}
-	if n := posts.Load(); n != 1 {
-		t.Fatalf("the service received %d submissions, want exactly 1", n)
+	if n := posts.Load(); n != 2 {
+		t.Fatalf("the service received %d submissions, want exactly 2 (the second never resent)", n)
+	}
+}
+
+// A batch submits and reads hundreds of jobs at once: its requests ride kept connections, not
+// a new connection each.
+func TestRequestsReuseConnections(t *testing.T) {
+	t.Parallel()
+	id := "33333333-3333-3333-3333-333333333334"
+	var mu sync.Mutex
+	conns := map[string]map[string]bool{} // method to remote addresses
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if conns[r.Method] == nil {
+			conns[r.Method] = map[string]bool{}
+		}
+		conns[r.Method][r.RemoteAddr] = true
+		mu.Unlock()
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		_, _ = w.Write([]byte(jobJSON(id, "queued")))
+	}))
+	defer srv.Close()
+	c := testClient(t, srv.URL)
+	const workers, rounds = 8, 5
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				key := fmt.Sprintf("k-%d-%d", w, i)
+				if _, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: key}); err != nil {
+					t.Error(err)
+				}
+				if _, err := c.GetJob(context.Background(), id); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for method, addrs := range conns {
+		if len(addrs) > workers {
+			t.Errorf("%d requests of %s came on %d connections, want at most %d (one per request at once)", workers*rounds, method, len(addrs), workers)
+		}
 	}
 }
 

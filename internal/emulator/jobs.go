@@ -565,3 +565,40 @@ func (s *Server) PurgeJob(id string) {
 	s.expireIfDueLocked(j, s.now())
 	delete(s.jobs, id)
 }
+
+// JobSpan is the server's view of the jobs still on record: when the first was created, the
+// first started and the last completed (zero when none has), and how long they ran in all.
+type JobSpan struct {
+	FirstCreated, FirstStarted, LastCompleted time.Time
+	Busy                                      time.Duration   // sum of started-to-completed over the jobs that completed
+	Lifetimes                                 []time.Duration // created-to-completed of each job that completed
+}
+
+// Span returns the JobSpan of the jobs created since (all of them when since is zero).
+func (s *Server) Span(since time.Time) JobSpan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sp JobSpan
+	earliest := func(t *time.Time, v time.Time) {
+		if !v.IsZero() && (t.IsZero() || v.Before(*t)) {
+			*t = v
+		}
+	}
+	for _, j := range s.jobs {
+		if j.createdAt.Before(since) {
+			continue
+		}
+		earliest(&sp.FirstCreated, j.createdAt)
+		earliest(&sp.FirstStarted, j.startedAt)
+		if !j.completedAt.IsZero() {
+			if j.completedAt.After(sp.LastCompleted) {
+				sp.LastCompleted = j.completedAt
+			}
+			if !j.startedAt.IsZero() {
+				sp.Busy += j.completedAt.Sub(j.startedAt)
+			}
+			sp.Lifetimes = append(sp.Lifetimes, j.completedAt.Sub(j.createdAt))
+		}
+	}
+	return sp
+}

@@ -23,6 +23,9 @@ import (
 // SVC_BENCH_BATCH_COMPARE=0 skips a part. SVC_BENCH_BATCH_INSTANT=1 adds an apply, a plan and a
 // destroy of SVC_BENCH_BATCH_N rows of jobs that finish at once on the CLI the tests run
 // (TF_ACC_TERRAFORM_PATH): a batch that size passes each CLI's plugin protocol limits.
+// SVC_BENCH_BATCH_BASELINE=<git ref> (main, say) replaces the first part by the apply alone, of
+// the ref's build and of this tree's, interleaved SVC_BENCH_BATCH_ROUNDS times (default 1), each
+// on a server of its own, with the apply's timeline as the server saw it.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -30,7 +33,9 @@ func TestBenchJobBatch(t *testing.T) {
 	pluginDir := buildProvider(t)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Machine: %s, %s.\n\n", cpuModel(), terraformVersion())
-	if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
+	if ref := os.Getenv("SVC_BENCH_BATCH_BASELINE"); ref != "" {
+		b.WriteString(benchBatchApplyVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000), benchEnvInt("SVC_BENCH_BATCH_ROUNDS", 1)))
+	} else if os.Getenv("SVC_BENCH_BATCH_LARGE") != "0" {
 		b.WriteString(benchBatchLarge(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
 	}
 	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
@@ -128,8 +133,7 @@ func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 }
 
 // batchRun is one measured Terraform command: runMeasured's figures and the CPU the CLI process
-// itself used (user + system, as wait4 reports it), which is what its wall time comes to on an
-// idle machine.
+// itself used (user + system, as wait4 reports it, less the provider's).
 type batchRun struct {
 	scalingRun
 	cliCPU time.Duration
@@ -144,7 +148,9 @@ func runBatchMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args [
 		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
 	}
 	r := batchRun{scalingRun: scalingRun{wall: time.Since(start), usage: watch(), requests: requestsTotal(srv) - before}}
-	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	// wait4 counts, in the CLI's user and system time, the time of the children it reaped: the
+	// provider's plugin processes. The CLI's own is what remains.
+	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() - r.usage.cpu
 	return r
 }
 
@@ -154,6 +160,45 @@ func stateBytesPerRow(dir string, n int) float64 {
 		return 0
 	}
 	return float64(st.Size()) / float64(n)
+}
+
+// benchBatchApplyVersus applies n rows of 0.5 s jobs on a server running 32 at once with the
+// build of the git ref and with this tree's (pluginDir), one after the other, rounds times, and
+// tabulates each apply beside its timeline: how long until the first submission (Terraform's
+// plan and the apply's start), the span the server ran jobs (its first start to its last end),
+// how busy its slots were over that span, and the time from the last end to the command's end
+// (the results built, the state written).
+func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) string {
+	const workers = 32
+	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
+	var b strings.Builder
+	fmt.Fprintf(&b, "Apply of %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`), ideal %.1f s; load average before: %s\n\n",
+		n, workers, 2*workers, ideal.Seconds(), loadAverage())
+	var ops []string
+	b.WriteString("| build | wall time | ratio | requests | provider CPU | CLI CPU | provider peak RSS | to first submit | server span | slots busy | after last end |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for range rounds {
+		for _, build := range builds {
+			srv := newTestServer(t, emulator.Options{Workers: workers, StepDuration: 50 * time.Millisecond, QueueLimit: 100000})
+			tf := newBinaryTerraform(t, build.dir)
+			writeBatchConfig(t, tf.dir, 10, 2*workers)
+			exe := filepath.Join(build.dir, "terraform-provider-svc")
+			start := time.Now()
+			run := runBatchMeasured(tf, srv, exe, []string{"apply", "-auto-approve", "-input=false", "-no-color",
+				"-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)})
+			end := start.Add(run.wall)
+			sp := srv.Span(time.Time{})
+			span := sp.LastCompleted.Sub(sp.FirstStarted)
+			fmt.Fprintf(&b, "| %s | %.1f s | %.3f | %d | %.1f s | %.1f s | %.1f MiB | %.1f s | %.1f s | %.1f %% | %.1f s |\n",
+				build.name, run.wall.Seconds(), run.wall.Seconds()/ideal.Seconds(), run.requests, run.usage.cpu.Seconds(),
+				run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20), sp.FirstCreated.Sub(start).Seconds(), span.Seconds(),
+				100*sp.Busy.Seconds()/(workers*span.Seconds()), end.Sub(sp.LastCompleted).Seconds())
+			ops = append(ops, fmt.Sprintf("%s: %d submissions, %d reads, %d event streams", build.name,
+				srv.Requests(emulator.OpSubmitJob), srv.Requests(emulator.OpGetJob), srv.Requests(emulator.OpJobEvents)))
+			srv.Close()
+		}
+	}
+	return b.String() + "\nRequests by kind: " + strings.Join(ops, "; ") + ".\n\n"
 }
 
 // benchBatchInstant applies n rows of jobs that finish at once, plans the finished batch (which

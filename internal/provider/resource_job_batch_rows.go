@@ -33,13 +33,17 @@ func batchRowInputs(template string, rows tftypes.Value) ([]batchRowInput, error
 		return nil, err
 	}
 	out := make([]batchRowInput, 0, len(byKey))
+	var tmpl *workflow.Template
 	for _, key := range slices.Sorted(mapKeys(byKey)) {
-		wf, err := workflow.SetInputs([]byte(template), byKey[key])
-		if err == nil {
-			// The digest is of the canonical workflow: reformatting the template or a row, or
-			// spelling a number another way, is no change.
-			wf, err = canonicaljson.Canonical(wf)
+		if tmpl == nil {
+			// The template is parsed once for every row (and not at all without rows).
+			if tmpl, err = workflow.NewTemplate([]byte(template)); err != nil {
+				return nil, fmt.Errorf("rows[%q]: %w", key, err)
+			}
 		}
+		// The digest is of the canonical workflow: reformatting the template or a row, or
+		// spelling a number another way, is no change.
+		wf, err := tmpl.PatchCanonical(byKey[key])
 		if err != nil {
 			return nil, fmt.Errorf("rows[%q]: %w", key, err)
 		}
