@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
-	"github.com/svc-org/terraform-provider-svc/internal/canonicaljson"
 	"github.com/svc-org/terraform-provider-svc/internal/workflow"
 )
 
