@@ -86,7 +86,7 @@ func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
 	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
 	var b strings.Builder
 	b.WriteString("| svc_job_batch | wall time | ideal | ratio | requests | provider CPU | CLI CPU | provider peak RSS |\n|---|---|---|---|---|---|---|---|\n")
-	apply := runBatchMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
+	apply := runMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
 	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
 	fmt.Fprintf(&b, "| apply, %d rows of 0.5 s, server runs %d at once (`max_in_flight = %d`) | %.1f s | %.1f s | %.3f | %d | %.1f s | %.1f s | %.1f MiB |\n",
 		n, workers, 2*workers, apply.wall.Seconds(), ideal.Seconds(), apply.wall.Seconds()/ideal.Seconds(), apply.requests,
@@ -96,7 +96,7 @@ func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
 		t.Fatal(err)
 	}
 	for _, cmd := range [][]string{{"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
-		run := runBatchMeasured(tf, srv, exe, append(cmd, vars...))
+		run := runMeasured(tf, srv, exe, append(cmd, vars...))
 		fmt.Fprintf(&b, "| %s of the finished batch | %.2f s | | | %d | %.2f s | %.2f s | %.1f MiB |\n",
 			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20))
 	}
@@ -119,9 +119,9 @@ func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 	batchVars := []string{"-input=false", "-no-color", "-var", "endpoint=" + batchSrv.URL(), "-var", "rows=" + strconv.Itoa(n)}
 	jobVars := []string{"-input=false", "-no-color", "-parallelism=64", "-var", "endpoint=" + jobSrv.URL(), "-var", "jobs=" + strconv.Itoa(n)}
 	for _, cmd := range [][]string{{"apply", "-auto-approve"}, {"destroy", "-auto-approve"}} {
-		batchRun := runBatchMeasured(batchTF, batchSrv, exe, append(cmd, batchVars...))
+		batchRun := runMeasured(batchTF, batchSrv, exe, append(cmd, batchVars...))
 		perRowBatch, perRowJob := stateBytesPerRow(batchTF.dir, n), stateBytesPerRow(jobTF.dir, n)
-		jobRun := runBatchMeasured(jobTF, jobSrv, exe, append(cmd, jobVars...))
+		jobRun := runMeasured(jobTF, jobSrv, exe, append(cmd, jobVars...))
 		if cmd[0] == "apply" {
 			perRowJob = stateBytesPerRow(jobTF.dir, n)
 		}
@@ -130,28 +130,6 @@ func benchBatchVersusJobs(t *testing.T, pluginDir string, n int) string {
 			batchRun.usage.cpu.Seconds(), batchRun.cliCPU.Seconds(), jobRun.usage.cpu.Seconds(), jobRun.cliCPU.Seconds(), perRowBatch, perRowJob)
 	}
 	return b.String()
-}
-
-// batchRun is one measured Terraform command: runMeasured's figures and the CPU the CLI process
-// itself used (user + system, as wait4 reports it, less the provider's).
-type batchRun struct {
-	scalingRun
-	cliCPU time.Duration
-}
-
-func runBatchMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args []string) batchRun {
-	before := requestsTotal(srv)
-	watch := watchPlugin(exe)
-	cmd, out := tf.command(args...)
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
-	}
-	r := batchRun{scalingRun: scalingRun{wall: time.Since(start), usage: watch(), requests: requestsTotal(srv) - before}}
-	// wait4 counts, in the CLI's user and system time, the time of the children it reaped: the
-	// provider's plugin processes. The CLI's own is what remains.
-	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() - r.usage.cpu
-	return r
 }
 
 func stateBytesPerRow(dir string, n int) float64 {
@@ -184,7 +162,7 @@ func benchBatchApplyVersus(t *testing.T, ref, pluginDir string, n, rounds int) s
 			writeBatchConfig(t, tf.dir, 10, 2*workers)
 			exe := filepath.Join(build.dir, "terraform-provider-svc")
 			start := time.Now()
-			run := runBatchMeasured(tf, srv, exe, []string{"apply", "-auto-approve", "-input=false", "-no-color",
+			run := runMeasured(tf, srv, exe, []string{"apply", "-auto-approve", "-input=false", "-no-color",
 				"-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)})
 			end := start.Add(run.wall)
 			sp := srv.Span(time.Time{})
@@ -214,7 +192,7 @@ func benchBatchInstant(t *testing.T, pluginDir string, n int) string {
 	fmt.Fprintf(&b, "%s, %d rows of jobs that finish at once:\n\n| command | wall time | requests | provider CPU | CLI CPU | provider peak RSS |\n|---|---|---|---|---|---|\n", terraformVersion(), n)
 	var stateBytes int64
 	for _, cmd := range [][]string{{"apply", "-auto-approve"}, {"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
-		run := runBatchMeasured(tf, srv, exe, append(cmd, vars...))
+		run := runMeasured(tf, srv, exe, append(cmd, vars...))
 		fmt.Fprintf(&b, "| %s | %.2f s | %d | %.2f s | %.2f s | %.1f MiB |\n",
 			cmd[0], run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), run.cliCPU.Seconds(), float64(run.usage.peakRSS)/(1<<20))
 		if cmd[0] == "apply" {

@@ -118,6 +118,9 @@ type scalingRun struct {
 	wall     time.Duration
 	requests int
 	usage    pluginUsage
+	// cliCPU is the Terraform CLI's own CPU time: wait4 counts, in its user and system time,
+	// the time of the children it reaped (the provider's plugin processes), taken off here.
+	cliCPU time.Duration
 }
 
 // benchScaling is the scaling table: for each batch size, apply, plan (with and without
@@ -184,7 +187,7 @@ func scalingRow(n int, command string, run, floorRun scalingRun) string {
 }
 
 // runMeasured runs one Terraform command and measures its wall time, the requests srv received
-// (if any) and what the plugin processes running exe used (if any).
+// (if any), what the plugin processes running exe used (if any) and the CLI's own CPU time.
 func runMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args []string) scalingRun {
 	before := 0
 	if srv != nil {
@@ -194,9 +197,13 @@ func runMeasured(tf *terraformCLI, srv *emulator.Server, exe string, args []stri
 	if exe != "" {
 		watch = watchPlugin(exe)
 	}
+	cmd, out := tf.command(args...)
 	start := time.Now()
-	tf.run(args...)
+	if err := cmd.Run(); err != nil {
+		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
+	}
 	r := scalingRun{wall: time.Since(start), usage: watch()}
+	r.cliCPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() - r.usage.cpu
 	if srv != nil {
 		r.requests = requestsTotal(srv) - before
 	}

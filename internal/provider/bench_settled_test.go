@@ -23,13 +23,6 @@ type settledBuild struct {
 	vars      []string
 }
 
-// settledRun is what one command of the comparison cost.
-type settledRun struct {
-	wall, terraformCPU time.Duration
-	requests           int
-	usage              pluginUsage
-}
-
 // benchSettledJobs compares, on one server and one machine, builds of the provider planning
 // and destroying SVC_BENCH_SETTLED_N (default 1,000) finished jobs once their signed URLs have
 // expired, beside terraform_data holding the same workflow: the build under test, and the build
@@ -68,7 +61,7 @@ func benchSettledJobs(t *testing.T, pluginDir string) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "## Finished jobs after their URLs expired: builds side by side\n\n"+
 		"%d finished `svc_job` (one output each) per build, and as many `terraform_data` holding the same workflow, on the reference server in its %s mode; "+
-		"each command runs for every build in turn, %d rounds (median wall; CPU summed over the rounds and divided by them). Terraform CPU is the CLI process's user + system time; "+
+		"each command runs for every build in turn, %d rounds (median wall; CPU summed over the rounds and divided by them). Terraform CPU is the CLI's own (its user + system time less the plugin processes' it reaped); "+
 		"provider CPU that of the plugin processes. Load average before the runs: %s.\n\n",
 		n, testServerMode(t), rounds, loadAverage())
 	out.WriteString("| command | build | wall | vs `terraform_data` | requests | Terraform CPU | provider CPU | state per resource |\n|---|---|---|---|---|---|---|---|\n")
@@ -80,8 +73,8 @@ func benchSettledJobs(t *testing.T, pluginDir string) string {
 			runs := times[b.name]
 			m := median(runs)
 			fmt.Fprintf(&out, "| `terraform %s` | %s | %.2f s | %.2f | %d | %.2f s | %.2f s | %d B |\n", strings.Join(command, " "), b.name,
-				m.wall.Seconds(), m.wall.Seconds()/floor.wall.Seconds(), m.requests, mean(runs, func(r settledRun) time.Duration { return r.terraformCPU }).Seconds(),
-				mean(runs, func(r settledRun) time.Duration { return r.usage.cpu }).Seconds(), stateBytes[b.name])
+				m.wall.Seconds(), m.wall.Seconds()/floor.wall.Seconds(), m.requests, mean(runs, func(r scalingRun) time.Duration { return r.cliCPU }).Seconds(),
+				mean(runs, func(r scalingRun) time.Duration { return r.usage.cpu }).Seconds(), stateBytes[b.name])
 		}
 	}
 	out.WriteString("\n")
@@ -90,11 +83,11 @@ func benchSettledJobs(t *testing.T, pluginDir string) string {
 
 // runSettledRounds runs command rounds times for every build in turn (destroy once: it empties
 // the state), and returns each build's runs.
-func runSettledRounds(builds []*settledBuild, srv *emulator.Server, command []string, rounds int) map[string][]settledRun {
+func runSettledRounds(builds []*settledBuild, srv *emulator.Server, command []string, rounds int) map[string][]scalingRun {
 	if command[0] == "destroy" {
 		rounds = 1
 	}
-	times := map[string][]settledRun{}
+	times := map[string][]scalingRun{}
 	for range rounds {
 		for _, b := range builds {
 			args := append(append(slices.Clone(command), "-input=false", "-no-color"), b.vars...)
@@ -103,43 +96,20 @@ func runSettledRounds(builds []*settledBuild, srv *emulator.Server, command []st
 			if b.pluginDir != "" {
 				server, exe = srv, filepath.Join(b.pluginDir, "terraform-provider-svc")
 			}
-			times[b.name] = append(times[b.name], runTimed(b.tf, server, exe, args))
+			times[b.name] = append(times[b.name], runMeasured(b.tf, server, exe, args))
 		}
 	}
 	return times
 }
 
-// runTimed is runMeasured with the CPU time of the Terraform process itself.
-func runTimed(tf *terraformCLI, srv *emulator.Server, exe string, args []string) settledRun {
-	before := 0
-	if srv != nil {
-		before = requestsTotal(srv)
-	}
-	watch := func() pluginUsage { return pluginUsage{} }
-	if exe != "" {
-		watch = watchPlugin(exe)
-	}
-	cmd, out := tf.command(args...)
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		tf.t.Fatalf("terraform %v: %v\n%s", args, err, out)
-	}
-	r := settledRun{wall: time.Since(start), usage: watch(),
-		terraformCPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()}
-	if srv != nil {
-		r.requests = requestsTotal(srv) - before
-	}
-	return r
-}
-
 // median is the run of median wall time.
-func median(runs []settledRun) settledRun {
+func median(runs []scalingRun) scalingRun {
 	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b settledRun) int { return int(a.wall - b.wall) })
+	slices.SortFunc(s, func(a, b scalingRun) int { return int(a.wall - b.wall) })
 	return s[len(s)/2]
 }
 
-func mean(runs []settledRun, of func(settledRun) time.Duration) time.Duration {
+func mean(runs []scalingRun, of func(scalingRun) time.Duration) time.Duration {
 	var sum time.Duration
 	for _, r := range runs {
 		sum += of(r)
