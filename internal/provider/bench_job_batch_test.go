@@ -68,7 +68,7 @@ resource "svc_job_batch" "many" {
     "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 0, steps = %d, denoise = 0.5 } }
     "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "job" } }
   })
-  rows          = tomap({ for i in local.ids : "row-${i}" => { "2" = { seed = i } } })
+  rows          = { for i in local.ids : "row-${i}" => { "2" = { seed = i } } }
   max_in_flight = %d
 }
 `, steps, maxInFlight)

@@ -27,6 +27,15 @@ type batchRowInput struct {
 // } }`) against the template and returns the rows sorted by key. Any row that names a node the
 // template lacks, or is not shaped as an object of objects, is an error naming the row.
 func batchRowInputs(template string, rows tftypes.Value) ([]batchRowInput, error) {
+	raw, err := goValueOf(rows)
+	if err != nil {
+		return nil, fmt.Errorf("rows: %w", err)
+	}
+	return batchRowInputsOf(template, raw)
+}
+
+// batchRowInputsOf is batchRowInputs of rows as plain Go values (goValueOf).
+func batchRowInputsOf(template string, rows any) ([]batchRowInput, error) {
 	byKey, err := batchRowOverrides(rows)
 	if err != nil {
 		return nil, err
@@ -62,14 +71,10 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// batchRowOverrides converts rows into each row's overrides: node id to input name to a plain Go
-// value that encodes to the equivalent JSON.
-func batchRowOverrides(rows tftypes.Value) (map[string]map[string]map[string]any, error) {
-	raw, err := goValueOf(rows)
-	if err != nil {
-		return nil, fmt.Errorf("rows: %w", err)
-	}
-	byKey, ok := raw.(map[string]any)
+// batchRowOverrides converts rows, as plain Go values, into each row's overrides: node id to
+// input name to a plain Go value that encodes to the equivalent JSON.
+func batchRowOverrides(rows any) (map[string]map[string]map[string]any, error) {
+	byKey, ok := rows.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("rows must be a map of row key to an object of node id to an object of inputs, as { sku1 = { \"6\" = { text = \"a cat\" } } }")
 	}

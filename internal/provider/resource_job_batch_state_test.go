@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // pluginProtocolMaxMessage is the largest message the plugin protocol carries between Terraform
@@ -124,10 +127,7 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prop, err := tfprotov6.NewDynamicValue(typ, proposed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prop := proposedAsTerraformSends(t, encoded, proposed)
 	start := time.Now()
 	resp, err := server.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
 		TypeName: "svc_job_batch", PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private,
@@ -167,7 +167,7 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
-	prop, _ := tfprotov6.NewDynamicValue(typ, proposed)
+	prop := proposedAsTerraformSends(t, encoded, proposed)
 	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
 	// Over no framework at all: a call it passed on would panic.
@@ -197,5 +197,112 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 		if err != nil || len(destroy.Diagnostics) > 0 || !decode(destroy.NewState).IsNull() {
 			t.Fatalf("%T: destroy %v %+v", s, err, destroy)
 		}
+	}
+}
+
+// proposedAsTerraformSends is the proposed new state of a batch as Terraform encodes it: the
+// prior state's encoding with the attributes that differ in place. Terraform encodes equal
+// values alike (map keys sorted), which tftypes, encoding a map in Go's order, does not.
+func proposedAsTerraformSends(t testing.TB, prior tfprotov6.DynamicValue, proposed tftypes.Value) tfprotov6.DynamicValue {
+	t.Helper()
+	typ := proposed.Type().(tftypes.Object)
+	priorValue, err := prior.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _, ok := msgpackObjectFields(prior.MsgPack)
+	var priorAttrs, attrs map[string]tftypes.Value
+	if !ok || priorValue.As(&priorAttrs) != nil || proposed.As(&attrs) != nil {
+		t.Fatal("not an object")
+	}
+	for name, v := range attrs {
+		if v.Equal(priorAttrs[name]) {
+			continue
+		}
+		one := tftypes.Object{AttributeTypes: map[string]tftypes.Type{name: typ.AttributeTypes[name]}}
+		encoded, err := tfprotov6.NewDynamicValue(one, tftypes.NewValue(one, map[string]tftypes.Value{name: v}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone, _, _ := msgpackObjectFields(encoded.MsgPack)
+		fields[name] = alone[name]
+	}
+	var b bytes.Buffer
+	enc := msgpack.NewEncoder(&b)
+	if err := enc.EncodeMapLen(len(fields)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if err := enc.EncodeString(name); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(fields[name])
+	}
+	got, err := (&tfprotov6.DynamicValue{MsgPack: b.Bytes()}).Unmarshal(typ)
+	if err != nil || !got.Equal(proposed) {
+		t.Fatalf("the proposed state re-encoded reads otherwise (%v)", err)
+	}
+	return tfprotov6.DynamicValue{MsgPack: b.Bytes()}
+}
+
+// The settled-batch plan answers only when nothing changes: anything else goes to the framework.
+func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
+	t.Parallel()
+	state, config, proposed, private := batchStateValue(t, 3)
+	typ := state.Type().(tftypes.Object)
+	encoded, err := tfprotov6.NewDynamicValue(typ, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(v tftypes.Value, name string, attr tftypes.Value) tftypes.Value {
+		var attrs map[string]tftypes.Value
+		if err := v.As(&attrs); err != nil {
+			t.Fatal(err)
+		}
+		attrs = mapsClone(attrs)
+		attrs[name] = attr
+		return tftypes.NewValue(typ, attrs)
+	}
+	// rows as tomap() gives them: { key = { node = { input = value } } }, a map of maps of maps.
+	inputsType := tftypes.Map{ElementType: tftypes.String}
+	nodesType := tftypes.Map{ElementType: inputsType}
+	rowsMap := func(text string) tftypes.Value {
+		rows := map[string]tftypes.Value{}
+		for i := range 3 {
+			t := fmt.Sprintf("a product photo of item %d on white", i)
+			if i == 1 {
+				t = text
+			}
+			rows[fmt.Sprintf("sku-%05d", i)] = tftypes.NewValue(nodesType, map[string]tftypes.Value{
+				"6": tftypes.NewValue(inputsType, map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, t)})})
+		}
+		return tftypes.NewValue(tftypes.Map{ElementType: nodesType}, rows)
+	}
+	tests := []struct {
+		name             string
+		config, proposed tftypes.Value
+		planned          bool
+	}{
+		{"nothing changes", config, proposed, true},
+		{"the rows as a map", with(config, "rows", rowsMap("a product photo of item 1 on white")), with(proposed, "rows", rowsMap("a product photo of item 1 on white")), true},
+		{"a row changes", with(config, "rows", rowsMap("another text")), with(proposed, "rows", rowsMap("another text")), false},
+		{"a setting changes", with(config, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), with(proposed, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), false},
+		{"a default the state does not hold", config, with(proposed, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), false},
+		{"rows unknown", with(config, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)), with(proposed, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := tfprotov6.NewDynamicValue(typ, tt.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prop := proposedAsTerraformSends(t, encoded, tt.proposed)
+			planned := newJobBatchServer(nil).(*jobBatchServer).plansNoChange(&tfprotov6.PlanResourceChangeRequest{
+				TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
+			if (planned != nil) != tt.planned {
+				t.Fatalf("planned %v, want %v", planned != nil, tt.planned)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -96,38 +97,59 @@ func (s *jobBatchServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 // plansNoChange is the plan the framework would answer when it is the prior state unchanged
 // (rows null) or the destruction Terraform proposes, by the rules in jobBatchServer's comment;
 // nil when it may be anything else.
+//
+// Only the prior state is decoded: the proposed state is compared with it encoding by encoding,
+// and of the configuration only which defaulted attributes are null and the rows are read,
+// the rows without building their type (an object of 10,000 attributes when they come from a
+// for expression). Whatever these shortcuts cannot settle goes to the framework.
 func (s *jobBatchServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.DynamicValue {
-	prior, ok := s.decode(req.PriorState)
-	if !ok || prior == nil {
-		return nil
-	}
-	proposed, ok := s.decode(req.ProposedNewState)
+	proposed, destroy, ok := msgpackObjectFields(msgpackOf(req.ProposedNewState))
 	switch {
 	case !ok:
 		return nil
-	case proposed == nil:
-		return req.ProposedNewState // destroy
+	case destroy:
+		if prior, ok := s.decode(req.PriorState); !ok || prior == nil {
+			return nil
+		}
+		return req.ProposedNewState
 	}
-	config, ok := s.decode(req.Config)
-	if !ok || config == nil {
+	priorFields, _, ok := msgpackObjectFields(msgpackOf(req.PriorState))
+	if !ok || len(priorFields) != len(proposed) {
 		return nil
 	}
 	for name, v := range proposed {
 		// rows is write-only: Terraform proposes the configured rows, which plan and state
 		// never hold. Every other attribute is the prior one.
-		if name != "rows" && !v.Equal(prior[name]) {
+		if name != "rows" && !bytes.Equal(v, priorFields[name]) {
 			return nil
 		}
+	}
+	config, null, ok := msgpackObjectFields(msgpackOf(req.Config))
+	if !ok || null {
+		return nil
+	}
+	prior, ok := s.decode(req.PriorState)
+	if !ok || prior == nil {
+		return nil
 	}
 	for name, def := range s.defaults {
-		if config[name].IsNull() && !prior[name].Equal(def) {
+		if isMsgpackNull(config[name]) && !prior[name].Equal(def) {
 			return nil
 		}
 	}
-	if !prior["rows"].IsNull() || !batchSettled(prior, config["rows"], privateBatchBook(req.PriorPrivate)) {
+	rows, ok := msgpackDynamicGoValue(config["rows"])
+	if !ok || !prior["rows"].IsNull() || !batchSettled(prior, rows, privateBatchBook(req.PriorPrivate)) {
 		return nil
 	}
 	return req.PriorState
+}
+
+// msgpackOf is a value's MessagePack encoding; nil when Terraform sent it otherwise.
+func msgpackOf(v *tfprotov6.DynamicValue) []byte {
+	if v == nil {
+		return nil
+	}
+	return v.MsgPack
 }
 
 // privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
@@ -141,13 +163,10 @@ func privateBatchBook(private []byte) batchBook {
 }
 
 // batchSettled reports whether a batch has nothing for an apply to do with the configured
-// rows, as ModifyPlan decides it: every configured row has a result, every result a configured
+// rows (as plain Go values), as ModifyPlan decides it: every configured row has a result, every result a configured
 // row, and no row is to be run, waited for or downloaded again.
-func batchSettled(prior map[string]tftypes.Value, rows tftypes.Value, book batchBook) bool {
-	if !rows.IsFullyKnown() || rows.IsNull() {
-		return false
-	}
-	inputs, err := batchRowInputs(stringAttr(prior, "workflow"), rows)
+func batchSettled(prior map[string]tftypes.Value, rows any, book batchBook) bool {
+	inputs, err := batchRowInputsOf(stringAttr(prior, "workflow"), rows)
 	if err != nil {
 		return false // the framework's path reports it
 	}

@@ -1,0 +1,193 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// msgpackNil is the MessagePack encoding of a null value.
+const msgpackNil = 0xc0
+
+func isMsgpackNull(raw []byte) bool {
+	return len(raw) == 1 && raw[0] == msgpackNil
+}
+
+// msgpackObjectFields splits the MessagePack encoding of an object value, as Terraform sends
+// it, into each attribute's encoding, without decoding them. null is true for a null object;
+// ok is false when raw is not the encoding of an object.
+//
+// Terraform encodes every value of one type the same way (attributes and map keys in sorted
+// order), so two attributes with equal encodings hold equal values; unequal encodings prove
+// nothing, and whoever compares them must then decode them.
+func msgpackObjectFields(raw []byte) (fields map[string][]byte, null, ok bool) {
+	if isMsgpackNull(raw) {
+		return nil, true, true
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(raw))
+	n, err := dec.DecodeMapLen()
+	if err != nil || n < 0 {
+		return nil, false, false
+	}
+	fields = make(map[string][]byte, n)
+	for range n {
+		name, err := dec.DecodeString()
+		if err != nil {
+			return nil, false, false
+		}
+		value, err := dec.DecodeRaw()
+		if err != nil {
+			return nil, false, false
+		}
+		fields[name] = value
+	}
+	return fields, false, true
+}
+
+// msgpackDynamicGoValue reads the MessagePack encoding of a known, non-null value of a dynamic
+// attribute (its type as JSON, then the value) into the plain Go values goValueOf gives for it,
+// reading the type as plain JSON rather than building it (for rows written as a for
+// expression, an object type of as many attributes as rows). ok is false for a null or unknown
+// value and for any value it cannot read as goValueOf would.
+func msgpackDynamicGoValue(raw []byte) (v any, ok bool) {
+	dec := msgpack.NewDecoder(bytes.NewReader(raw))
+	if n, err := dec.DecodeArrayLen(); err != nil || n != 2 {
+		return nil, false
+	}
+	typeJSON, err := dec.DecodeBytes()
+	if err != nil {
+		return nil, false
+	}
+	var typ any
+	if json.Unmarshal(typeJSON, &typ) != nil {
+		return nil, false
+	}
+	decoded, err := dec.DecodeInterface()
+	if err != nil || decoded == nil {
+		return nil, false // an unknown value is an extension no decoder knows
+	}
+	return typedGoValue(decoded, typ)
+}
+
+// typedGoValue is a decoded MessagePack value of type typ (Terraform's JSON spelling of a type:
+// "string", "number", "bool", ["list", T], ["set", T], ["map", T], ["object", {name: T}],
+// ["tuple", [T...]]) as goValueOf gives it. Numbers come in whatever Go type the encoding sized
+// them to, or as a string when neither an int64 nor a float64 holds them exactly; they become
+// what jsonNumber makes of them.
+func typedGoValue(v any, typ any) (any, bool) {
+	if v == nil {
+		return nil, true
+	}
+	switch typ := typ.(type) {
+	case string:
+		return primitiveGoValue(v, typ)
+	case []any:
+		if len(typ) < 2 {
+			return nil, false
+		}
+		kind, _ := typ[0].(string)
+		return collectionGoValue(v, kind, typ[1])
+	}
+	return nil, false
+}
+
+func primitiveGoValue(v any, typ string) (any, bool) {
+	switch typ {
+	case "string":
+		s, ok := v.(string)
+		return s, ok
+	case "bool":
+		b, ok := v.(bool)
+		return b, ok
+	case "number":
+		f, ok := bigFloatOf(v)
+		if !ok {
+			return nil, false
+		}
+		return jsonNumber(f), true
+	}
+	return nil, false
+}
+
+func collectionGoValue(v any, kind string, elem any) (any, bool) {
+	switch kind {
+	case "list", "set", "tuple":
+		elems, ok := v.([]any)
+		if !ok {
+			return nil, false
+		}
+		tupleTypes, _ := elem.([]any)
+		if kind == "tuple" && len(tupleTypes) != len(elems) {
+			return nil, false
+		}
+		for i, e := range elems {
+			et := elem
+			if kind == "tuple" {
+				et = tupleTypes[i]
+			}
+			if elems[i], ok = typedGoValue(e, et); !ok {
+				return nil, false
+			}
+		}
+		return elems, true
+	case "map", "object":
+		attrs, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		attrTypes, _ := elem.(map[string]any)
+		for name, e := range attrs {
+			et := elem
+			if kind == "object" {
+				if et, ok = attrTypes[name]; !ok {
+					return nil, false
+				}
+			}
+			if attrs[name], ok = typedGoValue(e, et); !ok {
+				return nil, false
+			}
+		}
+		return attrs, true
+	}
+	return nil, false
+}
+
+// bigFloatOf is a decoded MessagePack number as tftypes reads it.
+func bigFloatOf(v any) (*big.Float, bool) {
+	switch v := v.(type) {
+	case int8:
+		return new(big.Float).SetInt64(int64(v)), true
+	case int16:
+		return new(big.Float).SetInt64(int64(v)), true
+	case int32:
+		return new(big.Float).SetInt64(int64(v)), true
+	case int64:
+		return new(big.Float).SetInt64(v), true
+	case uint8:
+		return new(big.Float).SetUint64(uint64(v)), true
+	case uint16:
+		return new(big.Float).SetUint64(uint64(v)), true
+	case uint32:
+		return new(big.Float).SetUint64(uint64(v)), true
+	case uint64:
+		return new(big.Float).SetUint64(v), true
+	case float32:
+		return bigFloatOfFloat(float64(v))
+	case float64:
+		return bigFloatOfFloat(v)
+	case string:
+		f, _, err := big.ParseFloat(v, 10, 512, big.ToNearestEven)
+		return f, err == nil
+	}
+	return nil, false
+}
+
+func bigFloatOfFloat(f float64) (*big.Float, bool) {
+	if math.IsNaN(f) { // no Terraform number; big.NewFloat would panic
+		return nil, false
+	}
+	return big.NewFloat(f), true
+}
