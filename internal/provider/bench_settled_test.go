@@ -29,7 +29,8 @@ type settledBuild struct {
 // of the git revision SVC_BENCH_BASE_REF (say main) when set. Each command runs for every build
 // in turn, SVC_BENCH_ROUNDS times (default 3), so that the load of the machine falls on all
 // alike; the table gives each build's median wall time, and the CPU time of Terraform and of
-// the provider's plugin processes, which the load disturbs less.
+// the provider's plugin processes, which the load disturbs less. SVC_BENCH_SETTLED_DESTROY=0
+// leaves out the destroy (a minute per build).
 func benchSettledJobs(t *testing.T, pluginDir string) string {
 	n, rounds := benchEnvInt("SVC_BENCH_SETTLED_N", 1000), benchEnvInt("SVC_BENCH_ROUNDS", 3)
 	srv := newTestServer(t, emulator.Options{Workers: 8})
@@ -66,6 +67,9 @@ func benchSettledJobs(t *testing.T, pluginDir string) string {
 		n, testServerMode(t), rounds, loadAverage())
 	out.WriteString("| command | build | wall | vs `terraform_data` | requests | Terraform CPU | provider CPU | state per resource |\n|---|---|---|---|---|---|---|---|\n")
 	commands := [][]string{{"plan"}, {"plan", "-refresh=false"}, {"destroy", "-auto-approve"}}
+	if os.Getenv("SVC_BENCH_SETTLED_DESTROY") == "0" {
+		commands = commands[:2]
+	}
 	for _, command := range commands {
 		times := runSettledRounds(builds, srv, command, rounds)
 		floor := median(times["`terraform_data`"])

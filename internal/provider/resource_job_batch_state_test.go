@@ -306,3 +306,58 @@ func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
 		})
 	}
 }
+
+// A batch's state of the current schema version goes back as Terraform sent it, and reads as
+// the framework's upgrade of it; one with an attribute the schema lacks, or of another version,
+// is the framework's to upgrade.
+func TestBatchStateOfTheCurrentVersionGoesBackAsSent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	layered := newJobBatchServer(providerserver.NewProtocol6(newSvcProvider("test", time.Now))()).(*jobBatchServer)
+	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
+	state := map[string]any{"id": "0b0e6c0e-6a43-4c1b-9d61-3b0f3f1e2c11", "workflow": `{"6":{"class_type":"SaveText","inputs":{}}}`,
+		"rows": nil, "max_in_flight": 16, "cancel_on_destroy": true, "rerun_failed": false, "output_dir": nil,
+		"partner_api_key_wo": nil, "timeouts": nil, "succeeded": 1, "failed": 0,
+		"results": map[string]any{"a": map[string]any{"id": "8d3f1c2e-0000-4000-8000-000000000000", "status": "succeeded",
+			"outputs": map[string]any{"6": []string{"a0c4e7f1-0000-4000-8000-000000000000"}}, "error": nil}}}
+	current, err := json.Marshal(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state["progress"] = nil
+	stray, _ := json.Marshal(state)
+	tests := []struct {
+		name    string
+		version int64
+		state   []byte
+		asSent  bool
+	}{
+		{"current", layered.version, current, true},
+		{"an attribute the schema lacks", layered.version, stray, false},
+		{"another version", layered.version + 1, current, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &tfprotov6.UpgradeResourceStateRequest{TypeName: jobBatchTypeName, Version: tt.version, RawState: &tfprotov6.RawState{JSON: tt.state}}
+			if got := stateAsSent(req, layered.version, layered.typ); (got != nil) != tt.asSent {
+				t.Fatalf("handed back as sent: %v, want %v", got != nil, tt.asSent)
+			}
+			if !tt.asSent {
+				return
+			}
+			ours, err := layered.UpgradeResourceState(ctx, req)
+			if err != nil || len(ours.Diagnostics) > 0 || !bytes.Equal(ours.UpgradedState.JSON, tt.state) {
+				t.Fatalf("ours: %v %+v", err, ours)
+			}
+			theirs, err := framework.UpgradeResourceState(ctx, req)
+			if err != nil || len(theirs.Diagnostics) > 0 {
+				t.Fatalf("framework: %v %+v", err, theirs)
+			}
+			a, errA := ours.UpgradedState.Unmarshal(layered.typ)
+			b, errB := theirs.UpgradedState.Unmarshal(layered.typ)
+			if errA != nil || errB != nil || !a.Equal(b) {
+				t.Fatalf("ours %v (%v), the framework's %v (%v)", a, errA, b, errB)
+			}
+		})
+	}
+}

@@ -32,7 +32,8 @@ const jobBatchTypeName = "svc_job_batch"
 //     removes the downloaded files.
 //
 // It also hands back a state of the current schema version as Terraform sent it
-// (UpgradeResourceState), as settledJobServer does for svc_job.
+// (UpgradeResourceState, stateAsSent): the framework decodes and re-encodes all of it, three
+// times per destroy, to return the same value.
 type jobBatchServer struct {
 	tfprotov6.ProviderServer
 	typ      tftypes.Type
@@ -69,11 +70,33 @@ func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]tft
 }
 
 func (s *jobBatchServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	if req.TypeName != jobBatchTypeName || req.Version != s.version || req.RawState == nil ||
-		len(req.RawState.JSON) == 0 || len(req.RawState.Flatmap) > 0 {
-		return s.ProviderServer.UpgradeResourceState(ctx, req)
+	if req.TypeName == jobBatchTypeName {
+		if resp := stateAsSent(req, s.version, s.typ); resp != nil {
+			return resp, nil
+		}
 	}
-	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}, nil
+	return s.ProviderServer.UpgradeResourceState(ctx, req)
+}
+
+// stateAsSent hands back a state of the resource's current schema version (of type typ) as
+// Terraform sent it, when the framework's upgrade would only re-encode it: it is JSON, and each
+// of its attributes is one the schema has (the framework drops any other; Terraform would refuse
+// it). nil when the framework must upgrade it.
+func stateAsSent(req *tfprotov6.UpgradeResourceStateRequest, version int64, typ tftypes.Type) *tfprotov6.UpgradeResourceStateResponse {
+	object, ok := typ.(tftypes.Object)
+	if !ok || req.Version != version || req.RawState == nil || len(req.RawState.JSON) == 0 || len(req.RawState.Flatmap) > 0 {
+		return nil
+	}
+	var attrs map[string]json.RawMessage
+	if json.Unmarshal(req.RawState.JSON, &attrs) != nil {
+		return nil
+	}
+	for name := range attrs {
+		if _, ok := object.AttributeTypes[name]; !ok {
+			return nil
+		}
+	}
+	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &tfprotov6.DynamicValue{JSON: req.RawState.JSON}}
 }
 
 func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
