@@ -11,7 +11,7 @@ resource "svc_job_batch" "products" {
     }
   }
 
-  max_in_flight = 32                   # keep the service's workers busy
+  max_in_flight = 64                   # above the jobs the service runs at once (here 32)
   output_dir    = "${path.module}/out" # out/<sku>/<file name>, verified by hash
   rerun_failed  = false                # set true to run the failed rows again, and nothing else
 
