@@ -131,7 +131,7 @@ func (s *jobBatchServer) plansNoChange(req *tfprotov6.PlanResourceChangeRequest)
 	case !ok:
 		return nil
 	case destroy:
-		if prior, ok := s.decode(req.PriorState); !ok || prior == nil {
+		if prior := msgpackOf(req.PriorState); len(prior) == 0 || isMsgpackNull(prior) {
 			return nil
 		}
 		return req.ProposedNewState
