@@ -27,6 +27,8 @@ import (
 // SVC_BENCH_BATCH_BASELINE=<git ref> (main, say) replaces the first part by the apply alone, of
 // the ref's build and of this tree's, interleaved SVC_BENCH_BATCH_ROUNDS times (default 1), each
 // on a server of its own, with the apply's timeline as the server saw it.
+// SVC_BENCH_BATCH_SETTLED_BASELINE=<git ref> adds the plan and the destroy of one finished batch
+// of SVC_BENCH_BATCH_N rows by the ref's build and this tree's, in turn on the same state.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -41,6 +43,9 @@ func TestBenchJobBatch(t *testing.T) {
 	}
 	if n := benchEnvInt("SVC_BENCH_BATCH_COMPARE_N", 3000); os.Getenv("SVC_BENCH_BATCH_COMPARE") != "0" {
 		b.WriteString(benchBatchVersusJobs(t, pluginDir, n))
+	}
+	if ref := os.Getenv("SVC_BENCH_BATCH_SETTLED_BASELINE"); ref != "" {
+		b.WriteString(benchBatchSettledVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
 	}
 	if os.Getenv("SVC_BENCH_BATCH_INSTANT") == "1" {
 		b.WriteString(benchBatchInstant(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
@@ -119,19 +124,26 @@ func benchBatchLarge(t *testing.T, pluginDir string, n int) string {
 // (default 3), each on the state the apply left: a destroy's state is put back after it.
 func runSettledBatch(t *testing.T, tf *terraformCLI, srv *emulator.Server, exe string, args []string) []scalingRun {
 	t.Helper()
+	var runs []scalingRun
+	for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
+		runs = append(runs, runOnState(t, tf, srv, exe, args))
+	}
+	return runs
+}
+
+// runOnState runs a command once on the state the directory holds, and puts that state back.
+func runOnState(t *testing.T, tf *terraformCLI, srv *emulator.Server, exe string, args []string) scalingRun {
+	t.Helper()
 	statePath := filepath.Join(tf.dir, "terraform.tfstate")
 	state, err := os.ReadFile(statePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []scalingRun
-	for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
-		runs = append(runs, runMeasured(tf, srv, exe, args))
-		if err := os.WriteFile(statePath, state, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	run := runMeasured(tf, srv, exe, args)
+	if err := os.WriteFile(statePath, state, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	return runs
+	return run
 }
 
 // slowest is the run of longest wall time.
@@ -247,4 +259,38 @@ func benchBatchInstant(t *testing.T, pluginDir string, n int) string {
 	}
 	fmt.Fprintf(&b, "\nState file after the apply: %d bytes; the plan found no change (exit code 0).\n\n", stateBytes)
 	return b.String()
+}
+
+// benchBatchSettledVersus plans and destroys one finished batch of n rows (jobs that finish at
+// once, applied by this tree's build) with the ref's build and this tree's, in turn,
+// SVC_BENCH_BATCH_SETTLED_ROUNDS times each, every run on the state the apply left.
+func benchBatchSettledVersus(t *testing.T, ref, pluginDir string, n int) string {
+	srv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+	tf := newBinaryTerraform(t, pluginDir)
+	writeBatchConfig(t, tf.dir, 1, 64)
+	vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
+	runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), append([]string{"apply", "-auto-approve"}, vars...))
+	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan and destroy of one finished batch of %d rows, each build in turn on the same state; load average before: %s\n\n", n, loadAverage())
+	b.WriteString("| command | build | runs (wall) | median | requests | provider CPU | CLI CPU |\n|---|---|---|---|---|---|---|\n")
+	for _, cmd := range [][]string{{"plan", "-detailed-exitcode"}, {"destroy", "-auto-approve"}} {
+		runs := map[string][]scalingRun{}
+		for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
+			for _, build := range builds {
+				bt := newBinaryTerraformIn(t, build.dir, tf.dir)
+				runs[build.name] = append(runs[build.name], runOnState(t, bt, srv, filepath.Join(build.dir, "terraform-provider-svc"), append(cmd, vars...)))
+			}
+		}
+		for _, build := range builds {
+			var walls []string
+			for _, r := range runs[build.name] {
+				walls = append(walls, fmt.Sprintf("%.2f", r.wall.Seconds()))
+			}
+			m := median(runs[build.name])
+			fmt.Fprintf(&b, "| %s | %s | %s s | %.2f s | %d | %.2f s | %.2f s |\n", cmd[0], build.name, strings.Join(walls, ", "),
+				m.wall.Seconds(), m.requests, m.usage.cpu.Seconds(), m.cliCPU.Seconds())
+		}
+	}
+	return b.String() + "\n"
 }

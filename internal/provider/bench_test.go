@@ -351,8 +351,14 @@ func goBuild(t *testing.T, pkg, bin string) {
 // terraform init: with dev_overrides it is neither needed nor possible offline).
 func newBinaryTerraform(t *testing.T, pluginDir string) *terraformCLI {
 	t.Helper()
-	dir := t.TempDir()
-	rc := filepath.Join(dir, "terraform.rc")
+	return newBinaryTerraformIn(t, pluginDir, t.TempDir())
+}
+
+// newBinaryTerraformIn is newBinaryTerraform working in dir, whose configuration and state
+// another terraformCLI may have written.
+func newBinaryTerraformIn(t *testing.T, pluginDir, dir string) *terraformCLI {
+	t.Helper()
+	rc := filepath.Join(t.TempDir(), "terraform.rc")
 	cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n", providerAddress(), pluginDir)
 	if err := os.WriteFile(rc, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
