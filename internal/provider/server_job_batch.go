@@ -185,9 +185,9 @@ func privateBatchBook(private []byte) batchBook {
 	return decodeBatchBook(keys[batchBookKey])
 }
 
-// batchSettled reports whether a batch has nothing for an apply to do with the configured
-// rows (as plain Go values), as ModifyPlan decides it: every configured row has a result, every result a configured
-// row, and no row is to be run, waited for or downloaded again.
+// batchSettled reports whether a batch has nothing for an apply to do with the configured rows
+// (as plain Go values), as ModifyPlan decides it: every configured row has a result, every
+// result a configured row, and no row is to be run, waited for or downloaded again.
 func batchSettled(prior map[string]tftypes.Value, rows any, book batchBook) bool {
 	inputs, err := batchRowInputsOf(stringAttr(prior, "workflow"), rows)
 	if err != nil {

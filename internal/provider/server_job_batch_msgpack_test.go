@@ -41,6 +41,8 @@ func TestMsgpackDynamicGoValueReadsAsGoValueOf(t *testing.T) {
 			"none": tftypes.NewValue(tftypes.String, nil), "tags": tftypes.NewValue(strings, []tftypes.Value{str("a"), str("b")}),
 			"set": tftypes.NewValue(tftypes.Set{ElementType: tftypes.Number}, []tftypes.Value{num("1"), num("2")}),
 			"ref": tftypes.NewValue(tftypes.Tuple{ElementTypes: []tftypes.Type{tftypes.String, tftypes.Number}}, []tftypes.Value{str("1"), num("0")})})}), true},
+		{"empty collections", inputs(map[string]tftypes.Value{"2": inputs(map[string]tftypes.Value{"tags": tftypes.NewValue(strings, []tftypes.Value{}),
+			"none": tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{})})}), true},
 		{"a map of rows (tomap)", tftypes.NewValue(tftypes.Map{ElementType: tftypes.Map{ElementType: tftypes.String}},
 			map[string]tftypes.Value{"a": tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{"text": str("5")})}), true},
 		// Terraform spells as a string a number that neither an int64 nor a float64 holds
