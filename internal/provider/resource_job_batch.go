@@ -66,7 +66,9 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"whose outcome is unknown is reported with its key and never resent under a new one (state keeps that key); every job id reaches state as " +
 	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
 	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
-	"batch sends no request.\n\n" +
+	"batch sends no request. `terraform destroy` first refreshes the batch with a whole plan, which for a batch whose " +
+	"rows have ended changes nothing: `terraform destroy -refresh=false` skips it, and at 10,000 rows takes about half " +
+	"the time (a row still running is canceled all the same, from state).\n\n" +
 	"No row's outcome taints the batch: failed rows, unknown outcomes, a create timeout and Ctrl-C are warnings (the " +
 	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
 	"`lifecycle { postcondition { condition = self.failed == 0 } }`. `rerun_failed = true` submits the failed rows " +
