@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -155,39 +156,21 @@ func collectionGoValue(v any, kind string, elem any) (any, bool) {
 	return nil, false
 }
 
-// bigFloatOf is a decoded MessagePack number as tftypes reads it.
+// bigFloatOf is a decoded MessagePack number as tftypes reads it: the decoder gives each in the
+// Go type the encoding sized it to, or as a string when neither an int64 nor a float64 holds it.
 func bigFloatOf(v any) (*big.Float, bool) {
-	switch v := v.(type) {
-	case int8:
-		return new(big.Float).SetInt64(int64(v)), true
-	case int16:
-		return new(big.Float).SetInt64(int64(v)), true
-	case int32:
-		return new(big.Float).SetInt64(int64(v)), true
-	case int64:
-		return new(big.Float).SetInt64(v), true
-	case uint8:
-		return new(big.Float).SetUint64(uint64(v)), true
-	case uint16:
-		return new(big.Float).SetUint64(uint64(v)), true
-	case uint32:
-		return new(big.Float).SetUint64(uint64(v)), true
-	case uint64:
-		return new(big.Float).SetUint64(v), true
-	case float32:
-		return bigFloatOfFloat(float64(v))
-	case float64:
-		return bigFloatOfFloat(v)
-	case string:
-		f, _, err := big.ParseFloat(v, 10, 512, big.ToNearestEven)
+	if s, ok := v.(string); ok {
+		f, _, err := big.ParseFloat(s, 10, 512, big.ToNearestEven)
 		return f, err == nil
 	}
-	return nil, false
-}
-
-func bigFloatOfFloat(f float64) (*big.Float, bool) {
-	if math.IsNaN(f) { // no Terraform number; big.NewFloat would panic
-		return nil, false
+	rv := reflect.ValueOf(v)
+	switch {
+	case rv.CanInt():
+		return new(big.Float).SetInt64(rv.Int()), true
+	case rv.CanUint():
+		return new(big.Float).SetUint64(rv.Uint()), true
+	case rv.CanFloat() && !math.IsNaN(rv.Float()): // NaN is no Terraform number; big.NewFloat would panic
+		return big.NewFloat(rv.Float()), true
 	}
-	return big.NewFloat(f), true
+	return nil, false
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"math"
 	"math/big"
 	"reflect"
 	"testing"
@@ -95,5 +96,30 @@ func TestMsgpackObjectFields(t *testing.T) {
 	}
 	if _, _, ok := msgpackObjectFields([]byte{0x92, 0x01, 0x02}); ok {
 		t.Fatal("an array read as an object")
+	}
+}
+
+// A number read from the encoding is what tftypes reads; NaN, which no Terraform number is, is
+// refused rather than handed to big.NewFloat (which panics on it).
+func TestBigFloatOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   any
+		want string // "" when refused
+	}{
+		{int8(-7), "-7"}, {uint16(300), "300"}, {int64(9007199254740993), "9.007199254740993e+15"},
+		{uint64(18446744073709551615), "1.8446744073709551615e+19"}, {float32(0.5), "0.5"}, {float64(1e300), "1e+300"},
+		{"0.1", "0.1"}, {math.NaN(), ""}, {true, ""}, {"x", ""},
+	}
+	for _, tt := range tests {
+		f, ok := bigFloatOf(tt.in)
+		if got := ""; ok {
+			got = f.Text('g', -1)
+			if got != tt.want {
+				t.Errorf("bigFloatOf(%#v) = %s, want %s", tt.in, got, tt.want)
+			}
+		} else if tt.want != "" {
+			t.Errorf("bigFloatOf(%#v) refused, want %s", tt.in, tt.want)
+		}
 	}
 }
