@@ -317,6 +317,37 @@ func TestAccJobBatch_removedRunningRowIsCanceled(t *testing.T) {
 	})
 }
 
+// `terraform destroy -refresh=false`, which the docs offer to halve a finished batch's destroy,
+// still cancels a row that runs: Delete works from the rows state holds, refreshed or not.
+func TestAccJobBatch_destroyWithoutRefreshCancelsRunningRow(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	// Generous mode, as in TestAccJobBatch_removedRunningRowIsCanceled: the short rows must be
+	// seen to end within the create timeout.
+	srv := newTestServer(t, emulator.Options{Mode: emulator.ModeGenerous, Workers: 4, StepDuration: 50 * time.Millisecond})
+	tf := newTerraformCLI(t, "")
+	cfg := batchConfig(srv, batchSamplerTemplate(1), `{ a = { "2" = { steps = 1 } }, slow = { "2" = { steps = 10000 } } }`,
+		`timeouts = { create = "2s" }`)
+	if err := os.WriteFile(filepath.Join(tf.dir, "main.tf"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tf.run("apply", "-auto-approve", "-input=false", "-no-color") // the slow row is left running: a warning
+	if state := tf.run("show", "-no-color"); !strings.Contains(state, `"running"`) {
+		t.Fatalf("the slow row does not run after the apply:\n%s", state)
+	}
+	reads, cancels := srv.Requests(emulator.OpGetJob), srv.Requests(emulator.OpCancelJob)
+	tf.run("destroy", "-refresh=false", "-auto-approve", "-input=false", "-no-color")
+	if n := srv.Requests(emulator.OpCancelJob) - cancels; n != 1 {
+		t.Errorf("%d cancels, want 1 (the running row's)", n)
+	}
+	if n := srv.Requests(emulator.OpGetJob) - reads; n < 1 {
+		t.Errorf("%d reads: the running row's job was not read before its cancel", n)
+	}
+	if state := tf.run("show", "-no-color"); strings.Contains(state, "svc_job_batch") {
+		t.Errorf("the batch is still in state:\n%s", state)
+	}
+}
+
 // output_dir: every output is downloaded to <dir>/<row>/<name> and verified; a file deleted
 // on disk is drift, downloaded again by asset id without running the row again.
 func TestAccJobBatch_outputDir(t *testing.T) {
