@@ -82,7 +82,7 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
 		}
-		if ctx.Err() != nil && last.status != 0 {
+		if (ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)) && last.status != 0 {
 			err = &waitEndedError{err: err, last: last}
 		}
 		err = fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)

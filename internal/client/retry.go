@@ -281,6 +281,35 @@ func (c *Client) untilDeadlineOn(comeBack func(*http.Response) bool, check retry
 	}
 }
 
+// attemptAnswerTime is the least time before the context's deadline that a resend of a "come
+// back later" request starts with. One started later is likely cut off before its answer: the
+// request may then have reached the service, and a submission the service's last answer had
+// settled ("nothing ran") would become one whose outcome is unknown.
+const attemptAnswerTime = 250 * time.Millisecond
+
+// errTooLateForAnAttempt ends a "come back later" wait when the next attempt would start too
+// close to the deadline (refuseAttemptTooLate). It is the deadline's doing, and says so to
+// errors.Is(err, context.DeadlineExceeded).
+var errTooLateForAnAttempt = tooLateError{}
+
+type tooLateError struct{}
+
+func (tooLateError) Error() string {
+	return "context deadline exceeded: too little time was left for another attempt to be answered"
+}
+
+func (tooLateError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// refuseAttemptTooLate is the PrepareRetry of the policies that resend "come back later"
+// requests until the deadline (untilDeadlineOn): it stops before an attempt that would start
+// less than attemptAnswerTime before the deadline.
+func refuseAttemptTooLate(req *http.Request) error {
+	if deadline, ok := req.Context().Deadline(); ok && time.Until(deadline) < attemptAnswerTime {
+		return errTooLateForAnAttempt
+	}
+	return nil
+}
+
 // comeBackAnswer is what untilDeadlineOn keeps of the last "come back later" answer.
 type comeBackAnswer struct {
 	status   int
@@ -367,8 +396,13 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 	case retryRouterInvoke:
 		check, retryMax = c.untilDeadlineOn(routerStillRunning, check, last), math.MaxInt32
 	}
+	var prepare retryablehttp.PrepareRetry
+	if p == retryJobSubmit || p == retryRouterInvoke {
+		prepare = refuseAttemptTooLate
+	}
 	return &retryablehttp.Client{
 		HTTPClient:   base,
+		PrepareRetry: prepare,
 		Logger:       nil, // logging goes through the hooks below, which redact
 		RetryWaitMin: c.retryWaitMin,
 		RetryWaitMax: c.retryWaitMax,

@@ -118,3 +118,41 @@ func TestBackoffFloor(t *testing.T) {
 		}
 	}
 }
+
+// A resend of a refused submission is not started when the deadline would cut it off before
+// its answer: the submission that the service's last answer settled ("not now, nothing ran")
+// stays settled, rather than becoming one that may have run. Here the wait after the first 429
+// ends 100 ms before the deadline, and the server takes 300 ms to answer.
+func TestSubmitNotResentTooCloseToTheDeadline(t *testing.T) {
+	t.Parallel()
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if posts.Add(1) > 1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"error":{"code":"queue_full","message":"the queue is full"}}`))
+	}))
+	defer srv.Close()
+	c, err := New(Config{Endpoint: srv.URL, RetryWaitMin: DefaultRetryWaitMin, RetryWaitMax: DefaultRetryWaitMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	c.backoffHook = func(time.Duration, time.Duration, int, *http.Response) time.Duration {
+		deadline, _ := ctx.Deadline()
+		return time.Until(deadline) - 100*time.Millisecond
+	}
+
+	_, err = c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+
+	if n := posts.Load(); n != 1 {
+		t.Errorf("%d POSTs, want 1: the resend would have been cut off", n)
+	}
+	var unknown *UnknownOutcomeError
+	if err == nil || errors.As(err, &unknown) || !DeclinedUntilDeadline(err) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the deadline's end of a definite refusal, got %v", err)
+	}
+}
