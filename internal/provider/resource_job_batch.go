@@ -180,24 +180,38 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	planned["succeeded"], planned["failed"] = plan.counts()
 	resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), planned)
 	if plan.waiting > 0 {
-		resp.Diagnostics.AddWarning("Rows still running: this apply waits for them",
-			fmt.Sprintf("%d rows of the batch have a job that has not finished. Applying submits nothing for them: it waits "+
-				"for those same jobs and fills in their results.", plan.waiting))
+		resp.Diagnostics.AddWarning(rowsStillRunningWarning(plan.waiting))
 	}
+}
+
+// rowsStillRunningWarning is the plan's warning about rows whose job has not finished.
+func rowsStillRunningWarning(rows int) (summary, detail string) {
+	return "Rows still running: this apply waits for them",
+		fmt.Sprintf("%d rows of the batch have a job that has not finished. Applying submits nothing for them: it waits "+
+			"for those same jobs and fills in their results.", rows)
 }
 
 // checkRowDirs checks, when output_dir is set, that every row key can name a directory.
 func checkRowDirs(planned map[string]tftypes.Value, inputs []batchRowInput, diags *diag.Diagnostics) bool {
-	if stringAttr(planned, "output_dir") == "" {
-		return true
+	if err := rowDirError(stringAttr(planned, "output_dir"), inputs); err != nil {
+		diags.AddAttributeError(path.Root("rows"), "Invalid row key", err.Error()+"\n\nNothing was sent.")
+		return false
+	}
+	return true
+}
+
+// rowDirError is, when outputDir is set, why the first row key that cannot name a directory
+// cannot; nil when every key can.
+func rowDirError(outputDir string, inputs []batchRowInput) error {
+	if outputDir == "" {
+		return nil
 	}
 	for _, in := range inputs {
 		if err := batchRowDirName(in.key); err != nil {
-			diags.AddAttributeError(path.Root("rows"), "Invalid row key", err.Error()+"\n\nNothing was sent.")
-			return false
+			return err
 		}
 	}
-	return true
+	return nil
 }
 
 type batchPlanSettings struct {

@@ -74,17 +74,61 @@ func batchStateValue(t testing.TB, n int) (state, config, proposed tftypes.Value
 	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues), tftypes.NewValue(typ, proposedValues), private
 }
 
-// batchRowsOf is the rows value of batchStateValue.
+// batchRowsOf is the rows value of batchStateValue, as a for expression gives it (an object).
 func batchRowsOf(n int) tftypes.Value {
+	return batchRowsWith(n, photoOfItem)
+}
+
+func photoOfItem(i int) string { return fmt.Sprintf("a product photo of item %d on white", i) }
+
+// batchRowsWith is n rows as a for expression gives them, row i's text text(i).
+func batchRowsWith(n int, text func(i int) string) tftypes.Value {
 	nodeType := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"6": tftypes.Object{AttributeTypes: map[string]tftypes.Type{"text": tftypes.String}}}}
 	rowTypes, rowValues := map[string]tftypes.Type{}, map[string]tftypes.Value{}
 	for i := range n {
 		key := fmt.Sprintf("sku-%05d", i)
 		rowTypes[key] = nodeType
 		rowValues[key] = tftypes.NewValue(nodeType, map[string]tftypes.Value{"6": tftypes.NewValue(nodeType.AttributeTypes["6"],
-			map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, fmt.Sprintf("a product photo of item %d on white", i))})})
+			map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, text(i))})})
 	}
 	return tftypes.NewValue(tftypes.Object{AttributeTypes: rowTypes}, rowValues)
+}
+
+// withAttr is the object v with its attribute name set to attr.
+func withAttr(t testing.TB, v tftypes.Value, name string, attr tftypes.Value) tftypes.Value {
+	t.Helper()
+	var attrs map[string]tftypes.Value
+	if err := v.As(&attrs); err != nil {
+		t.Fatal(err)
+	}
+	attrs = mapsClone(attrs)
+	attrs[name] = attr
+	return tftypes.NewValue(v.Type(), attrs)
+}
+
+// withRows is a batch's configuration and proposed new state with the rows set to rows.
+func withRows(t testing.TB, config, proposed, rows tftypes.Value) (tftypes.Value, tftypes.Value) {
+	return withAttr(t, config, "rows", rows), withAttr(t, proposed, "rows", rows)
+}
+
+// withRowRunning is a batch's state with row key's job still running.
+func withRowRunning(t testing.TB, state tftypes.Value, key string) tftypes.Value {
+	t.Helper()
+	var attrs, results map[string]tftypes.Value
+	if state.As(&attrs) != nil || attrs["results"].As(&results) != nil {
+		t.Fatal("not a batch state")
+	}
+	row, ok := batchRowOf(results[key], batchBookRow{})
+	if !ok {
+		t.Fatalf("no row %s", key)
+	}
+	row.Status, row.Outputs = "running", nil
+	results = mapsClone(results)
+	results[key] = row.value()
+	attrs = mapsClone(attrs)
+	attrs["results"] = tftypes.NewValue(batchResultsTyp, results)
+	attrs["succeeded"] = tftypes.NewValue(tftypes.Number, len(results)-1)
+	return tftypes.NewValue(state.Type(), attrs)
 }
 
 func mapsClone(m map[string]tftypes.Value) map[string]tftypes.Value {
@@ -156,48 +200,108 @@ func TestBatchState_10000RowsFitThePluginProtocol(t *testing.T) {
 }
 
 // jobBatchServer answers as the framework does, for a settled batch: refresh, a plan that
-// changes nothing, the plan of its destruction and the destruction.
+// changes nothing or changes rows only, the plan of its destruction and the destruction.
 func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	state, config, proposed, private := batchStateValue(t, 3)
 	typ := state.Type()
-	encoded, err := tfprotov6.NewDynamicValue(typ, state)
-	if err != nil {
-		t.Fatal(err)
+	running := withRowRunning(t, state, "sku-00000")
+	text := func(i int) string {
+		if i == 1 {
+			return "another text"
+		}
+		return photoOfItem(i)
 	}
-	cfg, _ := tfprotov6.NewDynamicValue(typ, config)
-	prop := proposedAsTerraformSends(t, encoded, proposed)
+	changedConfig, changedProposed := withRows(t, config, proposed, batchRowsWith(3, text))
+	addedConfig, addedProposed := withRows(t, config, proposed, batchRowsOf(5))
+	removedConfig, removedProposed := withRows(t, config, proposed, batchRowsOf(2))
+	tests := []struct {
+		name                    string
+		state, config, proposed tftypes.Value
+		warned                  bool
+	}{
+		{"nothing changes", state, config, proposed, false},
+		{"a row changes", state, changedConfig, changedProposed, false},
+		{"rows added", state, addedConfig, addedProposed, false},
+		{"a row removed", state, removedConfig, removedProposed, false},
+		{"a row still running", running, config, withAttr(t, running, "rows", batchRowsOf(3)), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			encoded, err := tfprotov6.NewDynamicValue(typ, tt.state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, _ := tfprotov6.NewDynamicValue(typ, tt.config)
+			prop := proposedAsTerraformSends(t, encoded, tt.proposed)
+			req := &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private}
+			framework, err := providerserver.NewProtocol6(newSvcProvider("test", time.Now))().PlanResourceChange(ctx, req)
+			if err != nil || (len(framework.Diagnostics) > 0) != tt.warned {
+				t.Fatalf("framework: %v %+v", err, framework.Diagnostics)
+			}
+			// Over no framework at all: a call it passed on would panic.
+			ours, err := newJobBatchServer(nil).PlanResourceChange(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSamePlan(t, typ, ours, framework)
+		})
+	}
+	encoded, _ := tfprotov6.NewDynamicValue(typ, state)
 	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
-	// Over no framework at all: a call it passed on would panic.
-	layered := newJobBatchServer(nil)
-	decode := func(v *tfprotov6.DynamicValue) tftypes.Value {
-		got, err := v.Unmarshal(typ)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	for _, s := range []tfprotov6.ProviderServer{framework, layered} {
-		plan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
-		if err != nil || len(plan.Diagnostics) > 0 || !decode(plan.PlannedState).Equal(state) || len(plan.RequiresReplace) > 0 ||
-			!bytes.Equal(plan.PlannedPrivate, private) {
-			t.Fatalf("%T: plan %v %+v", s, err, plan)
-		}
+	for _, s := range []tfprotov6.ProviderServer{framework, newJobBatchServer(nil)} {
 		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null, PriorPrivate: private})
-		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decode(destroyPlan.PlannedState).IsNull() {
+		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decodeAs(t, typ, destroyPlan.PlannedState).IsNull() {
 			t.Fatalf("%T: destroy plan %v %+v", s, err, destroyPlan)
 		}
 		read, err := s.ReadResource(ctx, &tfprotov6.ReadResourceRequest{TypeName: jobBatchTypeName, CurrentState: &encoded, Private: private})
-		if err != nil || len(read.Diagnostics) > 0 || !decode(read.NewState).Equal(state) || !bytes.Equal(read.Private, private) {
+		if err != nil || len(read.Diagnostics) > 0 || !decodeAs(t, typ, read.NewState).Equal(state) || !bytes.Equal(read.Private, private) {
 			t.Fatalf("%T: read %v %+v", s, err, read)
 		}
 		destroy, err := s.ApplyResourceChange(ctx, &tfprotov6.ApplyResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, PlannedState: &null, Config: &null, PlannedPrivate: private})
-		if err != nil || len(destroy.Diagnostics) > 0 || !decode(destroy.NewState).IsNull() {
+		if err != nil || len(destroy.Diagnostics) > 0 || !decodeAs(t, typ, destroy.NewState).IsNull() {
 			t.Fatalf("%T: destroy %v %+v", s, err, destroy)
 		}
 	}
+}
+
+// assertSamePlan fails unless two plans are the same: planned state and private state, what
+// must be replaced, and diagnostics.
+func assertSamePlan(t *testing.T, typ tftypes.Type, ours, framework *tfprotov6.PlanResourceChangeResponse) {
+	t.Helper()
+	if got, want := decodeAs(t, typ, ours.PlannedState), decodeAs(t, typ, framework.PlannedState); !got.Equal(want) {
+		t.Errorf("planned state:\n%v\nthe framework's:\n%v", got, want)
+	}
+	if !bytes.Equal(ours.PlannedPrivate, framework.PlannedPrivate) {
+		t.Errorf("planned private %q, the framework's %q", ours.PlannedPrivate, framework.PlannedPrivate)
+	}
+	if len(ours.RequiresReplace) != len(framework.RequiresReplace) {
+		t.Errorf("requires replace %v, the framework's %v", ours.RequiresReplace, framework.RequiresReplace)
+	}
+	if got, want := diagnosticLines(ours.Diagnostics), diagnosticLines(framework.Diagnostics); !slices.Equal(got, want) {
+		t.Errorf("diagnostics %q, the framework's %q", got, want)
+	}
+}
+
+// diagnosticLines is each diagnostic's severity, summary and detail, one line each.
+func diagnosticLines(diags []*tfprotov6.Diagnostic) []string {
+	var lines []string
+	for _, d := range diags {
+		lines = append(lines, fmt.Sprintf("%v: %s: %s", d.Severity, d.Summary, d.Detail))
+	}
+	return lines
+}
+
+func decodeAs(t testing.TB, typ tftypes.Type, v *tfprotov6.DynamicValue) tftypes.Value {
+	t.Helper()
+	got, err := v.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // proposedAsTerraformSends is the proposed new state of a batch as Terraform encodes it: the
@@ -245,8 +349,9 @@ func proposedAsTerraformSends(t testing.TB, prior tfprotov6.DynamicValue, propos
 	return tfprotov6.DynamicValue{MsgPack: b.Bytes()}
 }
 
-// The settled-batch plan answers only when nothing changes: anything else goes to the framework.
-func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
+// The batch's plan is answered without the framework only when nothing but the rows changes,
+// and the rows are valid: anything else goes to the framework.
+func TestJobBatchServerPlansOnlyWhenNothingButRowsChange(t *testing.T) {
 	t.Parallel()
 	state, config, proposed, private := batchStateValue(t, 3)
 	typ := state.Type().(tftypes.Object)
@@ -254,27 +359,19 @@ func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	with := func(v tftypes.Value, name string, attr tftypes.Value) tftypes.Value {
-		var attrs map[string]tftypes.Value
-		if err := v.As(&attrs); err != nil {
-			t.Fatal(err)
-		}
-		attrs = mapsClone(attrs)
-		attrs[name] = attr
-		return tftypes.NewValue(typ, attrs)
-	}
+	with := func(v tftypes.Value, name string, attr tftypes.Value) tftypes.Value { return withAttr(t, v, name, attr) }
 	// rows as tomap() gives them: { key = { node = { input = value } } }, a map of maps of maps.
 	inputsType := tftypes.Map{ElementType: tftypes.String}
 	nodesType := tftypes.Map{ElementType: inputsType}
-	rowsMap := func(text string) tftypes.Value {
+	rowsMap := func(node, text string) tftypes.Value {
 		rows := map[string]tftypes.Value{}
 		for i := range 3 {
-			t := fmt.Sprintf("a product photo of item %d on white", i)
+			t := photoOfItem(i)
 			if i == 1 {
 				t = text
 			}
 			rows[fmt.Sprintf("sku-%05d", i)] = tftypes.NewValue(nodesType, map[string]tftypes.Value{
-				"6": tftypes.NewValue(inputsType, map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, t)})})
+				node: tftypes.NewValue(inputsType, map[string]tftypes.Value{"text": tftypes.NewValue(tftypes.String, t)})})
 		}
 		return tftypes.NewValue(tftypes.Map{ElementType: nodesType}, rows)
 	}
@@ -284,8 +381,9 @@ func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
 		planned          bool
 	}{
 		{"nothing changes", config, proposed, true},
-		{"the rows as a map", with(config, "rows", rowsMap("a product photo of item 1 on white")), with(proposed, "rows", rowsMap("a product photo of item 1 on white")), true},
-		{"a row changes", with(config, "rows", rowsMap("another text")), with(proposed, "rows", rowsMap("another text")), false},
+		{"the rows as a map", with(config, "rows", rowsMap("6", photoOfItem(1))), with(proposed, "rows", rowsMap("6", photoOfItem(1))), true},
+		{"a row changes", with(config, "rows", rowsMap("6", "another text")), with(proposed, "rows", rowsMap("6", "another text")), true},
+		{"a row names a node the template lacks", with(config, "rows", rowsMap("7", "text")), with(proposed, "rows", rowsMap("7", "text")), false},
 		{"a setting changes", with(config, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), with(proposed, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), false},
 		{"a default the state does not hold", config, with(proposed, "max_in_flight", tftypes.NewValue(tftypes.Number, 4)), false},
 		{"rows unknown", with(config, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)), with(proposed, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)), false},
@@ -298,7 +396,7 @@ func TestJobBatchServerPlansNoChangeOnlyWhenNothingChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			prop := proposedAsTerraformSends(t, encoded, tt.proposed)
-			planned := newJobBatchServer(nil).(*jobBatchServer).plansNoChange(&tfprotov6.PlanResourceChangeRequest{
+			planned := newJobBatchServer(nil).(*jobBatchServer).planRows(&tfprotov6.PlanResourceChangeRequest{
 				TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
 			if (planned != nil) != tt.planned {
 				t.Fatalf("planned %v, want %v", planned != nil, tt.planned)
