@@ -359,7 +359,9 @@ func TestJobBatchServerPlansOnlyWhenNothingButRowsChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	with := func(v tftypes.Value, name string, attr tftypes.Value) tftypes.Value { return withAttr(t, v, name, attr) }
+	with := func(v tftypes.Value, name string, attr tftypes.Value) tftypes.Value {
+		return withAttr(t, v, name, attr)
+	}
 	// rows as tomap() gives them: { key = { node = { input = value } } }, a map of maps of maps.
 	inputsType := tftypes.Map{ElementType: tftypes.String}
 	nodesType := tftypes.Map{ElementType: inputsType}
