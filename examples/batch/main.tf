@@ -4,8 +4,9 @@
 #
 # Adding rows to the CSV submits only them; editing a row runs that row again; removing one forgets
 # it. A row that fails does not fail the apply (it is reported as a warning and counted in
-# `failed`); the postcondition below makes the run go red anyway. Set rerun_failed = true to run
-# the failed rows again, and nothing else.
+# `failed`); the postcondition below makes the run go red anyway, and every plan after it, until
+# the failed rows run again, change or go (a check block with the same condition would only warn).
+# Set rerun_failed = true to run the failed rows again, and nothing else.
 
 terraform {
   required_version = ">= 1.11"

@@ -71,8 +71,10 @@ const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2
 	"the time (a row still running is canceled all the same, from state).\n\n" +
 	"No row's outcome taints the batch: failed rows, unknown outcomes, a create timeout and Ctrl-C are warnings (the " +
 	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
-	"`lifecycle { postcondition { condition = self.failed == 0 } }`. `rerun_failed = true` submits the failed rows " +
-	"again on the next apply and nothing else.\n\n" +
+	"`lifecycle { postcondition { condition = self.failed == 0 } }`: it fails every plan after it too, and blocks the " +
+	"other resources of the configuration, until the failed rows are run again (`rerun_failed = true`), changed or " +
+	"removed. For a signal that blocks nothing, use a `check` block with the same condition: a warning at each plan " +
+	"and apply. `rerun_failed = true` submits the failed rows again on the next apply and nothing else.\n\n" +
 	"`results` is flat, for 10,000 rows' sake: a row's job `id`, `status`, `outputs` (asset ids by node id) and " +
 	"`error` (one line). What the provider alone needs of a row (its input digest, the file names, sizes and hashes of " +
 	"its outputs) is kept in the resource's private state, which Terraform stores without reading.\n\n" +
@@ -126,7 +128,9 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 			Optional: true,
 			MarkdownDescription: "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
 				"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
-				"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row.",
+				"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row. " +
+				"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
+				"(other files in the directory are left alone).",
 		},
 		"partner_api_key_wo": schema.StringAttribute{
 			Optional: true, WriteOnly: true,

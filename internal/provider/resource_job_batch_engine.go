@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"math/big"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +29,7 @@ type batchEngine struct {
 	maxInFlight int
 	outputDir   string
 	cancelRuns  bool
+	rerunFailed bool
 
 	mu   sync.Mutex
 	rows map[string]*batchRow
@@ -40,7 +45,8 @@ func newBatchEngine(data *providerData, planned map[string]tftypes.Value, apiKey
 		data: data, extra: data.partnerExtraData(apiKeyWO, types.StringNull()),
 		shape:       client.WorkflowShape([]byte(stringAttr(planned, "workflow"))),
 		maxInFlight: n, outputDir: stringAttr(planned, "output_dir"), cancelRuns: boolAttr(planned, "cancel_on_destroy"),
-		rows: map[string]*batchRow{},
+		rerunFailed: boolAttr(planned, "rerun_failed"),
+		rows:        map[string]*batchRow{},
 	}
 }
 
@@ -154,10 +160,38 @@ func (e *batchEngine) submitFailed(t batchTask, key string, err error) *batchRow
 		e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, err}) })
 		return &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
 	}
-	row := &batchRow{Status: batchRowRejected, Key: key, InputHash: t.in.hash,
-		Error: &batchRowError{Code: apiErrorCode(err), Message: truncateText(e.data.redact(describeSubmitError(err, key)), maxBatchErrorMessage)}}
+	row := &batchRow{Status: batchRowRejected, Key: key, InputHash: t.in.hash, Error: e.rejectionError(err, key)}
 	e.note(func(n *batchNews) { n.failed = append(n.failed, rowNote{t.in.key, row, err}) })
 	return row
+}
+
+// rejectionError is the row error of a submission the service refused: its code, what it said
+// (the fields it rejected, and where one node was at fault, that node and its class), the HTTP
+// status and the request id; describeSubmitError's text for any other failure.
+func (e *batchEngine) rejectionError(err error, key string) *batchRowError {
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) {
+		return &batchRowError{Code: apiErrorCode(err), Message: truncateText(e.data.redact(describeSubmitError(err, key)), maxBatchErrorMessage)}
+	}
+	rowErr := &batchRowError{Code: apiErrorCode(err)}
+	var said []string
+	if apiErr.Message != "" {
+		said = append(said, apiErr.Message)
+	}
+	for _, node := range slices.Sorted(maps.Keys(apiErr.NodeErrors)) {
+		for _, ne := range apiErr.NodeErrors[node] {
+			said = append(said, ne.Field+": "+ne.Reason)
+		}
+		if len(apiErr.NodeErrors) == 1 {
+			rowErr.NodeID, rowErr.ClassType = node, apiErr.NodeClasses[node]
+		}
+	}
+	status := fmt.Sprintf("HTTP %d", apiErr.StatusCode)
+	if apiErr.RequestID != "" {
+		status += ", request id " + apiErr.RequestID
+	}
+	rowErr.Message = truncateText(e.data.redact(strings.Join(said, "; ")+" ("+status+")"), maxBatchErrorMessage)
+	return rowErr
 }
 
 // apiErrorCode is the service's error code of err, or "submission_refused".

@@ -51,29 +51,37 @@ func (e *batchEngine) report(ctx context.Context, diags *diag.Diagnostics, limit
 				"(no row is tainted). The next `terraform apply` submits nothing again: it waits for the running rows and "+
 				"submits the others.", why, n.stillRunning, notReached-len(n.notSent)))
 	}
-	e.warn(diags, "Rows failed", "rows did not succeed; their ids and errors are in `results` and counted in `failed`. "+
-		"Set `rerun_failed = true` to run them again on the next apply.", n.failed, describeFailedRow)
-	e.warn(diags, "Rows with an unknown outcome", "submissions may have reached the service, but no answer came back: a job "+
+	rerun := "Set `rerun_failed = true` to run them again on the next apply, or change or remove them."
+	if e.rerunFailed {
+		rerun = "`rerun_failed` is on: the next apply runs them again, under new keys. A row the service refused " +
+			"(`rejected`) is refused again until it is changed."
+	}
+	e.warn(diags, "Rows failed", "row", "did not succeed; their ids and errors are in `results` and counted in `failed`. "+
+		rerun, n.failed, describeFailedRow)
+	e.warn(diags, "Rows with an unknown outcome", "submission", "may have reached the service, but no answer came back: a job "+
 		"may exist that the provider cannot name. They are not resent under a new key (that could run them twice); "+
 		"`rerun_failed = true` resends each under its own key, which the service refuses if the first arrived.", n.unknown, describeUnknownRow)
-	e.warn(diags, "Rows not sent", "submissions never reached the service; nothing was created and the next apply submits them.",
+	e.warn(diags, "Rows not sent", "submission", "never reached the service; nothing was created and the next apply submits them.",
 		n.notSent, describeRowErr)
-	e.warn(diags, "Rows not followed to the end", "rows could not be read to their end; each keeps its id and the status "+
+	e.warn(diags, "Rows not followed to the end", "row", "could not be read to their end; each keeps its id and the status "+
 		"last seen, and the next apply waits for them again.", n.waitErrors, describeRowErr)
-	e.warn(diags, "Cancel failed", "jobs of removed or changed rows could not be canceled; they may still run on the service.",
+	e.warn(diags, "Cancel failed", "job", "of removed or changed rows could not be canceled; they may still run on the service.",
 		n.cancelErrors, describeRowErr)
-	e.warn(diags, "Downloads failed", "outputs could not be downloaded to output_dir; the rows stay succeeded and the next "+
+	e.warn(diags, "Downloads failed", "output", "could not be downloaded to output_dir; the rows stay succeeded and the next "+
 		"apply downloads the missing files again.", n.downloadErrors, describeRowErr)
 }
 
 // warn adds one warning for notes: the first batchWarningRows in full, the rest counted.
-func (e *batchEngine) warn(diags *diag.Diagnostics, summary, what string, notes []rowNote, describe func(rowNote) string) {
+func (e *batchEngine) warn(diags *diag.Diagnostics, summary, noun, what string, notes []rowNote, describe func(rowNote) string) {
 	if len(notes) == 0 {
 		return
 	}
 	sort.Slice(notes, func(i, j int) bool { return notes[i].key < notes[j].key })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s\n", len(notes), what)
+	if len(notes) != 1 {
+		noun += "s"
+	}
+	fmt.Fprintf(&b, "%d %s %s\n", len(notes), noun, what)
 	for i, n := range notes {
 		if i == batchWarningRows {
 			fmt.Fprintf(&b, "\n... and %d more.", len(notes)-batchWarningRows)
@@ -95,7 +103,11 @@ func describeFailedRow(n rowNote) string {
 	if e := r.Error; e != nil {
 		b.WriteString(": ")
 		if e.NodeID != "" || e.ClassType != "" {
-			fmt.Fprintf(&b, "node %q (%s) raised ", e.NodeID, e.ClassType)
+			verb := ":" // a node the service refused to run
+			if r.ID != "" {
+				verb = " raised" // a node that failed as it ran
+			}
+			fmt.Fprintf(&b, "node %q (%s)%s ", e.NodeID, e.ClassType, verb)
 		}
 		fmt.Fprintf(&b, "%s: %s", e.Code, firstLine(e.Message))
 	}

@@ -26,10 +26,13 @@ func TestBatchEngineReport(t *testing.T) {
 		}
 		return notes
 	}
+	rejected := rowNote{key: "bad-06", row: &batchRow{Status: batchRowRejected, Key: "0f0e-key",
+		Error: &batchRowError{Code: "invalid_workflow", Message: "the workflow is invalid; steps: value_out_of_range (HTTP 422)", NodeID: "4", ClassType: "ImageNoiseSampler"}}}
 	tests := []struct {
 		name        string
 		news        batchNews
 		interrupted bool
+		rerunFailed bool
 		wantSummary string
 		want        []string // in the warning's detail
 		notWant     []string
@@ -40,6 +43,18 @@ func TestBatchEngineReport(t *testing.T) {
 			want: []string{"7 rows did not succeed", `rows["k0"]: job job-0 failed: node "4" (KSampler) raised execution_error: CUDA out of memory ...`,
 				`rows["k4"]`, "... and 2 more.", "rerun_failed = true"},
 			notWant: []string{`rows["k5"]`, "traceback"},
+		},
+		{
+			name: "one failed row, rerun_failed already on", news: batchNews{failed: failedRows(1)}, rerunFailed: true,
+			wantSummary: "Rows failed",
+			want:        []string{"1 row did not succeed", "`rerun_failed` is on: the next apply runs them again"},
+			notWant:     []string{"Set `rerun_failed = true`"},
+		},
+		{
+			name: "a rejected row: the node and what the service refused, on one line", news: batchNews{failed: []rowNote{rejected}},
+			wantSummary: "Rows failed",
+			want:        []string{`rows["bad-06"]: rejected (Idempotency-Key 0f0e-key): node "4" (ImageNoiseSampler): invalid_workflow: the workflow is invalid; steps: value_out_of_range (HTTP 422)`},
+			notWant:     []string{"raised"},
 		},
 		{
 			name:        "unknown outcome: named by its key",
@@ -65,7 +80,7 @@ func TestBatchEngineReport(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := &batchEngine{data: &providerData{secrets: []string{"sk-secret-value"}}, rows: map[string]*batchRow{}, news: tt.news}
+			e := &batchEngine{data: &providerData{secrets: []string{"sk-secret-value"}}, rows: map[string]*batchRow{}, news: tt.news, rerunFailed: tt.rerunFailed}
 			ctx := context.Background()
 			if tt.interrupted {
 				var cancel context.CancelFunc
@@ -90,6 +105,39 @@ func TestBatchEngineReport(t *testing.T) {
 				if strings.Contains(w.Detail(), s) {
 					t.Errorf("detail has %q:\n%s", s, w.Detail())
 				}
+			}
+		})
+	}
+}
+
+// A submission the service refused keeps, in the row's error, what the service said and no
+// more: its code once, the fields it refused, the node and class when one node was at fault,
+// the HTTP status and the request id.
+func TestBatchRejectionError(t *testing.T) {
+	t.Parallel()
+	invalid := func(nodes map[string][]client.NodeError) error {
+		return &client.APIError{Operation: "submit job", StatusCode: 422, RequestID: "req-1", Code: "invalid_workflow",
+			Message: "the workflow is invalid", NodeErrors: nodes, NodeClasses: map[string]string{"4": "ImageNoiseSampler", "5": "SaveImage"}}
+	}
+	tests := []struct {
+		name string
+		err  error
+		want batchRowError
+	}{
+		{"one node at fault", invalid(map[string][]client.NodeError{"4": {{Field: "steps", Reason: "value_out_of_range"}}}),
+			batchRowError{Code: "invalid_workflow", Message: "the workflow is invalid; steps: value_out_of_range (HTTP 422, request id req-1)",
+				NodeID: "4", ClassType: "ImageNoiseSampler"}},
+		{"two nodes at fault", invalid(map[string][]client.NodeError{"4": {{Field: "steps", Reason: "value_out_of_range"}}, "5": {{Field: "images", Reason: "missing"}}}),
+			batchRowError{Code: "invalid_workflow", Message: "the workflow is invalid; steps: value_out_of_range; images: missing (HTTP 422, request id req-1)"}},
+		{"not the service's answer", errors.New("tls: bad certificate"),
+			batchRowError{Code: "submission_refused", Message: "tls: bad certificate"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := &batchEngine{data: &providerData{}}
+			if got := e.rejectionError(tt.err, "0f0e-key"); *got != tt.want {
+				t.Errorf("row error %+v, want %+v", *got, tt.want)
 			}
 		})
 	}
