@@ -130,18 +130,8 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	readCtx, cancel := d.readContext(ctx)
 	defer cancel()
 	info, err := d.objectInfo(readCtx)
-	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
-		// The submission would fail the same way: an error now, not a skipped check.
-		// Nothing in the workflow is at fault: the error is not the attribute's.
-		diags.AddError(errorSummary(err, familyService, "Workflow not checked: the service refused the request"),
-			"The workflow could not be checked against the service's node classes (GET /api/object_info), and "+
-				"submitting it would fail the same way.\n\n"+d.describeReadError(readCtx, err, familyService))
-		return
-	}
 	if err != nil {
-		diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
-			"Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n"+
-				d.describeReadError(readCtx, err, familyService))
+		d.reportObjectInfoUnread(readCtx, attr, err, surface, diags)
 		return
 	}
 	defs, err := d.classDefs(readCtx)
@@ -154,4 +144,22 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 			fmt.Sprintf("Node %q (%s): %s.\n\nThe check uses the service's GET /api/object_info; set validate = false to submit anyway.",
 				id, graph[id].ClassType, strings.Join(problems[id], "; ")))
 	}
+}
+
+// reportObjectInfoUnread reports that object_info could not be read for a check of attr: an
+// error when the submission would fail the same way (refused credentials, or a wrong endpoint
+// where the submission goes to the same interface), and otherwise a warning that the check was
+// skipped, since the reason may pass.
+func (d *providerData) reportObjectInfoUnread(readCtx context.Context, attr path.Path, err error, surface checkSurface, diags *diag.Diagnostics) {
+	if client.CredentialsRefused(err) || (surface == submitsWhereChecked && client.RouteNotFound(err)) {
+		// The submission would fail the same way: an error now, not a skipped check.
+		// Nothing in the workflow is at fault: the error is not the attribute's.
+		diags.AddError(errorSummary(err, familyService, "Workflow not checked: the service refused the request"),
+			"The workflow could not be checked against the service's node classes (GET /api/object_info), and "+
+				"submitting it would fail the same way.\n\n"+d.describeReadError(readCtx, err, familyService))
+		return
+	}
+	diags.AddAttributeWarning(attr, "Workflow not checked against the service's node classes",
+		"Reading object_info failed, so unknown node classes and missing inputs will only be reported when the workflow is submitted. Set validate = false to skip this check.\n\n"+
+			d.describeReadError(readCtx, err, familyService))
 }

@@ -132,6 +132,15 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 				"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
 				"(other files in the directory are left alone).",
 		},
+		"validate": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
+			MarkdownDescription: "Check the workflow of each row an apply submits (added, changed, run again) at plan time " +
+				"against the service's node classes, read from the v1 `GET /api/object_info` where the surface serves it: " +
+				workflowCheckDoc + " A row's override of an input that neither the template's node nor its class has (a " +
+				"misspelled input name, which the engine would ignore) is an error too. Each problem is reported once, with " +
+				"the first rows that have it. When the surface does not serve object_info, the check is skipped with a " +
+				"warning. " + validateDefaultDoc,
+		},
 		"partner_api_key_wo": schema.StringAttribute{
 			Optional: true, WriteOnly: true,
 			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
@@ -172,14 +181,23 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
 	}
-	if !checkRowDirs(planned, inputs, &resp.Diagnostics) || held == nil {
+	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
+		return
+	}
+	if held == nil {
 		// A new batch runs every row: results stays wholly unknown, one value rather than one
 		// per row for Terraform to carry and show.
+		if boolAttr(planned, "validate") {
+			r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), inputs, &resp.Diagnostics)
+		}
 		return
 	}
 	plan := planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
 		rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
 	})
+	if boolAttr(planned, "validate") {
+		r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), plan.submits, &resp.Diagnostics)
+	}
 	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
 	planned["succeeded"], planned["failed"] = plan.counts()
 	resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), planned)
@@ -226,8 +244,9 @@ type batchPlanSettings struct {
 // batchPlan is the results an apply is planned to leave.
 type batchPlan struct {
 	results           map[string]tftypes.Value
-	unknown           int // rows the apply runs, waits for or downloads
-	waiting           int // of them, rows whose job still runs
+	unknown           int             // rows the apply runs, waits for or downloads
+	waiting           int             // of them, rows whose job still runs
+	submits           []batchRowInput // of them, rows the apply submits
 	succeeded, failed int64
 }
 
@@ -245,6 +264,9 @@ func planBatchRows(inputs []batchRowInput, held batchHeld, s batchPlanSettings) 
 		p.unknown++
 		if okRow && row.inFlight() && row.InputHash == in.hash {
 			p.waiting++
+		}
+		if rowSubmitted(row, okRow, in, s) {
+			p.submits = append(p.submits, in)
 		}
 	}
 	return p
@@ -265,6 +287,13 @@ func (p *batchPlan) counts() (succeeded, failed tftypes.Value) {
 		return tftypes.NewValue(tftypes.Number, tftypes.UnknownValue), tftypes.NewValue(tftypes.Number, tftypes.UnknownValue)
 	}
 	return tftypes.NewValue(tftypes.Number, p.succeeded), tftypes.NewValue(tftypes.Number, p.failed)
+}
+
+// rowSubmitted reports whether an apply that has something to do for a row submits it: a row
+// new, changed or not submitted yet, or failed and to be run again (not one it only waits for
+// or downloads again).
+func rowSubmitted(row *batchRow, held bool, in batchRowInput, s batchPlanSettings) bool {
+	return !held || row.InputHash != in.hash || row.Status == batchRowNotSubmitted || (row.failedRow() && s.rerunFailed)
 }
 
 // rowNeedsApply reports whether an apply has something to do for a row state holds.

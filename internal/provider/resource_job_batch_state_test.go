@@ -59,6 +59,7 @@ func batchStateValue(t testing.TB, n int) (state, config, proposed tftypes.Value
 	values["max_in_flight"] = tftypes.NewValue(tftypes.Number, 16)
 	values["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, true)
 	values["rerun_failed"] = tftypes.NewValue(tftypes.Bool, false)
+	values["validate"] = tftypes.NewValue(tftypes.Bool, defaultValidate)
 	values["results"] = tftypes.NewValue(batchResultsTyp, results)
 	values["succeeded"] = tftypes.NewValue(tftypes.Number, n)
 	values["failed"] = tftypes.NewValue(tftypes.Number, 0)
@@ -73,6 +74,10 @@ func batchStateValue(t testing.TB, n int) (state, config, proposed tftypes.Value
 	proposedValues["rows"] = configValues["rows"]
 	return tftypes.NewValue(typ, values), tftypes.NewValue(typ, configValues), tftypes.NewValue(typ, proposedValues), private
 }
+
+// noProviderData is a provider not configured: the framework's resource then has no data
+// either, and checks nothing against the service.
+func noProviderData() *providerData { return nil }
 
 // batchRowsOf is the rows value of batchStateValue, as a for expression gives it (an object).
 func batchRowsOf(n int) tftypes.Value {
@@ -242,7 +247,7 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 				t.Fatalf("framework: %v %+v", err, framework.Diagnostics)
 			}
 			// Over no framework at all: a call it passed on would panic.
-			ours, err := newJobBatchServer(nil).PlanResourceChange(ctx, req)
+			ours, err := newJobBatchServer(nil, noProviderData).PlanResourceChange(ctx, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +257,7 @@ func TestJobBatchServerAnswersAsTheFramework(t *testing.T) {
 	encoded, _ := tfprotov6.NewDynamicValue(typ, state)
 	null, _ := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
-	for _, s := range []tfprotov6.ProviderServer{framework, newJobBatchServer(nil)} {
+	for _, s := range []tfprotov6.ProviderServer{framework, newJobBatchServer(nil, noProviderData)} {
 		destroyPlan, err := s.PlanResourceChange(ctx, &tfprotov6.PlanResourceChangeRequest{TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &null, Config: &null, PriorPrivate: private})
 		if err != nil || len(destroyPlan.Diagnostics) > 0 || !decodeAs(t, typ, destroyPlan.PlannedState).IsNull() {
 			t.Fatalf("%T: destroy plan %v %+v", s, err, destroyPlan)
@@ -398,7 +403,7 @@ func TestJobBatchServerPlansOnlyWhenNothingButRowsChange(t *testing.T) {
 				t.Fatal(err)
 			}
 			prop := proposedAsTerraformSends(t, encoded, tt.proposed)
-			planned := newJobBatchServer(nil).(*jobBatchServer).planRows(&tfprotov6.PlanResourceChangeRequest{
+			planned := newJobBatchServer(nil, noProviderData).(*jobBatchServer).planRows(context.Background(), &tfprotov6.PlanResourceChangeRequest{
 				TypeName: jobBatchTypeName, PriorState: &encoded, ProposedNewState: &prop, Config: &cfg, PriorPrivate: private})
 			if (planned != nil) != tt.planned {
 				t.Fatalf("planned %v, want %v", planned != nil, tt.planned)
@@ -413,7 +418,7 @@ func TestJobBatchServerPlansOnlyWhenNothingButRowsChange(t *testing.T) {
 func TestBatchStateOfTheCurrentVersionGoesBackAsSent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	layered := newJobBatchServer(providerserver.NewProtocol6(newSvcProvider("test", time.Now))()).(*jobBatchServer)
+	layered := newJobBatchServer(providerserver.NewProtocol6(newSvcProvider("test", time.Now))(), noProviderData).(*jobBatchServer)
 	framework := providerserver.NewProtocol6(newSvcProvider("test", time.Now))()
 	state := map[string]any{"id": "0b0e6c0e-6a43-4c1b-9d61-3b0f3f1e2c11", "workflow": `{"6":{"class_type":"SaveText","inputs":{}}}`,
 		"rows": nil, "max_in_flight": 16, "cancel_on_destroy": true, "rerun_failed": false, "output_dir": nil,

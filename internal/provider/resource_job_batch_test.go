@@ -221,6 +221,52 @@ func TestAccJobBatch_badRowAtPlan(t *testing.T) {
 	}
 }
 
+// The rows an apply submits are checked at plan time against the service's node classes, in a
+// new batch and in rows added to a finished one: a misspelled input (which the engine would
+// ignore), a string where a number is wanted and a link to a node the workflow lacks are each
+// an error naming node, class and rows, and nothing is sent. validate = false submits anyway.
+func TestAccJobBatch_rowsCheckedAgainstNodeClassesAtPlan(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	const template = `jsonencode({
+    "1" = { class_type = "EmptyImage", inputs = { width = 8, height = 8, batch_size = 1, color = 0 } }
+    "2" = { class_type = "ImageNoiseSampler", inputs = { image = ["1", 0], seed = 0, steps = 1, denoise = 0.5 } }
+    "3" = { class_type = "SaveImage", inputs = { images = ["2", 0], filename_prefix = "row" } }
+  })`
+	const good = `ok1 = { "2" = { seed = 1 } }, ok2 = { "2" = { seed = 2 } }`
+	const bad = `, sede = { "2" = { sede = 3 } }, many = { "2" = { steps = "many" } }, link = { "2" = { image = ["9", 0] } }`
+	// One error per problem, in node and problem order, each naming the rows that have it
+	// (Terraform wraps the text: any space may be a line break).
+	var fragments []string
+	for _, f := range []string{
+		`Node "2" (ImageNoiseSampler): input "image" links to node "9"`, `in rows["link"]`,
+		`Node "2" (ImageNoiseSampler): input "sede" is not one of ImageNoiseSampler's (image, seed, steps, denoise), in rows["sede"]`,
+		`Node "2" (ImageNoiseSampler): input "steps" expects INT (a number), but is the string "many", in rows["many"]`,
+	} {
+		fragments = append(fragments, wrapped(regexp.QuoteMeta(f)))
+	}
+	wantErrors := regexp.MustCompile(`(?s)` + strings.Join(fragments, ".*"))
+	var submits int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: batchConfig(srv, template, "{ "+good+bad+" }", ""), ExpectError: wantErrors},
+			{
+				Config: batchConfig(srv, template, "{ "+good+" }", ""),
+				Check:  requestsSince(srv, emulator.OpSubmitJob, &submits, 2),
+			},
+			{Config: batchConfig(srv, template, "{ "+good+bad+" }", ""), ExpectError: wantErrors},
+			{
+				Config: batchConfig(srv, template, "{ "+good+bad+" }", "validate = false"),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 3),
+					resource.TestCheckResourceAttr(batchRes, "results.sede.status", "succeeded"),
+				),
+			},
+		},
+	})
+}
+
 func TestBatchRowInputs_formattingIsNoChange(t *testing.T) {
 	t.Parallel()
 	a, err := batchRowInputs(`{"6":{"class_type":"SaveText","inputs":{"text":"t","n":1}}}`, rowsValue(map[string]string{"x": "1.0"}))

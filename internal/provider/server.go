@@ -43,7 +43,7 @@ func serverStack(p *svcProvider) tfprotov6.ProviderServer {
 	framework := providerserver.NewProtocol6(p)()
 	var s tfprotov6.ProviderServer = releasingServer{framework}
 	s = newSettledJobServer(s, p.now, p.configuredData)
-	s = newJobBatchServer(s)
+	s = newJobBatchServer(s, p.configuredData)
 	return actionsServer{ProviderServer: s, actions: framework.(tfprotov6.ProviderServerWithActions), //nolint:staticcheck // see actionsServer
 		writeOnly: actionWriteOnlyAttributes(context.Background(), p)}
 }

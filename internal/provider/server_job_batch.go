@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -40,9 +41,12 @@ type jobBatchServer struct {
 	typ      tftypes.Type
 	version  int64
 	defaults map[string]tftypes.Value
+	// configured is the provider's configured data, nil until it is configured (and then, as
+	// for the resource, the rows are not checked against the service's node classes).
+	configured func() *providerData
 }
 
-func newJobBatchServer(next tfprotov6.ProviderServer) tfprotov6.ProviderServer {
+func newJobBatchServer(next tfprotov6.ProviderServer, configured func() *providerData) tfprotov6.ProviderServer {
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobBatchResource().Schema(ctx, resource.SchemaRequest{}, &resp)
@@ -51,7 +55,8 @@ func newJobBatchServer(next tfprotov6.ProviderServer) tfprotov6.ProviderServer {
 			"max_in_flight":     tftypes.NewValue(tftypes.Number, defaultBatchMaxInFlight),
 			"cancel_on_destroy": tftypes.NewValue(tftypes.Bool, true),
 			"rerun_failed":      tftypes.NewValue(tftypes.Bool, false),
-		}}
+			"validate":          tftypes.NewValue(tftypes.Bool, defaultValidate),
+		}, configured: configured}
 }
 
 // decode is a batch value: its attributes, nil for a null value; ok is false when it cannot be
@@ -111,7 +116,7 @@ func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadRe
 
 func (s *jobBatchServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	if req.TypeName == jobBatchTypeName {
-		if plan := s.planRows(req); plan != nil {
+		if plan := s.planRows(ctx, req); plan != nil {
 			return plan, nil
 		}
 	}
@@ -128,7 +133,7 @@ func (s *jobBatchServer) PlanResourceChange(ctx context.Context, req *tfprotov6.
 // the rows without building their type (an object of 10,000 attributes when they come from a
 // for expression). Whatever these shortcuts cannot settle goes to the framework, which took
 // 20 s of CPU to plan ten rows added to 10,000.
-func (s *jobBatchServer) planRows(req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
+func (s *jobBatchServer) planRows(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) *tfprotov6.PlanResourceChangeResponse {
 	proposed, destroy, ok := msgpackObjectFields(msgpackOf(req.ProposedNewState))
 	switch {
 	case !ok:
@@ -168,7 +173,7 @@ func (s *jobBatchServer) planRows(req *tfprotov6.PlanResourceChangeRequest) *tfp
 		return nil
 	}
 	plan, ok := planConfiguredRows(prior, rows, privateBatchBook(req.PriorPrivate))
-	if !ok {
+	if !ok || !s.rowsPassCheck(ctx, prior, plan.submits) {
 		return nil
 	}
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}
@@ -206,6 +211,18 @@ func privateBatchBook(private []byte) batchBook {
 		return batchBook{}
 	}
 	return decodeBatchBook(keys[batchBookKey])
+}
+
+// rowsPassCheck reports whether the rows an apply submits pass ModifyPlan's check against the
+// service's node classes without a word (or are not checked, as ModifyPlan would not). Anything
+// it would say, an error or a warning that it could not check, the framework's path says.
+func (s *jobBatchServer) rowsPassCheck(ctx context.Context, prior map[string]tftypes.Value, submits []batchRowInput) bool {
+	if !boolAttr(prior, "validate") || len(submits) == 0 {
+		return true
+	}
+	var diags diag.Diagnostics
+	s.configured().checkBatchRowsAtPlan(ctx, stringAttr(prior, "workflow"), submits, &diags)
+	return len(diags) == 0
 }
 
 // planConfiguredRows plans the configured rows (as plain Go values) of a batch whose settings
