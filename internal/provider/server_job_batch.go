@@ -15,20 +15,23 @@ import (
 const jobBatchTypeName = "svc_job_batch"
 
 // jobBatchServer answers the calls about a settled svc_job_batch itself, without the
-// framework, when their answer is "state as it is" or "nothing": the refresh of a batch with no
-// row running, the plan of a batch whose configuration changes nothing and that has nothing to
-// do, the plan of its destruction, and its destruction when nothing runs (or nothing is to be
-// canceled). The framework visits every value of every row on each call, with a schema lookup
-// per value: for 10,000 rows that is minutes of CPU per plan to conclude that nothing changes.
+// framework, when their answer is the state as it is, or that state with a few rows changed:
+// the refresh of a batch with no row running, the plan of a batch whose configuration changes
+// nothing but its rows, the plan of its destruction, and its destruction when nothing runs (or
+// nothing is to be canceled). The framework visits every value of every row on each call, with
+// a schema lookup per value: for 10,000 rows that is tens of seconds of CPU per plan, to keep
+// all but a few rows as they are.
 //
 // It answers only where the framework path answers the same, by the rules that path applies:
 //   - refresh: Read sends nothing and keeps state when no row is running.
 //   - plan: the proposed new state is the prior state but for rows (write-only: Terraform
-//     proposes the configured rows, the framework plans them null), each attribute with a
-//     default that the configuration leaves null holds that default, and ModifyPlan keeps every
-//     row (planBatchRows finds no row to act on and the configured rows are the results'
-//     rows); the id, the only value with a plan modifier that is not the configuration's, is
-//     kept from state.
+//     proposes the configured rows, the framework plans them null), and each attribute with a
+//     default that the configuration leaves null holds that default. The framework then plans
+//     the prior state (the id, the only value with a plan modifier that is not the
+//     configuration's, is kept from state) with results and counts unknown, and ModifyPlan
+//     sets them as planBatchRows plans the configured rows, warns of rows still running, and
+//     checks the rows an apply submits (which, when it has anything to say, is left to the
+//     framework's path to say).
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
 //   - destroy of a batch with no row running, or not to cancel: Delete sends nothing and only
 //     removes the downloaded files.
