@@ -147,31 +147,7 @@ func (s *jobBatchServer) planRows(ctx context.Context, req *tfprotov6.PlanResour
 		}
 		return &tfprotov6.PlanResourceChangeResponse{PlannedState: req.ProposedNewState, PlannedPrivate: req.PriorPrivate}
 	}
-	priorFields, _, ok := msgpackObjectFields(msgpackOf(req.PriorState))
-	if !ok || len(priorFields) != len(proposed) {
-		return nil
-	}
-	for name, v := range proposed {
-		// rows is write-only: Terraform proposes the configured rows, which plan and state
-		// never hold. Every other attribute is the prior one.
-		if name != "rows" && !bytes.Equal(v, priorFields[name]) {
-			return nil
-		}
-	}
-	config, null, ok := msgpackObjectFields(msgpackOf(req.Config))
-	if !ok || null {
-		return nil
-	}
-	prior, ok := s.decode(req.PriorState)
-	if !ok || prior == nil || !prior["rows"].IsNull() {
-		return nil
-	}
-	for name, def := range s.defaults {
-		if isMsgpackNull(config[name]) && !prior[name].Equal(def) {
-			return nil
-		}
-	}
-	rows, ok := msgpackDynamicGoValue(config["rows"])
+	prior, rows, ok := s.priorAndRows(req, proposed)
 	if !ok {
 		return nil
 	}
@@ -179,9 +155,49 @@ func (s *jobBatchServer) planRows(ctx context.Context, req *tfprotov6.PlanResour
 	if !ok || !s.rowsPassCheck(ctx, prior, plan.submits) {
 		return nil
 	}
+	return s.plannedWithRows(req, prior, plan)
+}
+
+// priorAndRows is the prior state and the configured rows (as plain Go values) of a plan whose
+// proposed new state (by attribute encoding) is the prior state but for rows, and whose
+// configuration leaves each defaulted attribute null only where state holds the default; ok is
+// false for any other plan.
+func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, proposed map[string][]byte) (prior map[string]tftypes.Value, rows any, ok bool) {
+	priorFields, _, ok := msgpackObjectFields(msgpackOf(req.PriorState))
+	if !ok || len(priorFields) != len(proposed) {
+		return nil, nil, false
+	}
+	for name, v := range proposed {
+		// rows is write-only: Terraform proposes the configured rows, which plan and state
+		// never hold. Every other attribute is the prior one.
+		if name != "rows" && !bytes.Equal(v, priorFields[name]) {
+			return nil, nil, false
+		}
+	}
+	config, null, ok := msgpackObjectFields(msgpackOf(req.Config))
+	if !ok || null {
+		return nil, nil, false
+	}
+	prior, ok = s.decode(req.PriorState)
+	if !ok || prior == nil || !prior["rows"].IsNull() {
+		return nil, nil, false
+	}
+	for name, def := range s.defaults {
+		if isMsgpackNull(config[name]) && !prior[name].Equal(def) {
+			return nil, nil, false
+		}
+	}
+	rows, ok = msgpackDynamicGoValue(config["rows"])
+	return prior, rows, ok
+}
+
+// plannedWithRows is the plan of prior with the results and counts plan gives, and the warning
+// of rows still running: the prior state as Terraform sent it when nothing changes; nil when it
+// cannot be encoded.
+func (s *jobBatchServer) plannedWithRows(req *tfprotov6.PlanResourceChangeRequest, prior map[string]tftypes.Value, plan *batchPlan) *tfprotov6.PlanResourceChangeResponse {
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}
 	if plan.unknown == 0 && len(plan.results) == len(heldResults(prior["results"])) {
-		return resp // nothing to do: the prior state as Terraform sent it
+		return resp // nothing to do
 	}
 	planned := maps.Clone(prior)
 	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
