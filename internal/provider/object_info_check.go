@@ -127,16 +127,9 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 	if err != nil {
 		return // the attribute's validator reports it
 	}
-	readCtx, cancel := d.readContext(ctx)
-	defer cancel()
-	info, err := d.objectInfo(readCtx)
-	if err != nil {
-		d.reportObjectInfoUnread(readCtx, attr, err, surface, diags)
+	info, defs, ok := d.nodeClassesAtPlan(ctx, attr, surface, diags)
+	if !ok {
 		return
-	}
-	defs, err := d.classDefs(readCtx)
-	if err != nil {
-		defs = nil // links and input types are then not judged; classes and required inputs still are
 	}
 	problems := checkWorkflowNodes(info, defs, graph)
 	for _, id := range slices.Sorted(maps.Keys(problems)) {
@@ -144,6 +137,24 @@ func (d *providerData) validateWorkflowAtPlan(ctx context.Context, attr path.Pat
 			fmt.Sprintf("Node %q (%s): %s.\n\nThe check uses the service's GET /api/object_info; set validate = false to submit anyway.",
 				id, graph[id].ClassType, strings.Join(problems[id], "; ")))
 	}
+}
+
+// nodeClassesAtPlan reads the service's node classes for a plan-time check of attr: object_info
+// and its class definitions (nil when they cannot be read: links, input types and input names
+// are then not judged; classes and required inputs still are). ok is false, with what
+// reportObjectInfoUnread says, when object_info cannot be read.
+func (d *providerData) nodeClassesAtPlan(ctx context.Context, attr path.Path, surface checkSurface, diags *diag.Diagnostics) (info *client.ObjectInfo, defs workflow.ClassDefs, ok bool) {
+	readCtx, cancel := d.readContext(ctx)
+	defer cancel()
+	info, err := d.objectInfo(readCtx)
+	if err != nil {
+		d.reportObjectInfoUnread(readCtx, attr, err, surface, diags)
+		return nil, nil, false
+	}
+	if defs, err = d.classDefs(readCtx); err != nil {
+		defs = nil
+	}
+	return info, defs, true
 }
 
 // reportObjectInfoUnread reports that object_info could not be read for a check of attr: an

@@ -31,16 +31,9 @@ func (d *providerData) checkBatchRowsAtPlan(ctx context.Context, template string
 	if err != nil {
 		return // the attribute's validator reports it
 	}
-	readCtx, cancel := d.readContext(ctx)
-	defer cancel()
-	info, err := d.objectInfo(readCtx)
-	if err != nil {
-		d.reportObjectInfoUnread(readCtx, path.Root("rows"), err, submitsElsewhere, diags)
+	info, defs, ok := d.nodeClassesAtPlan(ctx, path.Root("rows"), submitsElsewhere, diags)
+	if !ok {
 		return
-	}
-	defs, err := d.classDefs(readCtx)
-	if err != nil {
-		defs = nil // links, input types and input names are then not judged
 	}
 	byProblem := map[batchRowProblem][]string{}
 	for _, row := range rows {
