@@ -42,8 +42,9 @@ func (d *providerData) checkBatchRowsAtPlan(ctx context.Context, template string
 			continue
 		}
 		for id, problems := range checkWorkflowNodes(info, defs, graph) {
-			for _, p := range problems {
-				byProblem[batchRowProblem{id, graph[id].ClassType, p}] = append(byProblem[batchRowProblem{id, graph[id].ClassType, p}], row.key)
+			for _, problem := range problems {
+				p := batchRowProblem{id, graph[id].ClassType, problem}
+				byProblem[p] = append(byProblem[p], row.key)
 			}
 		}
 		for _, p := range undeclaredOverrides(defs, base, graph) {

@@ -184,19 +184,21 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
 		return
 	}
-	if held == nil {
+	var plan *batchPlan
+	submits := inputs // a new batch submits every row
+	if held != nil {
+		plan = planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
+			rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
+		})
+		submits = plan.submits
+	}
+	if boolAttr(planned, "validate") {
+		r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), submits, &resp.Diagnostics)
+	}
+	if plan == nil {
 		// A new batch runs every row: results stays wholly unknown, one value rather than one
 		// per row for Terraform to carry and show.
-		if boolAttr(planned, "validate") {
-			r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), inputs, &resp.Diagnostics)
-		}
 		return
-	}
-	plan := planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
-		rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
-	})
-	if boolAttr(planned, "validate") {
-		r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), plan.submits, &resp.Diagnostics)
 	}
 	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
 	planned["succeeded"], planned["failed"] = plan.counts()
