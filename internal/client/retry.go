@@ -32,7 +32,7 @@ import (
 //   - an event stream (retryNever): one attempt per connection; a wait redials a stream that
 //     ended early at most maxEventRedials times.
 //
-// A wait (WaitJob, waitModelRequest, AwaitModelResult, WaitPrompt) reads under the read's budget
+// A wait (WaitJob, AwaitModelResult, WaitPrompt) reads under the read's budget
 // and never retries a read on its own: a read that still fails ends the wait. go-retryablehttp is
 // set per operation in retryingClient: CheckRetry and RetryMax from the policy; Backoff the same
 // for every policy (Retry-After honoured, else exponential with full jitter), since how long to

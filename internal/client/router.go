@@ -621,27 +621,12 @@ func (c *Client) CancelModelRequest(ctx context.Context, held *QueueRequest) (*C
 	return &out, nil
 }
 
-// RouterWaitOptions tune waitModelRequest and AwaitModelResult.
+// RouterWaitOptions tune AwaitModelResult.
 type RouterWaitOptions struct {
 	PollMin, PollMax time.Duration
 	// OnUpdate is called with every status that differs from the last in status or place in
 	// the queue.
 	OnUpdate func(*QueueRequest)
-}
-
-// waitModelRequest polls status_url until the run is COMPLETED and returns the last status. A
-// queued request has no events: it is polled as often as the service's Retry-After asks, no
-// more, and without one on the blind plan of a job (blindPlan, PollMax the fixed-poll period,
-// its marks counted from the wait's start). On a context error it returns the last status seen with the error.
-func (c *Client) waitModelRequest(ctx context.Context, q *QueueRequest, opts RouterWaitOptions) (*QueueRequest, error) {
-	loop := waitLoop[*QueueRequest]{
-		read:     c.ModelRequestStatus,
-		done:     (*QueueRequest).Completed,
-		schedule: newRouterSchedule(opts),
-		onRead:   opts.onStatus,
-		held:     c.readsHeldFor,
-	}
-	return loop.run(ctx, q)
 }
 
 // onStatus calls OnUpdate when next tells something new over prev.

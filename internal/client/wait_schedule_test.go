@@ -455,6 +455,11 @@ func (s *simRouter) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
+	if req.URL.Path == "/q" { // the collect, once a status read said COMPLETED
+		const result = `{"text":"hi"}`
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+			Body: io.NopCloser(strings.NewReader(result)), ContentLength: int64(len(result)), Request: req}, nil
+	}
 	s.reads = append(s.reads, now)
 	status := RouterInQueue
 	if !now.Before(s.done) {
@@ -471,7 +476,7 @@ func (s *simRouter) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // A queued router request has no events: it is polled as often as its Retry-After asks, no
 // more (and no less), and without one on the blind schedule.
-func TestWaitModelRequestPacedByRetryAfter(t *testing.T) {
+func TestAwaitModelResultPacedByRetryAfter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
@@ -498,10 +503,11 @@ func TestWaitModelRequestPacedByRetryAfter(t *testing.T) {
 				if tt.retryAfter > 0 {
 					q.RetryAfter = time.Duration(tt.retryAfter) * time.Second // as the submission's answer gave it
 				}
-				final, err := c.waitModelRequest(t.Context(), q, RouterWaitOptions{})
-				if err != nil || !final.Completed() {
-					t.Fatalf("waitModelRequest = %+v, %v", final, err)
+				final, res, err := c.AwaitModelResult(t.Context(), q, RouterWaitOptions{})
+				if err != nil || !final.Completed() || res == nil {
+					t.Fatalf("AwaitModelResult = %+v, %v, %v", final, res, err)
 				}
+				res.Body.Close()
 				if lag := time.Since(sim.done); lag > tt.maxLag {
 					t.Errorf("completion seen %v late, want within %v", lag, tt.maxLag)
 				}

@@ -129,29 +129,33 @@ func repeat(h http.HandlerFunc, n int) []http.HandlerFunc {
 	return out
 }
 
-func TestWaitModelRequestOutlastsAShortOutage(t *testing.T) {
+func TestAwaitModelResultOutlastsAShortOutage(t *testing.T) {
 	const id = "0b0c8f2e-0000-4000-8000-0000000000c3"
 	unavailable := status(503, map[string]string{"X-Svc-Error-Type": "service_unavailable"}, `{"detail":"down"}`)
 	done := status(200, nil, `{"request_id":"`+id+`","status":"COMPLETED"}`)
+	result := status(200, map[string]string{"Content-Type": "application/json"}, `{"text":"hi"}`)
 	tests := []struct {
 		name    string
 		steps   []http.HandlerFunc
 		wantErr bool
 	}{
-		{name: "a read that succeeds within its retries is waited out", steps: append(repeat(unavailable, 3), done)},
-		{name: "a read that fails 1 + max_retries times ends the wait", steps: append(repeat(unavailable, 4), done), wantErr: true},
-		{name: "a 403 ends the wait at once", steps: []http.HandlerFunc{status(403, nil, `{"detail":"no"}`), done}, wantErr: true},
+		{name: "a read that succeeds within its retries is waited out", steps: append(repeat(unavailable, 3), done, result)},
+		{name: "a read that fails 1 + max_retries times ends the wait", steps: append(repeat(unavailable, 4), done, result), wantErr: true},
+		{name: "a 403 ends the wait at once", steps: []http.HandlerFunc{status(403, nil, `{"detail":"no"}`), done, result}, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c := scriptedClient(t, tt.steps)
 			q := &QueueRequest{RequestID: id, Status: "IN_PROGRESS", StatusURL: s.url + "/q/status", ResponseURL: s.url + "/q", CancelURL: s.url + "/q/cancel"}
-			got, err := c.waitModelRequest(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("waitModelRequest = %v, %v; want error %v", got.Status, err, tt.wantErr)
+			got, res, err := c.AwaitModelResult(context.Background(), q, RouterWaitOptions{PollMin: time.Millisecond, PollMax: 5 * time.Millisecond})
+			if res != nil {
+				defer res.Body.Close()
 			}
-			if !tt.wantErr && !got.Completed() {
-				t.Fatalf("status %q, want COMPLETED", got.Status)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("AwaitModelResult = %v, %v; want error %v", got.Status, err, tt.wantErr)
+			}
+			if !tt.wantErr && (!got.Completed() || res == nil) {
+				t.Fatalf("status %q, result %v; want COMPLETED and its result", got.Status, res)
 			}
 		})
 	}

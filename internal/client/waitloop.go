@@ -90,7 +90,7 @@ func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Durat
 }
 
 // waitLoop is the one wait engine, under every wait of the client (WaitJob, WaitPrompt,
-// waitModelRequest, AwaitModelResult's status reads and collects): it reads a record until done
+// AwaitModelResult's status reads and collects): it reads a record until done
 // says so, sleeping between reads as the schedule says, woken sooner by an optional event stream
 // (which it also redials), and ending on the first read that fails after its own retries. It
 // returns the last record read; on a context error or a failed read, that record comes back
