@@ -184,11 +184,15 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
 		return
 	}
+	files, ok := outputDirAtPlan(ctx, stringAttr(planned, "output_dir"), held != nil, &resp.Diagnostics)
+	if !ok {
+		return
+	}
 	var plan *batchPlan
 	submits := inputs // a new batch submits every row
 	if held != nil {
 		plan = planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
-			rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"),
+			rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"), files: files,
 		})
 		submits = plan.submits
 	}
@@ -241,6 +245,15 @@ func rowDirError(outputDir string, inputs []batchRowInput) error {
 type batchPlanSettings struct {
 	rerunFailed bool
 	outputDir   string
+	files       destInventory // what output_dir holds; nil: the local directory, looked at file by file
+}
+
+// inventory is what output_dir holds.
+func (s batchPlanSettings) inventory() destInventory {
+	if s.files != nil {
+		return s.files
+	}
+	return dirDest(s.outputDir)
 }
 
 // batchPlan is the results an apply is planned to leave.
@@ -306,7 +319,7 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 	case row.failedRow():
 		return s.rerunFailed
 	case row.Status == "succeeded" && s.outputDir != "":
-		return !rowFilesPresent(s.outputDir, in.key, row)
+		return !rowFilesPresent(s.inventory(), in.key, row)
 	}
 	return false
 }

@@ -28,6 +28,7 @@ type batchEngine struct {
 	shape       string
 	maxInFlight int
 	outputDir   string
+	files       batchDest // output_dir, opened once per apply
 	cancelRuns  bool
 	rerunFailed bool
 
@@ -270,7 +271,7 @@ func (e *batchEngine) forgetRemoved(ctx context.Context, removed []removedRow, c
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, e.maxInFlight)
 	for _, rm := range removed {
-		e.removeFiles(rm.key, rm.row)
+		e.removeFiles(ctx, rm.key, rm.row)
 		if !cancelRuns || !rm.row.inFlight() {
 			continue
 		}

@@ -2,17 +2,13 @@ package provider
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
-	"lukechampine.com/blake3"
-
-	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
+	"github.com/svc-org/terraform-provider-svc/internal/bucket"
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -26,101 +22,167 @@ func batchOutputPath(dir, rowKey, name string) (string, bool) {
 	return filepath.Join(dir, rowKey, name), true
 }
 
-// rowFilesPresent reports whether every output of a succeeded row is on disk at its size. The
-// content is verified where it is downloaded; a plan only looks (no hashing, no request).
-func rowFilesPresent(dir, rowKey string, row *batchRow) bool {
+// validOutputPath reports whether <row key>/<name> may name an output under output_dir.
+func validOutputPath(rowKey, name string) bool {
+	_, ok := batchOutputPath(".", rowKey, name)
+	return ok
+}
+
+// rowFilesPresent reports whether every output of a succeeded row is at the destination at its
+// size. The content is verified where it is downloaded; a plan only looks (no hashing, no
+// request per row: a bucket is listed once).
+func rowFilesPresent(inv destInventory, rowKey string, row *batchRow) bool {
 	for _, o := range row.Outputs {
-		p, ok := batchOutputPath(dir, rowKey, o.Name)
-		if !ok {
-			continue
-		}
-		st, err := os.Stat(p)
-		if err != nil || st.Size() != o.SizeBytes {
+		if validOutputPath(rowKey, o.Name) && !inv.has(o.SizeBytes, rowKey, o.Name) {
 			return false
 		}
 	}
 	return true
 }
 
-// download fetches every output of a succeeded row that is not on disk, by asset id (a fresh
-// signed URL), streamed into place and verified against the row's hash when it has one.
+// batchDest is the destination of one apply's downloads, opened, and for a bucket listed, once
+// when the first row has something to download.
+type batchDest struct {
+	once sync.Once
+	dest outputDest
+	inv  destInventory
+	err  error
+}
+
+// destination is output_dir opened, and what it holds. A bucket that cannot be listed is taken
+// as empty: every output the apply has to save is sent.
+func (e *batchEngine) destination(ctx context.Context) (outputDest, destInventory, error) {
+	e.files.once.Do(func() {
+		e.files.dest, e.files.err = openOutputDest(ctx, e.outputDir)
+		if e.files.err != nil {
+			return
+		}
+		if e.files.inv, e.files.err = e.files.dest.inventory(ctx); e.files.err != nil {
+			e.files.inv, e.files.err = bucketInventory{}, nil
+		}
+	})
+	return e.files.dest, e.files.inv, e.files.err
+}
+
+// download fetches every output of a succeeded row that is not at the destination, by asset id
+// (a fresh signed URL), streamed into place and verified against the row's hash when it has
+// one. An object in a bucket with that hash already is not sent again.
 func (e *batchEngine) download(ctx context.Context, rowKey string, row *batchRow) {
 	if e.outputDir == "" {
 		return
 	}
+	dest, inv, err := e.destination(ctx)
+	if err != nil {
+		e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })
+		return
+	}
 	for _, o := range row.Outputs {
-		dest, ok := batchOutputPath(e.outputDir, rowKey, o.Name)
-		if !ok {
+		if !validOutputPath(rowKey, o.Name) {
 			e.note(func(n *batchNews) {
 				n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, fmt.Errorf("output name %q is not a file name; not downloaded", o.Name)})
 			})
 			continue
 		}
-		if st, err := os.Stat(dest); err == nil && st.Size() == o.SizeBytes {
+		if inv.has(o.SizeBytes, rowKey, o.Name) && dest.same(ctx, inv, o.Hash, rowKey, o.Name) {
 			continue
 		}
-		if err := e.downloadOutput(ctx, dest, o); err != nil {
+		if err := e.saveWithRetries(ctx, dest, rowKey, o); err != nil {
 			e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })
 		}
 	}
 }
 
-func (e *batchEngine) downloadOutput(ctx context.Context, dest string, o batchOutput) error {
-	abs, err := filepath.Abs(dest)
+// bucketSaveAttempts and bucketSavePause: an output sent to a bucket is downloaded and sent
+// again after a failure the S3 client's own retries did not ride out (a bucket unreachable
+// longer than they last), while the apply's time lasts.
+const (
+	bucketSaveAttempts = 3
+	bucketSavePause    = 3 * time.Second
+)
+
+func (e *batchEngine) saveWithRetries(ctx context.Context, dest outputDest, rowKey string, o batchOutput) error {
+	attempts := 1
+	if _, ok := dest.(bucketDest); ok {
+		attempts = bucketSaveAttempts
+	}
+	var err error
+	for i := range attempts {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(bucketSavePause * time.Duration(i)):
+			}
+		}
+		if err = e.downloadOutput(ctx, dest, rowKey, o); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func (e *batchEngine) downloadOutput(ctx context.Context, dest outputDest, rowKey string, o batchOutput) error {
+	asset, err := e.data.client.GetAsset(ctx, o.ID)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return err
+	want := o.Hash
+	if want == "" && asset.Hash != nil {
+		want = *asset.Hash
 	}
-	return atomicfile.Write(abs, func(w io.Writer) error {
-		asset, err := e.data.client.GetAsset(ctx, o.ID)
-		if err != nil {
-			return err
-		}
-		h := blake3.New(32, nil)
-		size := asset.SizeBytes
-		lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout, DeclaredSize: &size}
-		got, err := e.data.client.DownloadTo(ctx, asset.URL, io.MultiWriter(w, h), lim)
-		if err != nil {
-			return err
-		}
-		want := o.Hash
-		if want == "" && asset.Hash != nil {
-			want = *asset.Hash
-		}
-		if sum := "blake3:" + hex.EncodeToString(h.Sum(nil)); want != "" && sum != want {
-			return fmt.Errorf("content of %s hashes to %s, expected %s; nothing was written (request id %q)", abs, sum, want, got.RequestID)
-		}
-		return nil
-	})
+	var requestID string
+	size := asset.SizeBytes
+	lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout, DeclaredSize: &size}
+	_, err = dest.save(ctx, bucket.Upload{AssetID: o.ID, Blake3: want}, func(w io.Writer) error {
+		got, err := e.data.client.DownloadTo(ctx, asset.URL, w, lim)
+		requestID = got.RequestID
+		return err
+	}, rowKey, o.Name)
+	if err != nil && requestID != "" {
+		return fmt.Errorf("%w (request id %q)", err, requestID)
+	}
+	return err
 }
 
-// removeFiles removes the downloaded outputs of a row that is forgotten, and its directory
-// when that is left empty. A file already gone is fine.
-func (e *batchEngine) removeFiles(rowKey string, row *batchRow) {
-	if e.outputDir == "" {
-		return
-	}
+// rowOutputPaths are the path elements of the outputs a row downloaded.
+func rowOutputPaths(rowKey string, row *batchRow) [][]string {
+	var paths [][]string
 	for _, o := range row.Outputs {
-		if p, ok := batchOutputPath(e.outputDir, rowKey, o.Name); ok {
-			if err := atomicfile.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })
-			}
+		if validOutputPath(rowKey, o.Name) {
+			paths = append(paths, []string{rowKey, o.Name})
 		}
 	}
-	_ = os.Remove(filepath.Join(e.outputDir, rowKey)) // only when empty
+	return paths
+}
+
+// removeFiles removes the downloaded outputs of a row that is forgotten (and its directory when
+// that is left empty). A file already gone is fine; nothing else under output_dir is touched.
+func (e *batchEngine) removeFiles(ctx context.Context, rowKey string, row *batchRow) {
+	e.removePaths(ctx, rowOutputPaths(rowKey, row), rowKey, row)
 }
 
 // removeAllFiles removes the downloaded outputs of every row state holds (the batch is
-// destroyed).
-func (e *batchEngine) removeAllFiles(held batchHeld) {
-	if e.outputDir == "" {
-		return
-	}
+// destroyed): from a bucket, at most 1,000 objects per request.
+func (e *batchEngine) removeAllFiles(ctx context.Context, held batchHeld) {
+	var paths [][]string
 	for key := range held.results {
 		if row, ok := held.row(key); ok {
-			e.removeFiles(key, row)
+			paths = append(paths, rowOutputPaths(key, row)...)
 		}
+	}
+	e.removePaths(ctx, paths, "", nil)
+}
+
+func (e *batchEngine) removePaths(ctx context.Context, paths [][]string, rowKey string, row *batchRow) {
+	if e.outputDir == "" || len(paths) == 0 {
+		return
+	}
+	dest, err := openOutputDest(ctx, e.outputDir)
+	if err == nil {
+		defer dest.close()
+		err = dest.remove(ctx, paths)
+	}
+	if err != nil {
+		e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })
 	}
 }

@@ -133,7 +133,7 @@ func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteReques
 	}
 	rows := batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}
 	e := &batchEngine{data: r.data, outputDir: stringAttr(held, "output_dir"), maxInFlight: max(int(int64Attr(held, "max_in_flight")), 1), rows: map[string]*batchRow{}}
-	e.removeAllFiles(rows)
+	e.removeAllFiles(ctx, rows)
 	running := runningRows(rows)
 	if !boolAttr(held, "cancel_on_destroy") || len(running) == 0 {
 		e.report(ctx, &resp.Diagnostics, 0)

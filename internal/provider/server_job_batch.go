@@ -249,8 +249,8 @@ func (s *jobBatchServer) rowsPassCheck(ctx context.Context, prior map[string]tft
 // the framework's path reports that.
 func planConfiguredRows(prior map[string]tftypes.Value, rows any, book batchBook) (plan *batchPlan, ok bool) {
 	inputs, err := batchRowInputsOf(stringAttr(prior, "workflow"), rows)
-	if err != nil || rowDirError(stringAttr(prior, "output_dir"), inputs) != nil {
-		return nil, false
+	if err != nil || rowDirError(stringAttr(prior, "output_dir"), inputs) != nil || isBucketURL(stringAttr(prior, "output_dir")) {
+		return nil, false // a bucket is checked and listed by ModifyPlan
 	}
 	held := batchHeld{results: heldResults(prior["results"]), book: book}
 	settings := batchPlanSettings{rerunFailed: boolAttr(prior, "rerun_failed"), outputDir: stringAttr(prior, "output_dir")}
@@ -282,7 +282,10 @@ func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool 
 	if boolAttr(prior, "cancel_on_destroy") && anyRowRunning(held.results) {
 		return false
 	}
+	if isBucketURL(stringAttr(prior, "output_dir")) {
+		return false // its objects are deleted by Delete, with the request's context
+	}
 	e := &batchEngine{outputDir: stringAttr(prior, "output_dir")}
-	e.removeAllFiles(held)
+	e.removeAllFiles(context.Background(), held) // a local directory: no request
 	return len(e.news.downloadErrors) == 0
 }
