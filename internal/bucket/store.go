@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
@@ -330,4 +332,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// Transient reports whether err may pass if the same request is sent again later: no answer
+// came (a refused or reset connection, a timeout), or the service was busy or failing (429,
+// 5xx). A refusal (403, a missing bucket) is not.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	switch code := status(err); {
+	case code == 0:
+		var sendErr *smithyhttp.RequestSendError
+		var netErr net.Error
+		return errors.As(err, &sendErr) || errors.As(err, &netErr)
+	case code == 429, code >= 500:
+		return true
+	}
+	return false
 }

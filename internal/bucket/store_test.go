@@ -5,9 +5,14 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"lukechampine.com/blake3"
 
@@ -109,5 +114,36 @@ func TestStorePutListStatDelete(t *testing.T) {
 	listed, err = s.List(ctx)
 	if err != nil || len(listed) != 1 || listed["runs/one/row2/small.txt"].Size != 2 {
 		t.Fatalf("List after Delete = %+v, %v", listed, err)
+	}
+}
+
+// Transient: no answer (a refused connection), 429 and 5xx may pass later; a refusal, a
+// missing bucket, an end the caller chose or an error of the content do not.
+func TestTransient(t *testing.T) {
+	t.Parallel()
+	answer := func(code int) error {
+		return &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: code}}, Err: errors.New("x")}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", fmt.Errorf("put: %w", &smithyhttp.RequestSendError{Err: syscall.ECONNREFUSED}), true},
+		{"503", answer(503), true},
+		{"429", answer(429), true},
+		{"403", answer(403), false},
+		{"404", answer(404), false},
+		{"canceled", fmt.Errorf("put: %w", context.Canceled), false},
+		{"hash", errors.New("the content hashes to x"), false},
+		{"nil", nil, false},
+	} {
+		if got := Transient(tc.err); got != tc.want {
+			t.Errorf("%s: Transient = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	srv := s3gw.Start(t)
+	if _, err := openStore(t, srv.URL("gone", "")).List(context.Background()); err == nil || Transient(err) {
+		t.Errorf("listing a missing bucket: %v, transient %v; want a lasting error", err, Transient(err))
 	}
 }

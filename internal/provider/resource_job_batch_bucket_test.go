@@ -1,13 +1,18 @@
 package provider
 
 import (
+	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -113,7 +118,7 @@ func TestAccJobBatch_outputDirBucket(t *testing.T) {
 			{
 				// The second apply: an empty plan, and no request to the service from the
 				// refreshes, plans and apply since the first step ended.
-				Config: config(200),
+				Config:           config(200),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					totalRequestsSince(srv, &total, 0),
@@ -191,4 +196,107 @@ func TestAccJobBatch_outputDirBucketCheckedAtPlan(t *testing.T) {
 	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
 		t.Fatalf("%d submissions reached the service", n)
 	}
+}
+
+// whenRequested runs f once op has reached srv at least n times, watching the count from a
+// goroutine that the test's end stops.
+func whenRequested(t *testing.T, srv *emulator.Server, op string, n int, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(done); <-stopped })
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if srv.Requests(op) >= n {
+					f()
+					return
+				}
+			}
+		}
+	}()
+}
+
+// The bucket unreachable for 20 s mid-apply (its server stopped as the first output is about
+// to be downloaded, started again on the same port 20 s later): the apply rides it out and
+// completes with every object there, each row run once.
+func TestAccJobBatch_outputDirBucketUnreachable(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{Workers: 4, NodeDuration: 50 * time.Millisecond})
+	b := newTestBucket(t, "flaky")
+	const rows = 12
+	outage := make(chan time.Duration, 1)
+	whenRequested(t, srv, emulator.OpGetAsset, 1, func() {
+		b.Stop()
+		start := time.Now()
+		time.Sleep(20 * time.Second) // the outage itself, not a wait for the service
+		b.Restart()
+		outage <- time.Since(start)
+	})
+	var submits int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: batchConfig(srv, batchTextTemplate, batchRowsHCL(rows, ""), fmt.Sprintf("output_dir = %q", b.url("out"))),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				requestsSince(srv, emulator.OpSubmitJob, &submits, rows),
+				func(*terraform.State) error {
+					select {
+					case d := <-outage:
+						t.Logf("the bucket was unreachable for %s", d.Round(time.Millisecond))
+						return nil
+					default:
+						return errors.New("the apply ended while the bucket was unreachable")
+					}
+				},
+				rowObjects(b, "out", rowRange(0, rows), nil),
+			),
+		}},
+	})
+}
+
+// An upload that fails (the bucket deleted mid-apply) keeps the rows' jobs and results; once
+// the bucket is back, the next plan shows the rows' downloads and the apply uploads them
+// without running any row again.
+func TestAccJobBatch_outputDirBucketFailedUploadKeepsRows(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{NodeDuration: 100 * time.Millisecond})
+	b := newTestBucket(t, "gone-for-a-while")
+	const rows = 3
+	whenRequested(t, srv, emulator.OpSubmitJob, 1, func() {
+		if _, err := b.Client().DeleteBucket(context.Background(), &s3.DeleteBucketInput{Bucket: aws.String(b.name)}); err != nil {
+			t.Errorf("deleting the bucket: %v", err)
+		}
+	})
+	config := batchConfig(srv, batchTextTemplate, batchRowsHCL(rows, ""), fmt.Sprintf("output_dir = %q", b.url("p")))
+	var submits, assets int
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, rows),
+					resource.TestCheckResourceAttr(batchRes, "succeeded", fmt.Sprint(rows)),
+					resource.TestCheckResourceAttrSet(batchRes, "results.r0.id"),
+					func(*terraform.State) error { b.CreateBucket(b.name); return nil },
+				),
+				ExpectNonEmptyPlan: true, // the objects are missing
+			},
+			{
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					requestsSince(srv, emulator.OpSubmitJob, &submits, 0),
+					requestsSince(srv, emulator.OpGetAsset, &assets, 2*rows), // rows in the first apply, rows again
+					rowObjects(b, "p", rowRange(0, rows), nil),
+				),
+			},
+		},
+	})
 }

@@ -93,8 +93,8 @@ func (e *batchEngine) download(ctx context.Context, rowKey string, row *batchRow
 }
 
 // bucketSaveAttempts and bucketSavePause: an output sent to a bucket is downloaded and sent
-// again after a failure the S3 client's own retries did not ride out (a bucket unreachable
-// longer than they last), while the apply's time lasts.
+// again after a transient failure of the bucket that the S3 client's own retries did not ride
+// out (a bucket unreachable longer than they last), while the apply's time lasts.
 const (
 	bucketSaveAttempts = 3
 	bucketSavePause    = 3 * time.Second
@@ -114,7 +114,7 @@ func (e *batchEngine) saveWithRetries(ctx context.Context, dest outputDest, rowK
 			case <-time.After(bucketSavePause * time.Duration(i)):
 			}
 		}
-		if err = e.downloadOutput(ctx, dest, rowKey, o); err == nil || ctx.Err() != nil {
+		if err = e.downloadOutput(ctx, dest, rowKey, o); err == nil || ctx.Err() != nil || !bucket.Transient(err) {
 			return err
 		}
 	}
