@@ -199,7 +199,7 @@ func destProblem(err error) string {
 // its prefix (one request per 1,000 objects), so that a missing object is seen as drift. For a
 // local directory it does nothing (nil: the files are looked at one by one). ok is false when
 // the plan must stop: the error names the bucket and where the credentials came from.
-func outputDirAtPlan(ctx context.Context, outputDir string, list bool, diags *diag.Diagnostics) (destInventory, bool) {
+func outputDirAtPlan(ctx context.Context, attr, outputDir string, list bool, diags *diag.Diagnostics) (destInventory, bool) {
 	if !isBucketURL(outputDir) {
 		return nil, true
 	}
@@ -213,8 +213,16 @@ func outputDirAtPlan(ctx context.Context, outputDir string, list bool, diags *di
 		inv, err = dest.inventory(ctx)
 	}
 	if err != nil {
-		diags.AddAttributeError(path.Root("output_dir"), "Invalid output_dir", destProblem(err))
+		diags.AddAttributeError(path.Root(attr), "Invalid "+attr, destProblem(err))
 		return nil, false
 	}
 	return inv, true
 }
+
+// bucketURLDoc is how the documentation says what a bucket URL is and where its credentials
+// come from.
+const bucketURLDoc = "`s3://bucket/prefix`, with `?region=...`, `&endpoint=https://...` and " +
+	"`&use_path_style=true` for a service that is not AWS (Cloudflare R2, MinIO, Ceph, Google Cloud Storage's S3 " +
+	"interface), as gocloud.dev/blob spells it. Credentials come from the AWS SDK's usual chain: the environment " +
+	"variables `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`), a shared profile " +
+	"(`AWS_PROFILE`, or `profile=` in the URL), or the instance's or pod's role; they are never stored"

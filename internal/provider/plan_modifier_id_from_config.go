@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -57,9 +56,10 @@ var translationIDFromConfig = idFromConfig{
 	desc:  "The id is node_id, known at plan time.",
 }
 
-// outputFileIDFromConfig plans svc_output_file.id, the absolute path of path.
+// outputFileIDFromConfig plans svc_output_file.id, the absolute path of path, or for a bucket
+// URL the object's s3://bucket/key.
 var outputFileIDFromConfig = idFromConfig{
 	from:  []string{"path"},
-	build: func(v []string) (string, error) { return filepath.Abs(v[0]) },
-	desc:  "The id is the absolute path of path, known at plan time.",
+	build: func(v []string) (string, error) { return outputFileID(v[0]) },
+	desc:  "The id is the absolute path of path (or the object's s3://bucket/key), known at plan time.",
 }

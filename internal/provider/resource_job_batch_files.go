@@ -135,7 +135,9 @@ func (e *batchEngine) downloadOutput(ctx context.Context, dest outputDest, rowKe
 	lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout, DeclaredSize: &size}
 	_, err = dest.save(ctx, bucket.Upload{AssetID: o.ID, Blake3: want}, func(w io.Writer) error {
 		got, err := e.data.client.DownloadTo(ctx, asset.URL, w, lim)
-		requestID = got.RequestID
+		if got != nil {
+			requestID = got.RequestID
+		}
 		return err
 	}, rowKey, o.Name)
 	if err != nil && requestID != "" {

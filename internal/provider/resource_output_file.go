@@ -123,9 +123,13 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			},
 			"path": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Where to write the file. Missing parent directories are created.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Required: true,
+				MarkdownDescription: "Where to write the file. Missing parent directories are created. An S3-compatible " +
+					"bucket URL naming the object's key is accepted too (" + bucketURLDoc + "): the output is streamed " +
+					"into the object, verified the same way, with the asset id and blake3 hash in its metadata; the " +
+					"bucket and the credentials are checked at plan time; an object that goes missing or whose metadata " +
+					"hash changes is drift; destroy deletes the object.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"expected_hash": schema.StringAttribute{
 				Optional: true,
@@ -188,6 +192,9 @@ func (r *outputFileResource) Create(ctx context.Context, req resource.CreateRequ
 // download streams the source into a temporary file beside path, hashing as it goes, checks
 // the expected hash, and renames the file into place.
 func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) error {
+	if isBucketURL(m.Path.ValueString()) {
+		return r.downloadToBucket(ctx, m)
+	}
 	dest, err := filepath.Abs(m.Path.ValueString())
 	if err != nil {
 		return err
@@ -291,6 +298,10 @@ func (r *outputFileResource) Read(ctx context.Context, req resource.ReadRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if isBucketURL(state.Path.ValueString()) {
+		r.readBucket(ctx, &state, resp)
+		return
+	}
 	sum, err := fileBlake3(state.ID.ValueString())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -318,6 +329,10 @@ func (r *outputFileResource) Delete(ctx context.Context, req resource.DeleteRequ
 	var state outputFileModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if isBucketURL(state.Path.ValueString()) {
+		r.deleteFromBucket(ctx, &state, &resp.Diagnostics)
 		return
 	}
 	if err := atomicfile.Remove(state.ID.ValueString()); err != nil {
