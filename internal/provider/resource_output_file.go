@@ -123,13 +123,9 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			},
 			"path": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "Where to write the file. Missing parent directories are created. An S3-compatible " +
-					"bucket URL naming the object's key is accepted too (" + bucketURLDoc + "): the output is streamed " +
-					"into the object, verified the same way, with the asset id and blake3 hash in its metadata; the " +
-					"bucket and the credentials are checked at plan time; an object that goes missing or whose metadata " +
-					"hash changes is drift; destroy deletes the object.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+				Required:            true,
+				MarkdownDescription: outputFilePathDoc,
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
 			},
 			"expected_hash": schema.StringAttribute{
 				Optional: true,
