@@ -77,9 +77,9 @@ func (a *workflowRunAction) Schema(ctx context.Context, _ action.SchemaRequest, 
 				MarkdownDescription: "Directory to download every output into (created if missing), each file named as " +
 					"the service named it and written through a temporary file renamed into place. A file whose blake3 " +
 					"hash differs from the service's is not kept. An output the service gives no hash for is kept, with a " +
-					"warning saying it could not be checked. An S3-compatible bucket URL is accepted too (" + bucketURLDoc + "): " +
+					"warning saying it could not be checked. An S3-compatible bucket URL is accepted too: " +
 					"each output becomes the object `<prefix>/<name>`, streamed and verified the same way, with its asset id " +
-					"and blake3 hash in the object's metadata.",
+					"and blake3 hash in the object's metadata. " + bucketURLDoc,
 			},
 			"timeouts": timeouts.AttributesWithOpts(ctx, timeouts.Opts{InvokeDescription: "How long the whole invocation may take: submission, wait and downloads (a Go duration such as `30m`). Default: `30m`."}),
 		},

@@ -221,8 +221,8 @@ func outputDirAtPlan(ctx context.Context, attr, outputDir string, list bool, dia
 
 // bucketURLDoc is how the documentation says what a bucket URL is and where its credentials
 // come from.
-const bucketURLDoc = "`s3://bucket/prefix`, with `?region=...`, `&endpoint=https://...` and " +
-	"`&use_path_style=true` for a service that is not AWS (Cloudflare R2, MinIO, Ceph, Google Cloud Storage's S3 " +
-	"interface), as gocloud.dev/blob spells it. Credentials come from the AWS SDK's usual chain: the environment " +
-	"variables `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`), a shared profile " +
-	"(`AWS_PROFILE`, or `profile=` in the URL), or the instance's or pod's role; they are never stored"
+const bucketURLDoc = "A bucket URL is `s3://bucket/prefix`, with `?region=...`, and `&endpoint=https://...&use_path_style=true` " +
+	"for a service that is not AWS (Cloudflare R2, MinIO, Ceph, Google Cloud Storage's S3 interface), as gocloud.dev/blob " +
+	"spells it. Credentials come from the AWS SDK's usual chain: the environment variables `AWS_ACCESS_KEY_ID` and " +
+	"`AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`), a shared profile (`AWS_PROFILE`, or `profile=` in the URL), " +
+	"or the instance's or pod's role; they are never stored."

@@ -132,7 +132,7 @@ func (r *outputFileResource) deleteFromBucket(ctx context.Context, state *output
 
 // outputFilePathDoc is the description of svc_output_file.path.
 const outputFilePathDoc = "Where to write the file. Missing parent directories are created. An S3-compatible " +
-	"bucket URL naming the object's key is accepted too (" + bucketURLDoc + "): the output is streamed " +
+	"bucket URL naming the object's key (`s3://bucket/key?...`) is accepted too: the output is streamed " +
 	"into the object, verified the same way, with the asset id and blake3 hash in its metadata; the " +
 	"bucket and the credentials are checked at plan time; an object that goes missing or whose metadata " +
-	"hash changes is drift; destroy deletes the object."
+	"hash changes is drift; destroy deletes the object. " + bucketURLDoc
