@@ -165,7 +165,9 @@ func describe(err error) string {
 
 // Object is what a listing or a stat says of an object.
 type Object struct {
-	Size     int64
+	Size int64
+	// ETag changes whenever the object is written again; "" when the service gave none.
+	ETag     string
 	Metadata map[string]string // only from Stat
 }
 
@@ -187,7 +189,12 @@ func (s *Store) List(ctx context.Context, sub ...string) (map[string]Object, err
 			return nil, fmt.Errorf("listing %s failed: %w", s.URL(prefix), err)
 		}
 		if !o.IsDir {
-			found[o.Key] = Object{Size: o.Size}
+			var s3o s3types.Object
+			etag := ""
+			if o.As(&s3o) {
+				etag = aws.ToString(s3o.ETag)
+			}
+			found[o.Key] = Object{Size: o.Size, ETag: etag}
 		}
 	}
 }
@@ -201,7 +208,7 @@ func (s *Store) Stat(ctx context.Context, key string) (obj Object, ok bool, err 
 	if err != nil {
 		return Object{}, false, fmt.Errorf("reading %s failed: %w", s.URL(key), err)
 	}
-	return Object{Size: a.Size, Metadata: a.Metadata}, true, nil
+	return Object{Size: a.Size, ETag: a.ETag, Metadata: a.Metadata}, true, nil
 }
 
 // Upload is what an upload is told of the content.

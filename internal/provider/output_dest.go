@@ -39,9 +39,10 @@ type outputDest interface {
 	close()
 }
 
-// destInventory says whether an output of the given size is at elems.
+// destInventory says whether an output of the given size is at elems, and for a bucket, when
+// etag is not "", whether the object is the one written then (not written again since).
 type destInventory interface {
-	has(size int64, elems ...string) bool
+	has(size int64, etag string, elems ...string) bool
 }
 
 // openOutputDest opens the destination output_dir names. A bucket URL is parsed and the
@@ -70,7 +71,7 @@ func (d dirDest) where(elems ...string) string {
 
 func (d dirDest) inventory(context.Context) (destInventory, error) { return d, nil }
 
-func (d dirDest) has(size int64, elems ...string) bool {
+func (d dirDest) has(size int64, _ string, elems ...string) bool {
 	st, err := os.Stat(d.where(elems...))
 	return err == nil && st.Mode().IsRegular() && st.Size() == size
 }
@@ -170,10 +171,13 @@ type bucketInventory struct {
 	objects map[string]bucket.Object
 }
 
-func (i bucketInventory) has(size int64, elems ...string) bool {
+func (i bucketInventory) has(size int64, etag string, elems ...string) bool {
 	o, ok := i.objects[i.loc.Key(elems...)]
-	return ok && o.Size == size
+	return ok && o.Size == size && (etag == "" || o.ETag == "" || o.ETag == etag)
 }
+
+// etag is the ETag the listing gave the object at elems; "" when it has none.
+func (i bucketInventory) etag(elems ...string) string { return i.objects[i.loc.Key(elems...)].ETag }
 
 type countWriter struct {
 	w io.Writer

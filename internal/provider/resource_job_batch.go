@@ -135,8 +135,8 @@ func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
 				"`<prefix>/<row key>/<name>`, streamed from the service to the bucket (multipart, one 5 MiB part in memory " +
 				"at a time), verified against the hash while streaming, with the asset id (`svc-asset-id`) and hash " +
 				"(`blake3`) in its metadata; an object already there with that hash is not sent again. Each plan checks " +
-				"the bucket and lists the prefix (one request per 1,000 objects): a missing object (or one of another " +
-				"size) is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
+				"the bucket and lists the prefix (one request per 1,000 objects): a missing object, or one written again " +
+				"since (another size or ETag), is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
 				"the credentials is an error at plan time. A failed upload keeps the row's job and result: the next " +
 				"apply uploads again without running the row. " + bucketURLDoc,
 		},

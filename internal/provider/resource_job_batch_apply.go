@@ -63,6 +63,7 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, res
 	tasks, kept := batchTasks(inputs, heldResults(planned["results"]), held)
 	e.forgetRemoved(ctx, removedRows(inputs, held), boolAttr(planned, "cancel_on_destroy"))
 	rows := e.run(ctx, limit, tasks)
+	e.recordObjectTags(ctx, rows)
 
 	results, book := make(map[string]tftypes.Value, len(inputs)), make(batchBook, len(inputs))
 	var succeeded, failed int64

@@ -30,6 +30,9 @@ type batchBookOutput struct {
 	Name string `json:"n"`
 	Size int64  `json:"s"`
 	Hash string `json:"h,omitempty"`
+	// ETag is the object's ETag in the bucket output_dir names, as listed after the upload:
+	// an object written again since is drift.
+	ETag string `json:"e,omitempty"`
 }
 
 // batchBook is the bookkeeping of every row, by row key.
@@ -42,7 +45,7 @@ func (r *batchRow) book() batchBookRow {
 		b.Key = r.Key
 	}
 	for _, o := range r.Outputs {
-		b.Outputs = append(b.Outputs, batchBookOutput{Name: o.Name, Size: o.SizeBytes, Hash: o.Hash})
+		b.Outputs = append(b.Outputs, batchBookOutput{Name: o.Name, Size: o.SizeBytes, Hash: o.Hash, ETag: o.ETag})
 	}
 	return b
 }

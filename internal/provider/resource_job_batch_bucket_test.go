@@ -87,9 +87,10 @@ func rowRange(from, to int) []int {
 }
 
 // A 200-row batch into a bucket: an object per row, verified, with its asset id and hash; a
-// second apply sends nothing; three objects deleted by hand are drift, seen by one listing and
-// restored by downloading those three outputs only; removing five rows deletes their objects
-// only; destroying the batch leaves the bucket as it was before.
+// second apply sends nothing; three objects deleted by hand, and one written again by hand with
+// other content of the same size, are drift, seen by one listing and restored by downloading
+// those four outputs only; removing five rows deletes their objects only; destroying the batch
+// leaves the bucket as it was before.
 func TestAccJobBatch_outputDirBucket(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
@@ -134,10 +135,15 @@ func TestAccJobBatch_outputDirBucket(t *testing.T) {
 						if len(keys) != len(deleted) {
 							return fmt.Errorf("found %d objects of rows %v", len(keys), deleted)
 						}
+						for key := range b.objects() {
+							if strings.HasPrefix(key, prefix+"/r7/") {
+								b.put(key, "row 9") // as long as "row 7"
+							}
+						}
 						return b.remove(keys...)
 					},
 				),
-				ExpectNonEmptyPlan: true, // three objects were just deleted
+				ExpectNonEmptyPlan: true, // three objects were just deleted, one written again
 			},
 			{
 				Config: config(200),
@@ -145,12 +151,13 @@ func TestAccJobBatch_outputDirBucket(t *testing.T) {
 					plancheck.ExpectUnknownValue(batchRes, tfjsonPath("results", "r3")),
 					plancheck.ExpectUnknownValue(batchRes, tfjsonPath("results", "r50")),
 					plancheck.ExpectUnknownValue(batchRes, tfjsonPath("results", "r150")),
+					plancheck.ExpectUnknownValue(batchRes, tfjsonPath("results", "r7")),
 					plancheck.ExpectKnownValue(batchRes, tfjsonPath("results", "r4", "status"), knownString("succeeded")),
 					plancheck.ExpectKnownValue(batchRes, tfjsonPath("results", "r199", "status"), knownString("succeeded")),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					requestsSince(srv, emulator.OpSubmitJob, &submits, 0),
-					requestsSince(srv, emulator.OpGetAsset, &assets, 3),
+					requestsSince(srv, emulator.OpGetAsset, &assets, 4),
 					rowObjects(b, prefix, rowRange(0, 200), others),
 				),
 			},

@@ -33,7 +33,7 @@ func validOutputPath(rowKey, name string) bool {
 // request per row: a bucket is listed once).
 func rowFilesPresent(inv destInventory, rowKey string, row *batchRow) bool {
 	for _, o := range row.Outputs {
-		if validOutputPath(rowKey, o.Name) && !inv.has(o.SizeBytes, rowKey, o.Name) {
+		if validOutputPath(rowKey, o.Name) && !inv.has(o.SizeBytes, o.ETag, rowKey, o.Name) {
 			return false
 		}
 	}
@@ -83,7 +83,7 @@ func (e *batchEngine) download(ctx context.Context, rowKey string, row *batchRow
 			})
 			continue
 		}
-		if inv.has(o.SizeBytes, rowKey, o.Name) && dest.same(ctx, inv, o.Hash, rowKey, o.Name) {
+		if inv.has(o.SizeBytes, o.ETag, rowKey, o.Name) && dest.same(ctx, inv, o.Hash, rowKey, o.Name) {
 			continue
 		}
 		if err := e.saveWithRetries(ctx, dest, rowKey, o); err != nil {
@@ -186,5 +186,35 @@ func (e *batchEngine) removePaths(ctx context.Context, paths [][]string, rowKey 
 	}
 	if err != nil {
 		e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })
+	}
+}
+
+// recordObjectTags notes, for a bucket, the ETag of every object of the rows this apply brought
+// to an end, from one listing after the uploads (one request per 1,000 objects): the next plan
+// sees an object written again since as drift. A listing that fails leaves them unknown (the
+// size alone decides).
+func (e *batchEngine) recordObjectTags(ctx context.Context, rows map[string]*batchRow) {
+	if !isBucketURL(e.outputDir) || ctx.Err() != nil {
+		return
+	}
+	dest, err := openOutputDest(ctx, e.outputDir)
+	if err != nil {
+		return
+	}
+	defer dest.close()
+	inv, err := dest.inventory(ctx)
+	listed, ok := inv.(bucketInventory)
+	if err != nil || !ok {
+		return
+	}
+	for key, row := range rows {
+		if row.Status != client.JobSucceeded {
+			continue
+		}
+		for i, o := range row.Outputs {
+			if validOutputPath(key, o.Name) {
+				row.Outputs[i].ETag = listed.etag(key, o.Name)
+			}
+		}
 	}
 }

@@ -43,6 +43,7 @@ type batchOutput struct {
 	ID, Name, NodeID string
 	SizeBytes        int64
 	Hash             string // "" when the service has not computed it
+	ETag             string // of the object output_dir's bucket holds; "" for a directory or when not known
 }
 
 type batchRowError struct {
@@ -172,7 +173,7 @@ func batchRowOf(v tftypes.Value, book batchBookRow) (*batchRow, bool) {
 	}
 	if len(book.Outputs) == len(r.Outputs) {
 		for i, o := range book.Outputs {
-			r.Outputs[i].Name, r.Outputs[i].SizeBytes, r.Outputs[i].Hash = o.Name, o.Size, o.Hash
+			r.Outputs[i].Name, r.Outputs[i].SizeBytes, r.Outputs[i].Hash, r.Outputs[i].ETag = o.Name, o.Size, o.Hash, o.ETag
 		}
 	}
 	return r, true
