@@ -57,7 +57,7 @@ func rowObjects(b *testBucket, prefix string, rows []int, others map[string]int6
 			byRow[row] = key
 		}
 		if len(byRow) != len(rows) || len(objects) != len(rows)+len(others) {
-			return fmt.Errorf("the bucket holds %d objects for %d rows (%d in all), want %d rows and %d others", len(byRow), len(byRow), len(objects), len(rows), len(others))
+			return fmt.Errorf("the bucket holds objects for %d rows (%d objects in all), want %d rows and %d others", len(byRow), len(objects), len(rows), len(others))
 		}
 		for _, i := range rows {
 			row := fmt.Sprintf("r%d", i)
