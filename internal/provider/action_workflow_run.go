@@ -108,6 +108,10 @@ func (a *workflowRunAction) Invoke(ctx context.Context, req action.InvokeRequest
 	defer cancel()
 	progress := newProgressLines(resp)
 	start := time.Now()
+	// A bucket that cannot take the outputs is said before the job runs, and nothing is sent.
+	if _, ok := outputDirAtPlan(waitCtx, "output_dir", m.OutputDir.ValueString(), false, &resp.Diagnostics); !ok {
+		return
+	}
 
 	key := uuid.NewString()
 	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{

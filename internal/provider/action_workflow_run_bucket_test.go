@@ -52,3 +52,28 @@ action "svc_workflow_run" "x" {
 		t.Errorf("asset ids %v, want two", assets)
 	}
 }
+
+// A bucket that does not exist fails the invocation before anything is sent.
+func TestAccWorkflowRunAction_outputDirMissingBucket(t *testing.T) {
+	skipUnlessAcc(t)
+	requireCLIFeature(t, featureActions)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	b := newTestBucket(t, "there")
+	tf := newTerraformCLI(t, "")
+	tf.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
+action "svc_workflow_run" "x" {
+  config {
+    workflow   = %s
+    output_dir = %q
+  }
+}
+`, imageWorkflowHCL(1), b.URL("missing", "p")))
+	out, err := tf.try("apply", "-auto-approve", "-no-color", "-invoke=action.svc_workflow_run.x")
+	if err == nil || !strings.Contains(out, `bucket "missing" does not exist`) || !strings.Contains(out, "Nothing was sent") {
+		t.Fatalf("invoking with a missing bucket: %v\n%s", err, out)
+	}
+	if n := srv.TotalRequests(); n != 0 {
+		t.Fatalf("%d requests reached the service", n)
+	}
+}
