@@ -23,7 +23,7 @@ if [[ $have =~ Version\ *:\ *${version//./\\.}($|[[:space:]]) ]]; then
 	exit 0
 fi
 
-echo "building versitygw $version from the Go module (about a minute on 2 cores with a cold cache)"
+echo "building versitygw $version from the Go module (about 110 CPU-seconds with a cold build cache)"
 mkdir -p "$(dirname "$out")"
 # main.Version is what `versitygw --version` reports (its own Makefile sets it the same way).
 go build -modfile="$modfile" -trimpath -ldflags "-X main.Version=$version" -o "$out.tmp" "$module/cmd/versitygw"
