@@ -30,7 +30,7 @@ func TestFrameworkVersionIsTheOneTheServerLayersWereCheckedAgainst(t *testing.T)
 		"the provider stops (internal/proto6server/serve.go: registerContext, contextCancels)? If it no longer does, "+
 		"delete the layer. If it does, run TestRequestContext* and compare the live heap of a plan of 500 jobs with "+
 		"and without the layer (SVC_PROVIDER_MEMPROFILE).\n"+
-		"  2. settledJobServer (server_settled_job.go): run TestSettledJobServerAnswersAsTheFramework, and read the "+
+		"  2. settledJobServer (server_job.go): run TestSettledJobServerAnswersAsTheFramework, and read the "+
 		"framework's PlanResourceChange and ReadResource (internal/fwserver/server_planresourcechange.go, "+
 		"server_readresource.go) for any new step on a plan whose proposed state equals the prior state (defaults, "+
 		"plan modifiers, identity, private state, deferred actions) that the layer would skip.",
