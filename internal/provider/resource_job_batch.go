@@ -312,12 +312,12 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 }
 
 func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}, book: batchBook{}},
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: batchApplyConfigOf(req.Config.Raw), state: tftypes.Value{}, book: batchBook{}},
 		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 
 func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, book: readBatchBook(ctx, req.Private), update: true},
+	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: batchApplyConfigOf(req.Config.Raw), state: req.State.Raw, book: readBatchBook(ctx, req.Private), update: true},
 		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
 }
 

@@ -2,19 +2,49 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // batchApplyRequest is what a create or an update of svc_job_batch acts on.
 type batchApplyRequest struct {
-	plan, config, state tftypes.Value // state is the zero Value on create
-	book                batchBook     // the bookkeeping state holds; empty on create
-	update              bool
+	plan, state tftypes.Value // state is the zero Value on create
+	config      batchApplyConfig
+	book        batchBook // the bookkeeping state holds; empty on create
+	update      bool
+}
+
+// batchApplyConfig is what an apply reads of the configuration: the write-only values, which the
+// plan does not hold.
+type batchApplyConfig struct {
+	known    bool // the configuration is a known object
+	rows     any  // the rows as plain Go values (goValueOf)
+	rowsErr  error
+	apiKeyWO types.String
+}
+
+// batchApplyConfigOf reads an apply's batchApplyConfig from the configuration's value.
+func batchApplyConfigOf(config tftypes.Value) batchApplyConfig {
+	attrs, ok := objectAttrs(config)
+	if !ok {
+		return batchApplyConfig{}
+	}
+	rows, err := goValueOf(attrs["rows"])
+	return batchApplyConfig{known: true, rows: rows, rowsErr: err, apiKeyWO: stringValueOf(attrs["partner_api_key_wo"])}
+}
+
+// inputs are the configured rows against the template.
+func (c batchApplyConfig) inputs(template string) ([]batchRowInput, error) {
+	if c.rowsErr != nil {
+		return nil, fmt.Errorf("rows: %w", c.rowsErr)
+	}
+	return batchRowInputsOf(template, c.rows)
 }
 
 // batchApplyResponse is where an apply leaves the new state and its bookkeeping.
@@ -31,13 +61,12 @@ type batchApplyResponse struct {
 func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, resp batchApplyResponse) {
 	diags := resp.diags
 	planned, okPlan := objectAttrs(req.plan)
-	config, okConfig := objectAttrs(req.config)
-	if !okPlan || !okConfig {
+	if !okPlan || !req.config.known {
 		diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
 		return
 	}
 	planned = maps.Clone(planned)
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"]) // write-only: in the configuration alone
+	inputs, err := req.config.inputs(stringAttr(planned, "workflow")) // write-only: in the configuration alone
 	if err != nil {
 		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
@@ -57,9 +86,9 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, res
 	if !planned["id"].IsKnown() {
 		planned["id"] = newBatchID()
 	}
-	data := r.data.withSecrets(stringValueOf(config["partner_api_key_wo"]))
+	data := r.data.withSecrets(req.config.apiKeyWO)
 	ctx = data.logContext(ctx)
-	e := newBatchEngine(data, planned, stringValueOf(config["partner_api_key_wo"]))
+	e := newBatchEngine(data, planned, req.config.apiKeyWO)
 	tasks, kept := batchTasks(inputs, heldResults(planned["results"]), held)
 	e.forgetRemoved(ctx, removedRows(inputs, held), boolAttr(planned, "cancel_on_destroy"))
 	rows := e.run(ctx, limit, tasks)

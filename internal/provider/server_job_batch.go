@@ -7,7 +7,10 @@ import (
 	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -41,9 +44,10 @@ const jobBatchTypeName = "svc_job_batch"
 // times per destroy, to return the same value.
 type jobBatchServer struct {
 	tfprotov6.ProviderServer
-	typ      tftypes.Type
-	version  int64
-	defaults map[string]tftypes.Value
+	typ       tftypes.Type
+	version   int64
+	defaults  map[string]tftypes.Value // the schema's defaults, by attribute
+	writeOnly []string                 // the schema's write-only attributes
 	// configured is the provider's configured data, nil until it is configured (and then, as
 	// for the resource, the rows are not checked against the service's node classes).
 	configured func() *providerData
@@ -53,13 +57,40 @@ func newJobBatchServer(next tfprotov6.ProviderServer, configured func() *provide
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobBatchResource().Schema(ctx, resource.SchemaRequest{}, &resp)
-	return &jobBatchServer{ProviderServer: next, typ: resp.Schema.Type().TerraformType(ctx), version: resp.Schema.Version,
-		defaults: map[string]tftypes.Value{
-			"max_in_flight":     tftypes.NewValue(tftypes.Number, defaultBatchMaxInFlight),
-			"cancel_on_destroy": tftypes.NewValue(tftypes.Bool, true),
-			"rerun_failed":      tftypes.NewValue(tftypes.Bool, false),
-			"validate":          tftypes.NewValue(tftypes.Bool, defaultValidate),
-		}, configured: configured}
+	s := &jobBatchServer{ProviderServer: next, typ: resp.Schema.Type().TerraformType(ctx), version: resp.Schema.Version,
+		defaults: map[string]tftypes.Value{}, configured: configured}
+	for name, a := range resp.Schema.Attributes {
+		if def, ok := schemaDefault(ctx, name, a); ok {
+			s.defaults[name] = def
+		}
+		if a.IsWriteOnly() {
+			s.writeOnly = append(s.writeOnly, name)
+		}
+	}
+	return s
+}
+
+// schemaDefault is the default the schema gives attribute a, as a Terraform value; ok is false
+// when it has none. svc_job_batch's defaults are of bools and numbers.
+func schemaDefault(ctx context.Context, name string, a schema.Attribute) (tftypes.Value, bool) {
+	req := defaults.BoolRequest{Path: path.Root(name)}
+	switch a := a.(type) {
+	case schema.BoolAttribute:
+		if a.Default != nil {
+			var resp defaults.BoolResponse
+			a.Default.DefaultBool(ctx, req, &resp)
+			v, err := resp.PlanValue.ToTerraformValue(ctx)
+			return v, err == nil
+		}
+	case schema.Int64Attribute:
+		if a.Default != nil {
+			var resp defaults.Int64Response
+			a.Default.DefaultInt64(ctx, defaults.Int64Request{Path: req.Path}, &resp)
+			v, err := resp.PlanValue.ToTerraformValue(ctx)
+			return v, err == nil
+		}
+	}
+	return tftypes.Value{}, false
 }
 
 // decode is a batch value: its attributes, nil for a null value; ok is false when it cannot be
@@ -258,11 +289,17 @@ func planConfiguredRows(prior map[string]tftypes.Value, rows any, book batchBook
 }
 
 func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req.TypeName == jobBatchTypeName && s.forget(req) {
+	if req.TypeName != jobBatchTypeName {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
+	}
+	if s.forget(req) {
 		gone, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, nil))
 		if err == nil {
 			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
 		}
+	}
+	if resp := s.applyRows(ctx, req); resp != nil {
+		return resp, nil
 	}
 	return s.ProviderServer.ApplyResourceChange(ctx, req)
 }
