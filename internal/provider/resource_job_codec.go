@@ -28,11 +28,22 @@ var jobObjectType = schema.Schema{Attributes: jobAttributes()}.Type().TerraformT
 // decodeJob reads svc_job's value v into a model; ok is false when v is null, unknown, not an
 // object, or holds a value that does not fit its attribute.
 func decodeJob(v tftypes.Value) (m jobModel, ok bool) {
+	return decodeModel(v, jobAttributeTable)
+}
+
+// encodeJob is m as a value of svc_job's type.
+func encodeJob(m *jobModel) (v tftypes.Value, err error) {
+	return encodeModel(m, jobAttributeTable, jobObjectType)
+}
+
+// decodeModel reads a resource's value v into its model M through its attribute table; ok is
+// false when v is null, unknown, not an object, or holds a value that does not fit its field.
+func decodeModel[M any](v tftypes.Value, table []modelAttribute[M]) (m M, ok bool) {
 	attrs, ok := objectAttrs(v)
 	if !ok {
 		return m, false
 	}
-	for _, a := range jobAttributeTable {
+	for _, a := range table {
 		if decodeField(a.field(&m), attrs[a.name]) != nil {
 			return m, false
 		}
@@ -40,21 +51,21 @@ func decodeJob(v tftypes.Value) (m jobModel, ok bool) {
 	return m, true
 }
 
-// encodeJob is m as a value of svc_job's type.
-func encodeJob(m *jobModel) (v tftypes.Value, err error) {
+// encodeModel is m as a value of typ, the type of the schema its attribute table makes.
+func encodeModel[M any](m *M, table []modelAttribute[M], typ tftypes.Object) (v tftypes.Value, err error) {
 	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	attrs := make(map[string]tftypes.Value, len(jobAttributeTable))
-	for _, a := range jobAttributeTable {
-		if attrs[a.name], err = encodeField(a.field(m), jobObjectType.AttributeTypes[a.name]); err != nil {
+	attrs := make(map[string]tftypes.Value, len(table))
+	for _, a := range table {
+		if attrs[a.name], err = encodeField(a.field(m), typ.AttributeTypes[a.name]); err != nil {
 			return tftypes.Value{}, fmt.Errorf("%s: %w", a.name, err)
 		}
 	}
-	return tftypes.NewValue(jobObjectType, attrs), nil
+	return tftypes.NewValue(typ, attrs), nil
 }
 
 // decodeField reads v into the field p points to.
@@ -72,6 +83,10 @@ func decodeField(p any, v tftypes.Value) (err error) {
 		*p, err = jobOutputsOf(v)
 	case *jobErrorObject:
 		*p, err = jobErrorObjectOf(v)
+	case *batchRowsValue:
+		*p = batchRowsValueOf(v)
+	case *batchResults:
+		*p, err = batchResultsOf(v)
 	default:
 		err = fmt.Errorf("no codec for a field of type %T", p)
 	}
@@ -93,6 +108,10 @@ func encodeField(p any, typ tftypes.Type) (tftypes.Value, error) {
 		return p.terraformValue(typ), nil
 	case *jobErrorObject:
 		return p.terraformValue(typ), nil
+	case *batchRowsValue:
+		return tftypes.NewValue(typ, nil), nil // write-only: never in a plan or a state
+	case *batchResults:
+		return p.terraformValue(), nil
 	}
 	return tftypes.Value{}, fmt.Errorf("no codec for a field of type %T", p)
 }

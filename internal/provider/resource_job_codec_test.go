@@ -1,10 +1,12 @@
 package provider
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -132,6 +134,9 @@ func fullValueForCodecTest(typ tftypes.Type, name string, flip *bool) tftypes.Va
 		return tftypes.NewValue(typ, attrs)
 	case tftypes.List:
 		return tftypes.NewValue(typ, []tftypes.Value{fullValueForCodecTest(typ.ElementType, name+"[0]", flip), fullValueForCodecTest(typ.ElementType, name+"[1]", flip)})
+	case tftypes.Map:
+		return tftypes.NewValue(typ, map[string]tftypes.Value{name + "-k0": fullValueForCodecTest(typ.ElementType, name+"[k0]", flip),
+			name + "-k1": fullValueForCodecTest(typ.ElementType, name+"[k1]", flip)})
 	}
 	switch {
 	case typ.Is(tftypes.Bool):
@@ -139,6 +144,73 @@ func fullValueForCodecTest(typ tftypes.Type, name string, flip *bool) tftypes.Va
 		return tftypes.NewValue(typ, *flip)
 	case typ.Is(tftypes.Number):
 		return tftypes.NewValue(typ, int64(len(name)))
+	case typ.Is(tftypes.DynamicPseudoType):
+		return tftypes.NewValue(typ, nil)
 	}
 	return tftypes.NewValue(typ, name)
+}
+
+// svc_job_batch's attribute table, its schema, its model and its codec name the same
+// attributes, and every value of a plan or a state (rows, write-only, always null there) goes
+// through the codec and back unchanged: a row planned unknown, a row's null values, results
+// unknown or null.
+func TestJobBatchAttributeTableSchemaAndCodecAgree(t *testing.T) {
+	t.Parallel()
+	var resp resource.SchemaResponse
+	NewJobBatchResource().Schema(context.Background(), resource.SchemaRequest{}, &resp)
+	typ := resp.Schema.Type().TerraformType(context.Background()).(tftypes.Object)
+	var table []string
+	for _, a := range jobBatchAttributeTable {
+		table = append(table, a.name)
+	}
+	slices.Sort(table)
+	assertSameNames(t, "svc_job_batch's attribute table", table, sortedKeys(resp.Schema.Attributes))
+	if fields := modelFieldCount(reflect.TypeFor[jobBatchModel]()); fields != len(jobBatchAttributeTable) {
+		t.Errorf("jobBatchModel has %d fields, its attribute table %d rows", fields, len(jobBatchAttributeTable))
+	}
+	full, nulls, unknowns := map[string]tftypes.Value{}, map[string]tftypes.Value{}, map[string]tftypes.Value{}
+	flip := false
+	for name, at := range typ.AttributeTypes {
+		full[name] = fullValueForCodecTest(at, name, &flip)
+		nulls[name], unknowns[name] = tftypes.NewValue(at, nil), tftypes.NewValue(at, tftypes.UnknownValue)
+	}
+	full["rows"], unknowns["rows"] = nulls["rows"], nulls["rows"]
+	full["results"] = tftypes.NewValue(batchResultsTyp, map[string]tftypes.Value{
+		"a": fullValueForCodecTest(batchRowType, "a", &flip),
+		"b": tftypes.NewValue(batchRowType, tftypes.UnknownValue),
+		"c": tftypes.NewValue(batchRowType, nil),
+		"d": tftypes.NewValue(batchRowType, nullsOf(batchRowType)),
+		"e": tftypes.NewValue(batchRowType, withValues(nullsOf(batchRowType), map[string]tftypes.Value{"outputs": tftypes.NewValue(batchOutputsType, map[string]tftypes.Value{})})),
+	})
+	values := map[string]tftypes.Value{
+		"every attribute set": tftypes.NewValue(typ, full), "every attribute null": tftypes.NewValue(typ, nulls),
+		"every attribute unknown but rows": tftypes.NewValue(typ, unknowns),
+	}
+	for name, at := range typ.AttributeTypes {
+		if at.Is(tftypes.Bool) {
+			values["only "+name+" true"] = tftypes.NewValue(typ, withValues(full, onlyTrue(typ, name)))
+		}
+	}
+	for name, value := range values {
+		m, ok := decodeJobBatch(value)
+		if !ok {
+			t.Fatalf("%s: does not decode", name)
+		}
+		back, err := encodeJobBatch(&m)
+		if err != nil || !back.Equal(value) {
+			diffs, _ := back.Diff(value)
+			t.Errorf("%s: the codec changed the value (%v): %v", name, err, diffs)
+		}
+	}
+}
+
+// onlyTrue is every bool attribute of typ false but name.
+func onlyTrue(typ tftypes.Object, name string) map[string]tftypes.Value {
+	bools := map[string]tftypes.Value{}
+	for other, ot := range typ.AttributeTypes {
+		if ot.Is(tftypes.Bool) {
+			bools[other] = tftypes.NewValue(tftypes.Bool, other == name)
+		}
+	}
+	return bools
 }

@@ -67,15 +67,19 @@ type jobErrorObject struct {
 	Code, Message, NodeID, ClassType, Traceback types.String
 }
 
-// jobAttribute is one row of svc_job's attribute table: its name, its schema (type, default,
-// description, validators, plan modifiers) and the field of jobModel that holds it. def is the
-// default of a setting that has one (nil otherwise); the schema's Default is made from it.
-type jobAttribute struct {
+// modelAttribute is one row of a resource's attribute table: its name, its schema (type,
+// default, description, validators, plan modifiers) and the field of the resource's model M
+// that holds it. def is the default of a setting that has one (nil otherwise); the schema's
+// Default is made from it.
+type modelAttribute[M any] struct {
 	name  string
 	attr  schema.Attribute
 	def   any
-	field func(*jobModel) any // a pointer to the field
+	field func(*M) any // a pointer to the field
 }
+
+// jobAttribute is a row of svc_job's attribute table.
+type jobAttribute = modelAttribute[jobModel]
 
 // jobAttributeTable is svc_job's attributes, in one place: the schema (jobAttributes), the
 // defaults (jobBoolDefaults) and the codec (decodeJob, encodeJob) follow from it.
@@ -112,9 +116,12 @@ func jobBoolSetting(name string, def bool, doc string, field func(*jobModel) any
 }
 
 // jobAttributes is svc_job's schema attributes, from its table.
-func jobAttributes() map[string]schema.Attribute {
-	attrs := make(map[string]schema.Attribute, len(jobAttributeTable))
-	for _, a := range jobAttributeTable {
+func jobAttributes() map[string]schema.Attribute { return schemaAttributes(jobAttributeTable) }
+
+// schemaAttributes is a schema's attributes, from its attribute table.
+func schemaAttributes[M any](table []modelAttribute[M]) map[string]schema.Attribute {
+	attrs := make(map[string]schema.Attribute, len(table))
+	for _, a := range table {
 		attrs[a.name] = a.attr
 	}
 	return attrs

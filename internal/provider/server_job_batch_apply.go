@@ -36,12 +36,19 @@ func (s *jobBatchServer) applyRows(ctx context.Context, req *tfprotov6.ApplyReso
 	if !ok {
 		return nil
 	}
-	newState := in.state // what the framework answers when the resource sets no state
-	if !in.update {
-		newState = tftypes.NewValue(s.typ, nil)
-	}
 	var diags diag.Diagnostics
-	(&jobBatchResource{data: data}).apply(ctx, in, batchApplyResponse{state: &newState, private: private, diags: &diags})
+	applied := (&jobBatchResource{data: data}).apply(ctx, in, private, &diags)
+	if applied == nil {
+		applied = in.held // an update that sets no state keeps the prior one; a create, none
+	}
+	newState := tftypes.NewValue(s.typ, nil)
+	if applied != nil {
+		var err error
+		if newState, err = encodeJobBatch(applied); err != nil {
+			diags.AddError("Saving the batch in state failed", err.Error()+"\n\nThis is a bug in the provider.")
+			newState = tftypes.NewValue(s.typ, nil)
+		}
+	}
 	return s.appliedResponse(newState, private, diags)
 }
 
@@ -70,11 +77,9 @@ func (s *jobBatchServer) applyRequest(req *tfprotov6.ApplyResourceChangeRequest)
 	if !ok {
 		return in, false
 	}
-	in = batchApplyRequest{plan: tftypes.NewValue(s.typ, planned), book: privateBatchBook(req.PlannedPrivate),
+	in = batchApplyRequest{planned: *planned, held: prior, book: privateBatchBook(req.PlannedPrivate), update: prior != nil,
 		config: batchApplyConfig{known: true, rows: rows, apiKeyWO: apiKeyWO}}
-	if prior != nil {
-		in.state, in.update = tftypes.NewValue(s.typ, prior), true
-	} else {
+	if !in.update {
 		in.book = batchBook{} // Create starts from no bookkeeping
 	}
 	return in, true
