@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
