@@ -47,45 +47,9 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		Version: jobSchemaVersion,
+		// The rest of svc_job's description is prose for its page: templates/resources/job.md.tmpl.
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
-			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
-			"**A finished job is settled for good.** Once a job has ended (`succeeded`, `failed` or `canceled`), refresh, " +
-			"plan and destroy never read it again: planning or destroying a batch of finished jobs sends no request, " +
-			"whatever the service does later. What can still change is decided without a request: past `expires_at`, " +
-			"`rerun_on_expiry = true` removes the job from state so the next apply runs it again (otherwise an expired " +
-			"job is not drift and state keeps it); an output `hash` that was null when the job ended stays null (the " +
-			"content is verified where it is downloaded). A job still queued or running is read at each refresh, and " +
-			"an import reads the job once.\n\n" +
-			"State keeps no signed URL: `outputs` hold what lasts (node, name, type, content type, size, asset `id`, " +
-			"hash). Download an output by its asset id (`svc_output_file.asset_id`), which asks for a fresh URL at " +
-			"download time; the `svc_job` data source returns URLs of its own read, which expire. State keeps what a " +
-			"finished job's users need, and not what describes a run in flight or times it: the job's queue position, " +
-			"progress, links, created and started times and metrics are the `svc_job` data source's, which reads them " +
-			"live (until `expires_at`).\n\n" +
-			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
-			"submitted twice unless you ask:\n\n" +
-			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
-			"had. The next `terraform apply` submits nothing: it plans an in-place update that waits for the same " +
-			"job and fills in its outputs (resources using them wait too).\n" +
-			"- **Create timeout**: the apply fails and the resource is tainted, so nothing that uses its outputs " +
-			"goes on. `terraform untaint <address>` then `terraform apply` waits for the same job; left tainted, the " +
-			"next apply cancels it and submits the workflow again.\n" +
-			"- **Re-apply** with a job in state that is not finished while `wait_for_completion` is true (after an " +
-			"import, or after turning `wait_for_completion` on): an in-place update that waits for it. A plan while " +
-			"it still runs says so in a warning naming the job.\n" +
-			"- **A request that never reached the service** (connection refused, a TLS or certificate failure, a " +
-			"wrong scheme) is reported as not sent: nothing was created. A submission whose outcome is unknown (a " +
-			"`5xx` or a lost connection after the request left) is never resent under a new key: the error names " +
-			"the idempotency key to apply again with.\n\n" +
-			"Waiting follows the job's event stream when the service offers one (every event is only a hint to " +
-			"re-read the job; the record is the truth) and otherwise polls at a pace set by the job's progress, " +
-			"never faster than `Retry-After` asks. A job the service has expired is not drift: state keeps what " +
-			"it held unless `rerun_on_expiry` is set.\n\n" +
-			"An unset `idempotency_key` shows as \"known after apply\": Terraform plans every change twice and a " +
-			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
-			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
-			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
+			"exposes its outputs. Destroying it cancels the job if it is still running." + jobDefaultsDoc,
 		Attributes: jobAttributes(),
 	}
 }

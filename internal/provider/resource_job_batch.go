@@ -3,17 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 var (
@@ -50,30 +49,11 @@ func (r *jobBatchResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	}
 }
 
-const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: " +
-	"a batch of thousands of rows is one entry in state (the template stored once) instead of thousands of `svc_job`.\n\n" +
-	"Changes are per row. An added row is submitted; a removed row is forgotten (canceled first if it still runs and " +
-	"`cancel_on_destroy`); a row whose workflow changed in meaning (the template or its overrides) runs again; every " +
-	"other row sends nothing. Reformatting the template or a row is no change. The plan shows the rows an apply runs " +
-	"as known after apply in `results`.\n\n" +
-	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt; a submission " +
-	"whose outcome is unknown is reported with its key and never resent under a new one (state keeps that key); every job id reaches state as " +
-	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
-	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
-	"batch sends no request. `terraform destroy` first refreshes the batch with a whole plan, which for a batch whose " +
-	"rows have ended changes nothing: `terraform destroy -refresh=false` skips it, and at 10,000 rows takes about half " +
-	"the time (a row still running is canceled all the same, from state).\n\n" +
-	"No row's outcome taints the batch: failed rows, unknown outcomes, a create timeout and Ctrl-C are warnings (the " +
-	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
-	"`lifecycle { postcondition { condition = self.failed == 0 } }`: it fails every plan after it too, and blocks the " +
-	"other resources of the configuration, until the failed rows are run again (`rerun_failed = true`), changed or " +
-	"removed. For a signal that blocks nothing, use a `check` block with the same condition: a warning at each plan " +
-	"and apply. `rerun_failed = true` submits the failed rows again on the next apply and nothing else.\n\n" +
-	"`results` is flat, for 10,000 rows' sake: a row's job `id`, `status`, `outputs` (asset ids by node id) and " +
-	"`error` (one line). What the provider alone needs of a row (its input digest, the file names, sizes and hashes of " +
-	"its outputs) is kept in the resource's private state, which Terraform stores without reading.\n\n" +
-	"Use `svc_job` with `for_each` for a few rows that other resources use one by one; use `svc_job_batch` past a " +
-	"hundred rows, where Terraform's cost per resource dominates."
+// jobBatchDoc is the first paragraph of svc_job_batch's description; the rest is prose for its
+// page: templates/resources/job_batch.md.tmpl.
+const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: a batch of " +
+	"thousands of rows is one entry in state (the template stored once) instead of thousands of " +
+	"`svc_job`."
 
 func (r *jobBatchResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
@@ -238,42 +218,6 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 		return !rowFilesPresent(s.outputDir, in.key, row)
 	}
 	return false
-}
-
-func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	planned, okPlan := decodeJobBatch(req.Plan.Raw)
-	if !okPlan {
-		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
-		return
-	}
-	applied := r.apply(ctx, batchApplyRequest{planned: planned, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)), book: batchBook{}},
-		resp.Private, &resp.Diagnostics)
-	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
-}
-
-func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	planned, okPlan := decodeJobBatch(req.Plan.Raw)
-	held, okState := decodeJobBatch(req.State.Raw)
-	if !okPlan || !okState {
-		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
-		return
-	}
-	applied := r.apply(ctx, batchApplyRequest{planned: planned, held: &held, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)),
-		book: readBatchBook(ctx, req.Private), update: true}, resp.Private, &resp.Diagnostics)
-	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
-}
-
-// saveJobBatch sets state to m, when an apply left one (nil leaves state as it was).
-func saveJobBatch(state *tfsdk.State, m *jobBatchModel, diags *diag.Diagnostics) {
-	if m == nil {
-		return
-	}
-	value, err := encodeJobBatch(m)
-	if err != nil {
-		diags.AddError("Saving the batch in state failed", err.Error()+"\n\nThis is a bug in the provider.")
-		return
-	}
-	state.Raw = value
 }
 
 // newBatchID is the id of a new batch.

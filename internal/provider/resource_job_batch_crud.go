@@ -3,14 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"maps"
 	"slices"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -42,6 +44,42 @@ func anyRowRunning(results map[string]batchResult) bool {
 		}
 	}
 	return false
+}
+
+func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	planned, okPlan := decodeJobBatch(req.Plan.Raw)
+	if !okPlan {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return
+	}
+	applied := r.apply(ctx, batchApplyRequest{planned: planned, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)), book: batchBook{}},
+		resp.Private, &resp.Diagnostics)
+	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+}
+
+func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	planned, okPlan := decodeJobBatch(req.Plan.Raw)
+	held, okState := decodeJobBatch(req.State.Raw)
+	if !okPlan || !okState {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return
+	}
+	applied := r.apply(ctx, batchApplyRequest{planned: planned, held: &held, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)),
+		book: readBatchBook(ctx, req.Private), update: true}, resp.Private, &resp.Diagnostics)
+	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+}
+
+// saveJobBatch sets state to m, when an apply left one (nil leaves state as it was).
+func saveJobBatch(state *tfsdk.State, m *jobBatchModel, diags *diag.Diagnostics) {
+	if m == nil {
+		return
+	}
+	value, err := encodeJobBatch(m)
+	if err != nil {
+		diags.AddError("Saving the batch in state failed", err.Error()+"\n\nThis is a bug in the provider.")
+		return
+	}
+	state.Raw = value
 }
 
 // Read refreshes the rows that still run; a batch whose rows have all ended is settled and

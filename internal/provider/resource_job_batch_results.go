@@ -119,14 +119,6 @@ func (r *batchRow) result() batchResult {
 	return res
 }
 
-// nullIfEmpty is s as a string value, null when empty.
-func nullIfEmpty(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
 // rowOfResult reads a results element with the row's bookkeeping; ok is false when the element
 // is not a known row.
 func rowOfResult(res batchResult, book batchBookRow) (*batchRow, bool) {
@@ -173,13 +165,6 @@ func rowFromJob(job *client.Job, key, hash string) *batchRow {
 		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: derefOr(e.NodeID), ClassType: derefOr(e.ClassType)}
 	}
 	return r
-}
-
-func derefOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // truncateText is s cut to at most n bytes, on a rune boundary, marked when cut.

@@ -47,16 +47,6 @@ func batchRowInputsOf(template string, rows any) ([]batchRowInput, error) {
 	return out, nil
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // batchRowOverrides converts rows, as plain Go values, into each row's overrides: node id to
 // input name to a plain Go value that encodes to the equivalent JSON.
 func batchRowOverrides(rows any) (map[string]map[string]map[string]any, error) {

@@ -326,27 +326,6 @@ func stringAttr(attrs map[string]tftypes.Value, name string) string {
 	return ""
 }
 
-// boolAttr is attrs[name] as a bool; false when missing, null, unknown or not a bool.
-func boolAttr(attrs map[string]tftypes.Value, name string) bool {
-	var b bool
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&b) == nil {
-		return b
-	}
-	return false
-}
-
-// stringValueOf is v as a string value: null when v is null, missing or not a string.
-func stringValueOf(v tftypes.Value) types.String {
-	var s string
-	switch {
-	case !v.IsKnown():
-		return types.StringUnknown()
-	case v.IsNull() || v.As(&s) != nil:
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
 // jobIdentityType is the type of svc_job's identity.
 var jobIdentityType = tftypes.Object{AttributeTypes: map[string]tftypes.Type{"id": tftypes.String}}
 

@@ -291,14 +291,6 @@ func recordTimePtr(s *string) *string {
 	return &t
 }
 
-// emptyAsNull is s, or nil (a null value) when s is empty.
-func emptyAsNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // warnOmittedOutputs says, once the job is done, that state lists only some of its outputs.
 func warnOmittedOutputs(diags *diag.Diagnostics, omitted int64, jobID string) {
 	if omitted > 0 {
