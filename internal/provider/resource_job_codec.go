@@ -178,8 +178,7 @@ func timeoutsOf(v tftypes.Value) (timeouts.Value, error) {
 		return timeouts.Value{}, nil // absent: null
 	}
 	ctx := context.Background()
-	typ := timeouts.Type{ObjectType: types.ObjectType{AttrTypes: timeoutsAttrTypesOf(v.Type())}}
-	value, err := typ.ValueFromTerraform(ctx, v)
+	value, err := timeoutsTypeOf(v.Type()).ValueFromTerraform(ctx, v)
 	if err != nil {
 		return timeouts.Value{}, err
 	}
@@ -189,6 +188,32 @@ func timeoutsOf(v tftypes.Value) (timeouts.Value, error) {
 	}
 	return t, nil
 }
+
+// timeoutsTypeOf is the timeouts type of the value type typ: svc_job's and svc_job_batch's made
+// once (a plan of many jobs reads one per call), any other made now.
+func timeoutsTypeOf(typ tftypes.Type) timeouts.Type {
+	for _, known := range knownTimeoutsTypes {
+		if known.tf.Equal(typ) {
+			return known.typ
+		}
+	}
+	return timeouts.Type{ObjectType: types.ObjectType{AttrTypes: timeoutsAttrTypesOf(typ)}}
+}
+
+// knownTimeoutsType is a timeouts type made once, beside its value type.
+type knownTimeoutsType struct {
+	tf  tftypes.Type
+	typ timeouts.Type
+}
+
+// knownTimeoutsTypes are the timeouts types of svc_job and svc_job_batch.
+var knownTimeoutsTypes = func() []knownTimeoutsType {
+	var out []knownTimeoutsType
+	for _, tf := range []tftypes.Type{jobObjectType.AttributeTypes[jobAttrTimeouts], jobBatchObjectType.AttributeTypes["timeouts"]} {
+		out = append(out, knownTimeoutsType{tf: tf, typ: timeouts.Type{ObjectType: types.ObjectType{AttrTypes: timeoutsAttrTypesOf(tf)}}})
+	}
+	return out
+}()
 
 // timeoutsAttrTypesOf is the attribute types of a timeouts object type: every attribute a string.
 func timeoutsAttrTypesOf(typ tftypes.Type) map[string]attr.Type {
