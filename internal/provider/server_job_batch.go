@@ -276,8 +276,8 @@ func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6
 // forget destroys, without a request, a batch with no row running or not to cancel: it
 // removes the downloaded files, as Delete does, and reports whether it did.
 func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	planned, ok := s.decode(req.PlannedState)
-	if !ok || planned != nil {
+	// Only a destroy plans a null state: any other plan is not decoded here.
+	if !isMsgpackNull(msgpackOf(req.PlannedState)) {
 		return false
 	}
 	prior, ok := s.decode(req.PriorState)
