@@ -29,6 +29,8 @@ import (
 // on a server of its own, with the apply's timeline as the server saw it.
 // SVC_BENCH_BATCH_SETTLED_BASELINE=<git ref> adds the plan and the destroy of one finished batch
 // of SVC_BENCH_BATCH_N rows by the ref's build and this tree's, in turn on the same state.
+// SVC_BENCH_BATCH_ADDED_BASELINE=<git ref> adds the plan and the apply of SVC_BENCH_BATCH_ADDED
+// rows (default 10) added to that finished batch, by the ref's build and this tree's, in turn.
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -46,6 +48,9 @@ func TestBenchJobBatch(t *testing.T) {
 	}
 	if ref := os.Getenv("SVC_BENCH_BATCH_SETTLED_BASELINE"); ref != "" {
 		b.WriteString(benchBatchSettledVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
+	}
+	if ref := os.Getenv("SVC_BENCH_BATCH_ADDED_BASELINE"); ref != "" {
+		b.WriteString(benchBatchAddedVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000), benchEnvInt("SVC_BENCH_BATCH_ADDED", 10)))
 	}
 	if os.Getenv("SVC_BENCH_BATCH_INSTANT") == "1" {
 		b.WriteString(benchBatchInstant(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
@@ -293,6 +298,55 @@ func benchBatchSettledVersus(t *testing.T, ref, pluginDir string, n int) string 
 		}
 	}
 	return b.String() + "\n"
+}
+
+// benchBatchAddedVersus plans and applies added rows (jobs that finish at once) added to one
+// finished batch of n rows (applied by this tree's build), with the ref's build and this tree's
+// in turn, SVC_BENCH_BATCH_SETTLED_ROUNDS times each, every run on the state the first apply
+// left, and gives the apply's wall time over the plan's, pair by pair.
+func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) string {
+	srv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+	tf := newBinaryTerraform(t, pluginDir)
+	writeBatchConfig(t, tf.dir, 1, 64)
+	vars := func(rows int) []string {
+		return []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(rows)}
+	}
+	runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), append([]string{"apply", "-auto-approve"}, vars(n)...))
+	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan and apply of %d rows added to one finished batch of %d rows (%s server), each build in turn on the same state; load average before: %s\n\n",
+		added, n, testServerMode(t), loadAverage())
+	b.WriteString("| build | plan runs (wall) | apply runs (wall) | plan median | apply median | apply / plan, pair by pair (min / median / max) | apply provider CPU (median) |\n|---|---|---|---|---|---|---|\n")
+	addedRuns := map[string][][2]scalingRun{} // each build's plan and apply runs
+	for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
+		for _, build := range builds {
+			bt := newBinaryTerraformIn(t, build.dir, tf.dir)
+			exe := filepath.Join(build.dir, "terraform-provider-svc")
+			addedRuns[build.name] = append(addedRuns[build.name], [2]scalingRun{
+				runOnState(t, bt, srv, exe, append([]string{"plan"}, vars(n+added)...)),
+				runOnState(t, bt, srv, exe, append([]string{"apply", "-auto-approve"}, vars(n+added)...)),
+			})
+		}
+	}
+	for _, build := range builds {
+		b.WriteString(addedRow(build.name, addedRuns[build.name]))
+	}
+	return b.String() + "\n"
+}
+
+// addedRow is one build's row of benchBatchAddedVersus's table.
+func addedRow(name string, pairs [][2]scalingRun) string {
+	var plans, applies []scalingRun
+	var plansWall, appliesWall []string
+	var ratios []float64
+	for _, p := range pairs {
+		plans, applies = append(plans, p[0]), append(applies, p[1])
+		plansWall, appliesWall = append(plansWall, fmt.Sprintf("%.2f", p[0].wall.Seconds())), append(appliesWall, fmt.Sprintf("%.2f", p[1].wall.Seconds()))
+		ratios = append(ratios, p[1].wall.Seconds()/p[0].wall.Seconds())
+	}
+	slices.Sort(ratios)
+	return fmt.Sprintf("| %s | %s s | %s s | %.2f s | %.2f s | %.2f / **%.2f** / %.2f | %.2f s |\n", name, strings.Join(plansWall, ", "), strings.Join(appliesWall, ", "),
+		median(plans).wall.Seconds(), median(applies).wall.Seconds(), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], median(applies).usage.cpu.Seconds())
 }
 
 // unlabelledFlag is a flag a table's command label leaves out: it changes nothing measured.

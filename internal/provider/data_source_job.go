@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -77,7 +76,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	}
 	// The state is the configured id and the record, built as svc_job's resource builds it.
 	resp.Diagnostics.Append(recordWarnings(job)...)
-	state, _, err := withJobRecord(req.Config.Raw.Type(), map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id.ValueString())}, job, liveRecord)
+	state, err := jobDataSourceValue(req.Config.Raw.Type(), id.ValueString(), job)
 	if err != nil {
 		resp.Diagnostics.AddError("Converting the job record failed", fmt.Sprintf("Job %s: %v. This is a bug in the provider.", job.ID, err))
 		return

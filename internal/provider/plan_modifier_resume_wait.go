@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -10,7 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
 // resumeWaitPlan reports whether this plan is an in-place update of a resource in state (not
@@ -58,7 +60,7 @@ func planRecordUnknown(ctx context.Context, plan *tfsdk.Plan, record map[string]
 		if slices.Contains(keep, name) {
 			continue
 		}
-		v, err := unknownOf(ctx, t)
+		v, err := unknownOf(t)
 		if err != nil {
 			diags.AddError("Planning the wait failed", err.Error())
 			continue
@@ -68,8 +70,25 @@ func planRecordUnknown(ctx context.Context, plan *tfsdk.Plan, record map[string]
 	return diags
 }
 
-func unknownOf(ctx context.Context, t attr.Type) (attr.Value, error) {
-	return t.ValueFromTerraform(ctx, tftypes.NewValue(t.TerraformType(ctx), tftypes.UnknownValue))
+// unknownOf is the unknown value of t, one of the types a service record uses.
+func unknownOf(t attr.Type) (attr.Value, error) {
+	switch t := t.(type) {
+	case basetypes.StringType:
+		return types.StringUnknown(), nil
+	case basetypes.Int64Type:
+		return types.Int64Unknown(), nil
+	case basetypes.Float64Type:
+		return types.Float64Unknown(), nil
+	case basetypes.BoolType:
+		return types.BoolUnknown(), nil
+	case basetypes.ListType:
+		return types.ListUnknown(t.ElemType), nil
+	case basetypes.MapType:
+		return types.MapUnknown(t.ElemType), nil
+	case basetypes.ObjectType:
+		return types.ObjectUnknown(t.AttrTypes), nil
+	}
+	return nil, fmt.Errorf("no unknown value of %T", t)
 }
 
 // waitInterrupted reports whether a wait ended because Terraform was interrupted (Ctrl-C), not

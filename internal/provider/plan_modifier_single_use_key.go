@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // refuseReplacementReusingKey stops, at plan time, a replacement of a job whose configured
@@ -20,17 +19,17 @@ import (
 // changes (formatting-only changes are already planned as the state's value) replaces the job;
 // after an import state holds no workflow, and adopting the configured one replaces nothing.
 func refuseReplacementReusingKey(req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	config, okConfig := objectAttrs(req.Config.Raw)
-	planned, okPlan := objectAttrs(req.Plan.Raw)
-	held, okState := objectAttrs(req.State.Raw)
+	config, okConfig := decodeJob(req.Config.Raw)
+	planned, okPlan := decodeJob(req.Plan.Raw)
+	held, okState := decodeJob(req.State.Raw)
 	if !okConfig || !okPlan || !okState {
 		return // a create, a destroy, or values not known yet
 	}
-	key := config["idempotency_key"]
-	if !key.IsKnown() || key.IsNull() || !key.Equal(held["idempotency_key"]) {
+	key := config.IdempotencyKey
+	if key.IsUnknown() || key.IsNull() || !key.Equal(held.IdempotencyKey) {
 		return
 	}
-	if !jobWorkflowReplaced(planned, held) {
+	if !jobWorkflowReplaced(&planned, &held) {
 		return
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("idempotency_key"),
@@ -43,16 +42,15 @@ func refuseReplacementReusingKey(req resource.ModifyPlanRequest, resp *resource.
 			"version of the workflow);\n"+
 			"- remove idempotency_key: the provider then draws a new key for each job it submits;\n"+
 			"- or keep the job in state by reverting the workflow change.\n\n"+
-			"Nothing was sent.", stringAttr(held, "id"), stringAttr(config, "idempotency_key")))
+			"Nothing was sent.", held.ID.ValueString(), key.ValueString()))
 }
 
 // jobWorkflowReplaced reports whether the plan replaces the job for its workflow: state holds a
 // workflow and the plan's differs from it (or is not known yet, which Terraform plans as a
 // replacement too).
-func jobWorkflowReplaced(planned, held map[string]tftypes.Value) bool {
-	was, ok := held["workflow"]
-	if !ok || was.IsNull() {
+func jobWorkflowReplaced(planned, held *jobModel) bool {
+	if held.Workflow.IsNull() {
 		return false
 	}
-	return !planned["workflow"].Equal(was)
+	return !planned.Workflow.Equal(held.Workflow)
 }

@@ -5,23 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -53,125 +45,17 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 }
 
 func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	attrs := jobArgumentAttributes(ctx)
-	maps.Copy(attrs, jobRecordResourceAttributes())
 	resp.Schema = schema.Schema{
 		Version: jobSchemaVersion,
+		// The rest of svc_job's description is prose for its page: templates/resources/job.md.tmpl.
 		MarkdownDescription: "Submits an API-format workflow as a durable job (v2 jobs interface), waits for it, and " +
-			"exposes its outputs. Destroying it cancels the job if it is still running.\n\n" +
-			"**A finished job is settled for good.** Once a job has ended (`succeeded`, `failed` or `canceled`), refresh, " +
-			"plan and destroy never read it again: planning or destroying a batch of finished jobs sends no request, " +
-			"whatever the service does later. What can still change is decided without a request: past `expires_at`, " +
-			"`rerun_on_expiry = true` removes the job from state so the next apply runs it again (otherwise an expired " +
-			"job is not drift and state keeps it); an output `hash` that was null when the job ended stays null (the " +
-			"content is verified where it is downloaded). A job still queued or running is read at each refresh, and " +
-			"an import reads the job once.\n\n" +
-			"State keeps no signed URL: `outputs` hold what lasts (node, name, type, content type, size, asset `id`, " +
-			"hash). Download an output by its asset id (`svc_output_file.asset_id`), which asks for a fresh URL at " +
-			"download time; the `svc_job` data source returns URLs of its own read, which expire. State keeps what a " +
-			"finished job's users need, and not what describes a run in flight or times it: the job's queue position, " +
-			"progress, links, created and started times and metrics are the `svc_job` data source's, which reads them " +
-			"live (until `expires_at`).\n\n" +
-			"Once the service has answered with a job id, the id is in state, whatever happens next. A job is never " +
-			"submitted twice unless you ask:\n\n" +
-			"- **Ctrl-C while waiting**: the job keeps running; it stays in state, not tainted, with the status it " +
-			"had. The next `terraform apply` submits nothing: it plans an in-place update that waits for the same " +
-			"job and fills in its outputs (resources using them wait too).\n" +
-			"- **Create timeout**: the apply fails and the resource is tainted, so nothing that uses its outputs " +
-			"goes on. `terraform untaint <address>` then `terraform apply` waits for the same job; left tainted, the " +
-			"next apply cancels it and submits the workflow again.\n" +
-			"- **Re-apply** with a job in state that is not finished while `wait_for_completion` is true (after an " +
-			"import, or after turning `wait_for_completion` on): an in-place update that waits for it. A plan while " +
-			"it still runs says so in a warning naming the job.\n" +
-			"- **A request that never reached the service** (connection refused, a TLS or certificate failure, a " +
-			"wrong scheme) is reported as not sent: nothing was created. A submission whose outcome is unknown (a " +
-			"`5xx` or a lost connection after the request left) is never resent under a new key: the error names " +
-			"the idempotency key to apply again with.\n\n" +
-			"Waiting follows the job's event stream when the service offers one (every event is only a hint to " +
-			"re-read the job; the record is the truth) and otherwise polls at a pace set by the job's progress, " +
-			"never faster than `Retry-After` asks. A job the service has expired is not drift: state keeps what " +
-			"it held unless `rerun_on_expiry` is set.\n\n" +
-			"An unset `idempotency_key` shows as \"known after apply\": Terraform plans every change twice and a " +
-			"provider cannot carry a random value from the first plan to the second, so the key is drawn once, " +
-			"at the start of apply, and saved with the job. Import takes a job id; since the job record does not " +
-			"carry the workflow, the first plan after an import records the configured workflow in place " +
-			"(nothing is sent, the job is not run again)." + jobDefaultsDoc,
-		Attributes: attrs,
+			"exposes its outputs. Destroying it cancels the job if it is still running." + jobDefaultsDoc,
+		Attributes: jobAttributes(),
 	}
 }
 
-// jobArgumentAttributes are what svc_job's configuration sets, and its id.
-func jobArgumentAttributes(ctx context.Context) map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		jobAttrID: schema.StringAttribute{
-			Computed:            true,
-			MarkdownDescription: "Job id (a UUID), in state as soon as the service accepted the job.",
-			PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
-		jobAttrWorkflow: schema.StringAttribute{
-			Required:   true,
-			CustomType: jsonSemanticType{},
-			MarkdownDescription: "API-format workflow graph as JSON (node id to `{class_type, inputs}`), sent verbatim. " +
-				"Formatting differences (whitespace, key order, number spelling such as `1`, `1.0`, `1e0`) are not changes: they plan nothing and send nothing. A UI-format export, a non-object or invalid JSON is rejected at " +
-				"plan time. Changing it replaces the job.",
-			Validators:    []validator.String{apiWorkflowValidator{}},
-			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState(), replaceUnlessImported("Changing the workflow replaces the job.")},
-		},
-		jobAttrIdempotencyKey: schema.StringAttribute{
-			Optional: true,
-			Computed: true,
-			MarkdownDescription: "`Idempotency-Key` of the submission. Left unset, a random UUID is chosen before the first " +
-				"attempt and reused on every retry, so a retried submission can never run the workflow twice. The key is " +
-				"single-use on the service (for 24 hours): setting it yourself to a key used before makes the submission fail. " +
-				"Changing it replaces the job. A workflow change, which replaces the job, is refused at plan time while a " +
-				"configured key stays the same: change the key with it, or remove it.",
-			Validators: []validator.String{stringvalidator.LengthBetween(1, 255)},
-			PlanModifiers: []planmodifier.String{
-				stringplanmodifier.UseStateForUnknown(),
-				stringplanmodifier.RequiresReplaceIfConfigured(),
-			},
-		},
-		// The write-only credentials are not marked Sensitive: Terraform never puts their value in
-		// a plan or in state and shows them as "(write-only attribute)", so the mark hides
-		// nothing. It would record a sensitive path in every job's state, bytes Terraform copies
-		// and rewrites for each resource it changes: 9% of the CPU of a plan of 1,000 jobs. (A
-		// value from a sensitive variable is still marked, by Terraform, from the configuration.)
-		jobAttrPartnerAPIKeyWO: schema.StringAttribute{
-			Optional:  true,
-			WriteOnly: true,
-			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org`. Write-only: never stored. " +
-				"Defaults to the provider's `partner_api_key`. Conflicts with `partner_auth_token_wo`.",
-			Validators: []validator.String{stringvalidator.ConflictsWith(path.MatchRoot(jobAttrPartnerAuthTokenWO))},
-		},
-		jobAttrPartnerAuthTokenWO: schema.StringAttribute{
-			Optional:            true,
-			WriteOnly:           true,
-			MarkdownDescription: "Session bearer token for partner nodes, sent as `extra_data.auth_token_svc_org`. Write-only. Short-lived: one that expires while the job is queued fails the partner node.",
-		},
-		jobAttrWaitForCompletion: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrWaitForCompletion]),
-			MarkdownDescription: "Wait for a terminal status during apply (default `true`). When `false`, apply returns once the job is queued and later refreshes fill in `status` and `outputs`. Turned on while the job in state still runs, the next apply waits for that same job, in place.",
-		},
-		jobAttrCancelOnDestroy: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrCancelOnDestroy]),
-			MarkdownDescription: "On destroy, cancel a job that is not finished and wait for it to stop (default `true`). A finished job is just forgotten.",
-		},
-		jobAttrRerunOnExpiry: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrRerunOnExpiry]),
-			MarkdownDescription: "Once the job is past its `expires_at`, remove it from state so the next apply runs it again. Decided from `expires_at` alone: a finished job is not read again to see the service expire it. Default `false`: an expired job is not drift, and state keeps what it held.",
-		},
-		jobAttrValidate: schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(jobBoolDefaults[jobAttrValidate]),
-			MarkdownDescription: "Check a new or changed workflow at plan time against the service's node classes, read from the v1 " +
-				"`GET /api/object_info` where the surface serves it: " + workflowCheckDoc + " When the surface " +
-				"does not serve object_info, the check is skipped with a warning. " + validateDefaultDoc,
-		},
-		jobAttrTimeouts: timeouts.Attributes(ctx, jobTimeoutsOpts),
-	}
-}
-
-// svc_job's top-level attribute names, in one place: its schema, its typed view (jobValues) and
-// its record (putJobRecord, jobRecordAttrTypes) name attributes through these.
+// svc_job's top-level attribute names, in one place: its attribute table (jobAttributeTable) and
+// its record (jobRecordAttrTypes) name attributes through these.
 const (
 	jobAttrID                 = "id"
 	jobAttrWorkflow           = "workflow"
@@ -198,88 +82,6 @@ const (
 	jobAttrURLs           = "urls"
 )
 
-// jobBoolDefaults are the defaults of svc_job's settings, in one place: the schema plans them,
-// an import sets them, and settledJobServer checks that a state holds them. svc_job has no other
-// default (TestJobBoolDefaultsAreTheSchemas).
-var jobBoolDefaults = map[string]bool{
-	jobAttrWaitForCompletion: true,
-	jobAttrCancelOnDestroy:   true,
-	jobAttrRerunOnExpiry:     false,
-	jobAttrValidate:          defaultValidate,
-}
-
-// jobValues is svc_job's one typed view of its values (a state, a plan or a configuration) as
-// Terraform sends them: each attribute read by its name, straight from the values, without
-// converting the whole object into a model struct through reflection, which cost more than the
-// rest of a call in a plan or an apply of many jobs. A missing, null or unknown value reads as
-// the type's zero value.
-type jobValues map[string]tftypes.Value
-
-// jobValuesOf is v's attributes as jobValues; ok is false when v is null, unknown or not an
-// object.
-func jobValuesOf(v tftypes.Value) (jobValues, bool) {
-	attrs, ok := objectAttrs(v)
-	return jobValues(attrs), ok
-}
-
-func (v jobValues) id() string                { return stringAttr(v, jobAttrID) }
-func (v jobValues) workflow() string          { return stringAttr(v, jobAttrWorkflow) }
-func (v jobValues) idempotencyKey() string    { return stringAttr(v, jobAttrIdempotencyKey) }
-func (v jobValues) waitForCompletion() bool   { return boolAttr(v, jobAttrWaitForCompletion) }
-func (v jobValues) cancelOnDestroy() bool     { return boolAttr(v, jobAttrCancelOnDestroy) }
-func (v jobValues) rerunOnExpiry() bool       { return boolAttr(v, jobAttrRerunOnExpiry) }
-func (v jobValues) status() string            { return stringAttr(v, jobAttrStatus) }
-func (v jobValues) expiresAt() string         { return stringAttr(v, jobAttrExpiresAt) }
-func (v jobValues) timeouts() tftypes.Value   { return v[jobAttrTimeouts] }
-func (v jobValues) apiKeyWO() types.String    { return stringValueOf(v[jobAttrPartnerAPIKeyWO]) }
-func (v jobValues) authTokenWO() types.String { return stringValueOf(v[jobAttrPartnerAuthTokenWO]) }
-
-// heldJob is the job these values hold, as far as waiting for it or cancelling it needs: its
-// id and last known status. State keeps no link of the job: one still in flight is read by its
-// id, and that record's links are followed (to cancel it, to follow its events).
-func (v jobValues) heldJob() *client.Job {
-	return &client.Job{ID: v.id(), Status: v.status()}
-}
-
-// objectAttrs is the attributes of v, an object; ok is false when v is null, unknown or not an
-// object. The map is v's own (tftypes hands it over): it is cloned before any change.
-func objectAttrs(v tftypes.Value) (attrs map[string]tftypes.Value, ok bool) {
-	if !v.IsKnown() || v.IsNull() || v.As(&attrs) != nil {
-		return nil, false
-	}
-	return attrs, true
-}
-
-// stringAttr is attrs[name] as a string; "" when missing, null, unknown or not a string.
-func stringAttr(attrs map[string]tftypes.Value, name string) string {
-	var s string
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&s) == nil {
-		return s
-	}
-	return ""
-}
-
-// boolAttr is attrs[name] as a bool; false when missing, null, unknown or not a bool.
-func boolAttr(attrs map[string]tftypes.Value, name string) bool {
-	var b bool
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&b) == nil {
-		return b
-	}
-	return false
-}
-
-// stringValueOf is v as a string value: null when v is null, missing or not a string.
-func stringValueOf(v tftypes.Value) types.String {
-	var s string
-	switch {
-	case !v.IsKnown():
-		return types.StringUnknown()
-	case v.IsNull() || v.As(&s) != nil:
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -295,8 +97,8 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	// Every path that puts the job in state (its wait's end, a refused record) gives its identity.
 	defer func() {
-		if held, ok := objectAttrs(resp.State.Raw); ok {
-			setJobIdentity(resp.Identity, stringAttr(held, "id"))
+		if held, ok := decodeJob(resp.State.Raw); ok {
+			setJobIdentity(resp.Identity, held.ID.ValueString())
 		}
 	}()
 	in, diags := readJobCreateInput(ctx, req)
@@ -357,11 +159,9 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, in.createTimeout, true)
 }
 
-// jobCreateInput is what svc_job's Create acts on, read straight from the plan's and the
-// configuration's values: converting them whole into models, and the new state back, through
-// reflection cost more than the rest of Create in an apply of many jobs.
+// jobCreateInput is what svc_job's Create acts on, read from the plan and the configuration.
 type jobCreateInput struct {
-	planned               jobValues // the plan's attributes, which the new state keeps
+	planned               jobModel // the plan, which the new state keeps
 	workflow              string
 	key                   string // "" when unset (a configured key is never empty): Create draws one
 	waitForCompletion     bool
@@ -372,51 +172,32 @@ type jobCreateInput struct {
 func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var in jobCreateInput
-	planned, okPlan := jobValuesOf(req.Plan.Raw)
-	config, okConfig := jobValuesOf(req.Config.Raw)
+	planned, okPlan := decodeJob(req.Plan.Raw)
+	config, okConfig := decodeJob(req.Config.Raw)
 	if !okPlan || !okConfig {
 		diags.AddError("Reading the plan failed", "The plan or the configuration of svc_job is not a known object. "+
 			"Nothing was submitted. This is a bug in the provider.")
 		return in, diags
 	}
 	in.planned = planned
-	in.workflow = planned.workflow()
-	in.key = planned.idempotencyKey()
-	in.waitForCompletion = planned.waitForCompletion()
-	in.apiKeyWO = config.apiKeyWO()
-	in.authTokenWO = config.authTokenWO()
-	in.createTimeout, diags = jobTimeoutOf(ctx, planned.timeouts(), defaultJobCreateTimeout, timeouts.Value.Create)
+	in.workflow = planned.Workflow.ValueString()
+	in.key = planned.IdempotencyKey.ValueString()
+	in.waitForCompletion = planned.WaitForCompletion.ValueBool()
+	in.apiKeyWO = config.PartnerAPIKeyWO
+	in.authTokenWO = config.PartnerAuthTokenWO
+	in.createTimeout, diags = jobTimeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
 }
 
-// jobTimeoutsType is the type of svc_job's timeouts attribute.
-var jobTimeoutsType = timeouts.Attributes(context.Background(), jobTimeoutsOpts).GetType()
-
 // jobTimeoutOf is the timeout that timeout (timeouts.Value.Create or .Delete) reads from
-// svc_job's timeouts value v, or def when it is not set.
-func jobTimeoutOf(ctx context.Context, v tftypes.Value, def time.Duration,
+// svc_job's timeouts t, or def when it is not set.
+func jobTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
 	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
 ) (time.Duration, diag.Diagnostics) {
-	if v.IsKnown() && v.IsNull() {
+	if t.IsNull() {
 		return def, nil
 	}
-	t, diags := jobTimeoutsValue(ctx, v)
-	if diags.HasError() {
-		return 0, diags
-	}
 	return timeout(t, ctx, def)
-}
-
-// jobTimeoutsValue is svc_job's timeouts value v as the timeouts package reads it.
-func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	value, err := jobTimeoutsType.ValueFromTerraform(ctx, v)
-	t, ok := value.(timeouts.Value)
-	if err != nil || !ok {
-		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job's timeouts could not be read (%v, %T). "+
-			"This is a bug in the provider.", err, value))
-	}
-	return t, diags
 }
 
 // setState sets state, once, to the plan with the job's id, the idempotency key used and the
@@ -424,65 +205,67 @@ func jobTimeoutsValue(ctx context.Context, v tftypes.Value) (timeouts.Value, dia
 // (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
 // out of the record. The framework then nulls the write-only attributes, as for every state.
 func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
-	attrs := maps.Clone(in.planned)
-	attrs[jobAttrID] = tftypes.NewValue(tftypes.String, job.ID)
-	attrs[jobAttrIdempotencyKey] = tftypes.NewValue(tftypes.String, in.key)
-	return saveJobRecord(state, attrs, job, diags)
+	m := in.planned
+	m.ID = types.StringValue(job.ID)
+	m.IdempotencyKey = types.StringValue(in.key)
+	return saveJobRecord(state, m, job, diags)
 }
 
-// withJobRecord is values, svc_job's attributes, with the service's record of job put in place
-// of the record they hold, as a value of typ; omitted counts the outputs left out of it.
-func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, kind recordKind) (state tftypes.Value, omitted int, err error) {
-	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	attrs := maps.Clone(values)
-	omitted = putJobRecord(attrs, job, kind)
-	return tftypes.NewValue(typ, attrs), omitted, nil
-}
-
-// saveJobRecord sets state to values with the service's record of job in place of the record
-// they hold (withJobRecord), and reports the record's warnings. A state that cannot be built, a
-// bug, is an error naming the job and leaves state as it was. It returns how many distinct
-// outputs were left out of the record.
-func saveJobRecord(state *tfsdk.State, values map[string]tftypes.Value, job *client.Job, diags *diag.Diagnostics) (omitted int) {
+// saveJobRecord sets state to m with the service's record of job in place of the record it
+// holds, and reports the record's warnings. A state that cannot be built, a bug, is an error
+// naming the job and leaves state as it was. It returns how many distinct outputs were left out
+// of the record.
+func saveJobRecord(state *tfsdk.State, m jobModel, job *client.Job, diags *diag.Diagnostics) (omitted int) {
 	diags.Append(recordWarnings(job)...)
-	value, omitted, err := withJobRecord(state.Raw.Type(), values, job, stateRecord)
-	if err != nil {
+	omitted = m.setRecord(job)
+	if err := saveJob(state, &m); err != nil {
 		// The job exists: the error names it.
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
 			"This is a bug in the provider; import the job by its id.", job.ID, err))
-		return omitted
 	}
-	state.Raw = value
 	return omitted
+}
+
+// savePlannedJob sets plan to m; an error (a bug) leaves the plan as it was.
+func savePlannedJob(plan *tfsdk.Plan, m *jobModel) error {
+	value, err := encodeJob(m)
+	if err == nil {
+		plan.Raw = value
+	}
+	return err
+}
+
+// saveJob sets state to m; an error (a bug) leaves state as it was.
+func saveJob(state *tfsdk.State, m *jobModel) error {
+	value, err := encodeJob(m)
+	if err == nil {
+		state.Raw = value
+	}
+	return err
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	// The held values are read as they are, not converted into a model: a plan refreshes every
 	// job of a batch.
-	held, ok := jobValuesOf(req.State.Raw)
+	held, ok := decodeJob(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	setJobIdentity(resp.Identity, held.id())
-	if record := settledRecordOf(held); record.ended() {
+	setJobIdentity(resp.Identity, held.ID.ValueString())
+	if record := settledRecordOf(&held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
 			resp.Diagnostics.AddWarning("Job expired: it will run again",
 				fmt.Sprintf("Job %s is past its expires_at (%s) and rerun_on_expiry is true: it is removed from state and "+
-					"the next apply submits the workflow again.", held.id(), held.expiresAt()))
+					"the next apply submits the workflow again.", held.ID.ValueString(), held.ExpiresAt.ValueString()))
 			resp.State.RemoveResource(ctx)
 			return
 		}
 		return
 	}
 	ctx = r.data.logContext(ctx)
-	id := held.id()
+	id := held.ID.ValueString()
 	if r.data.configUnknown {
 		// The provider's settings (an endpoint or key from a resource not applied yet) are not
 		// known during this plan: reading now would ask the wrong service. Keep state.
@@ -494,20 +277,20 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	job, err := r.data.client.GetJob(readCtx, id)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
-		if expiresAt := held.expiresAt(); !pastExpiry(expiresAt, r.data.now()) {
+		if expiresAt := held.ExpiresAt.ValueString(); !pastExpiry(expiresAt, r.data.now()) {
 			resp.Diagnostics.AddWarning("Job no longer exists",
 				fmt.Sprintf("Job %s was not found before its expires_at (%s); it is removed from state and the next apply submits the workflow again.",
 					id, expiresAt))
 			resp.State.RemoveResource(ctx)
 			return
 		}
-		readExpired(ctx, id, held.rerunOnExpiry(), resp)
+		readExpired(ctx, id, held.RerunOnExpiry.ValueBool(), resp)
 		return
 	case err != nil:
 		resp.Diagnostics.AddError(errorSummary(err, familyService, "Reading job failed"), r.data.describeReadError(readCtx, err, familyService))
 		return
 	case job.Status == client.JobExpired:
-		readExpired(ctx, id, held.rerunOnExpiry(), resp)
+		readExpired(ctx, id, held.RerunOnExpiry.ValueBool(), resp)
 		return
 	}
 	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
@@ -529,8 +312,8 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	// Provider-side settings change in place (wait_for_completion, cancel_on_destroy,
 	// rerun_on_expiry, timeouts), and a job still running is waited for (planJobResume); nothing
 	// is ever sent to the service. The values are read as they are, not converted into models.
-	planned, okPlan := jobValuesOf(req.Plan.Raw)
-	held, okState := jobValuesOf(req.State.Raw)
+	planned, okPlan := decodeJob(req.Plan.Raw)
+	held, okState := decodeJob(req.State.Raw)
 	if !okPlan || !okState {
 		resp.Diagnostics.AddError("Reading the plan failed", "The plan or the state of svc_job is not a known object. "+
 			"This is a bug in the provider.")
@@ -539,28 +322,26 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 	resp.State.Raw = req.Plan.Raw
 	job := held.heldJob()
 	setJobIdentity(resp.Identity, job.ID)
-	if !planned.waitForCompletion() || !jobInFlight(job.ID, job.Status) {
+	if !planned.WaitForCompletion.ValueBool() || !jobInFlight(job.ID, job.Status) {
 		return
 	}
-	values := maps.Clone(planned)
-	for name := range jobStateRecordAttrTypes {
-		values[name] = held[name]
-	}
+	values := planned
+	values.jobStateRecord = held.jobStateRecord
 	r.resumeJobWait(ctx, &resp.State, values, job, &resp.Diagnostics)
 }
 
 func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	// Two held values decide whether anything is sent, read as they are: a batch of finished
 	// jobs is forgotten without converting any record.
-	held, ok := jobValuesOf(req.State.Raw)
+	held, ok := decodeJob(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	if !held.cancelOnDestroy() || client.JobTerminal(held.status()) {
+	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
-	deleteTimeout, diags := jobTimeoutOf(ctx, held.timeouts(), defaultJobDeleteTimeout, timeouts.Value.Delete)
+	deleteTimeout, diags := jobTimeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -609,8 +390,13 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	setJobIdentity(resp.Identity, id)
 	// Import cannot learn the workflow (the job record does not carry it), so the first plan
 	// after import records the configured workflow in state, in place, without sending anything.
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(jobAttrID), id)...)
-	for name, def := range jobBoolDefaults {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), def)...)
+	imported := jobModel{ID: types.StringValue(id)}
+	for _, a := range jobAttributeTable {
+		if def, ok := a.def.(bool); ok {
+			*a.field(&imported).(*types.Bool) = types.BoolValue(def)
+		}
+	}
+	if err := saveJob(&resp.State, &imported); err != nil {
+		resp.Diagnostics.AddError("Importing the job failed", fmt.Sprintf("The state of job %s could not be built (%v). This is a bug in the provider.", id, err))
 	}
 }

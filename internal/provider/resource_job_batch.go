@@ -3,22 +3,16 @@ package provider
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 var (
@@ -35,7 +29,6 @@ const (
 
 var (
 	batchTimeoutsOpts = timeouts.Opts{Create: true, Update: true, Delete: true}
-	batchTimeoutsType = timeouts.Attributes(context.Background(), batchTimeoutsOpts).GetType()
 )
 
 // NewJobBatchResource returns the svc_job_batch resource.
@@ -52,115 +45,15 @@ func (r *jobBatchResource) Metadata(_ context.Context, req resource.MetadataRequ
 func (r *jobBatchResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
 		MarkdownDescription: jobBatchDoc,
-		Attributes:          jobBatchAttributes(ctx),
+		Attributes:          jobBatchAttributes(),
 	}
 }
 
-const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: " +
-	"a batch of thousands of rows is one entry in state (the template stored once) instead of thousands of `svc_job`.\n\n" +
-	"Changes are per row. An added row is submitted; a removed row is forgotten (canceled first if it still runs and " +
-	"`cancel_on_destroy`); a row whose workflow changed in meaning (the template or its overrides) runs again; every " +
-	"other row sends nothing. Reformatting the template or a row is no change. The plan shows the rows an apply runs " +
-	"as known after apply in `results`.\n\n" +
-	"Every rule of `svc_job` holds per row: one `Idempotency-Key` per row, drawn before its first attempt; a submission " +
-	"whose outcome is unknown is reported with its key and never resent under a new one (state keeps that key); every job id reaches state as " +
-	"soon as the service returned it, even when the apply times out or is interrupted (the next apply waits for those " +
-	"rows and submits the rest); a finished row is settled for good: refreshing, planning or destroying a finished " +
-	"batch sends no request. `terraform destroy` first refreshes the batch with a whole plan, which for a batch whose " +
-	"rows have ended changes nothing: `terraform destroy -refresh=false` skips it, and at 10,000 rows takes about half " +
-	"the time (a row still running is canceled all the same, from state).\n\n" +
-	"No row's outcome taints the batch: failed rows, unknown outcomes, a create timeout and Ctrl-C are warnings (the " +
-	"first few rows in full, the rest counted), with every id kept. For a run that must go red, add " +
-	"`lifecycle { postcondition { condition = self.failed == 0 } }`: it fails every plan after it too, and blocks the " +
-	"other resources of the configuration, until the failed rows are run again (`rerun_failed = true`), changed or " +
-	"removed. For a signal that blocks nothing, use a `check` block with the same condition: a warning at each plan " +
-	"and apply. `rerun_failed = true` submits the failed rows again on the next apply and nothing else.\n\n" +
-	"`results` is flat, for 10,000 rows' sake: a row's job `id`, `status`, `outputs` (asset ids by node id) and " +
-	"`error` (one line). What the provider alone needs of a row (its input digest, the file names, sizes and hashes of " +
-	"its outputs) is kept in the resource's private state, which Terraform stores without reading.\n\n" +
-	"Use `svc_job` with `for_each` for a few rows that other resources use one by one; use `svc_job_batch` past a " +
-	"hundred rows, where Terraform's cost per resource dominates."
-
-// jobBatchAttributes is svc_job_batch's schema.
-func jobBatchAttributes(ctx context.Context) map[string]schema.Attribute {
-	return map[string]schema.Attribute{
-		"id": schema.StringAttribute{
-			Computed: true, MarkdownDescription: "Batch id, drawn by the provider (the service has no batch object).",
-			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		},
-		"workflow": schema.StringAttribute{
-			Required: true, CustomType: jsonSemanticType{},
-			MarkdownDescription: "API-format workflow template as JSON, stored once. Formatting differences (whitespace, key " +
-				"order, number spelling) are no change. A change in meaning runs every row again, in place.",
-			Validators:    []validator.String{apiWorkflowValidator{}},
-			PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
-		},
-		"rows": schema.DynamicAttribute{
-			Required: true, WriteOnly: true,
-			MarkdownDescription: "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
-				"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
-				"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-				"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
-				"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
-				"value. The plan shows the rows an apply runs as known after apply in `results`.",
-		},
-		"max_in_flight": schema.Int64Attribute{
-			Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
-			MarkdownDescription: fmt.Sprintf("Rows submitted or waited for at once (default %d). To keep the service "+
-				"busy, set it above the number of jobs the service runs at once: its queue then holds the next jobs while "+
-				"the provider notices that the last ones ended. Without an event stream it notices an end at its next "+
-				"read, a second or more later, so short jobs need more: with jobs of half a second, four times the "+
-				"service's number kept an apply within 15 %% of the time the service needs for its rows.", defaultBatchMaxInFlight),
-			Validators: []validator.Int64{int64validator.Between(1, 1024)},
-		},
-		"cancel_on_destroy": schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(true),
-			MarkdownDescription: "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
-		},
-		"rerun_failed": schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Submit the rows that did not succeed (`failed`, `canceled`, `expired`, `rejected`) again on the " +
-				"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
-				"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +
-				"row that keeps failing is planned again at every apply.",
-		},
-		"output_dir": schema.StringAttribute{
-			Optional: true,
-			MarkdownDescription: "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
-				"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
-				"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row. " +
-				"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
-				"(other files in the directory are left alone).\n\n" +
-				"An S3-compatible bucket URL is accepted too: each output becomes the object " +
-				"`<prefix>/<row key>/<name>`, streamed from the service to the bucket (multipart, one 5 MiB part in memory " +
-				"at a time), verified against the hash while streaming, with the asset id (`svc-asset-id`) and hash " +
-				"(`blake3`) in its metadata; an object already there with that hash is not sent again. Each plan checks " +
-				"the bucket and lists the prefix (one request per 1,000 objects): a missing object, or one written again " +
-				"since (another size or ETag), is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
-				"the credentials is an error at plan time. A failed upload keeps the row's job and result: the next " +
-				"apply uploads again without running the row. " + bucketURLDoc,
-		},
-		"validate": schema.BoolAttribute{
-			Optional: true, Computed: true, Default: booldefault.StaticBool(defaultValidate),
-			MarkdownDescription: "Check the workflow of each row an apply submits (added, changed, run again) at plan time " +
-				"against the service's node classes, read from the v1 `GET /api/object_info` where the surface serves it: " +
-				workflowCheckDoc + " A row's override of an input that neither the template's node nor its class has (a " +
-				"misspelled input name, which the engine would ignore) is an error too. Each problem is reported once, with " +
-				"the first rows that have it. When the surface does not serve object_info, the check is skipped with a " +
-				"warning. " + validateDefaultDoc,
-		},
-		"partner_api_key_wo": schema.StringAttribute{
-			Optional: true, WriteOnly: true,
-			MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
-				"never stored. Defaults to the provider's `partner_api_key`.",
-		},
-		"results":   batchResultsAttribute(),
-		"succeeded": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
-		"failed": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
-			"(`failed`, `canceled`, `expired`, `rejected`, `unknown`). Rows still running or not submitted count in neither."},
-		"timeouts": timeouts.Attributes(ctx, batchTimeoutsOpts),
-	}
-}
+// jobBatchDoc is the first paragraph of svc_job_batch's description; the rest is prose for its
+// page: templates/resources/job_batch.md.tmpl.
+const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: a batch of " +
+	"thousands of rows is one entry in state (the template stored once) instead of thousands of " +
+	"`svc_job`."
 
 func (r *jobBatchResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
@@ -173,51 +66,58 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if req.Plan.Raw.IsNull() {
 		return // destroy
 	}
-	planned, okPlan := objectAttrs(req.Plan.Raw)
-	config, okConfig := objectAttrs(req.Config.Raw)
+	planned, okPlan := decodeJobBatch(req.Plan.Raw)
+	config, okConfig := decodeJobBatch(req.Config.Raw)
 	if !okPlan || !okConfig {
 		return
 	}
-	planned = maps.Clone(planned)
-	held, _ := objectAttrs(req.State.Raw)
+	held, okState := decodeJobBatch(req.State.Raw)
 	// rows is write-only: the configuration has it, the plan and state do not.
-	if !planned["workflow"].IsFullyKnown() || !config["rows"].IsFullyKnown() {
+	if planned.Workflow.IsUnknown() || !config.Rows.Known {
 		return // the framework has planned results and the counts unknown
 	}
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"])
+	workflow := planned.Workflow.ValueString()
+	inputs, err := batchApplyConfig{known: true, rows: config.Rows.Value, rowsErr: config.Rows.Err}.inputs(workflow)
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
 	}
-	if !checkRowDirs(planned, inputs, &resp.Diagnostics) {
+	if !checkRowDirs(planned.OutputDir.ValueString(), inputs, &resp.Diagnostics) {
 		return
 	}
-	files, ok := outputDirAtPlan(ctx, "output_dir", stringAttr(planned, "output_dir"), held != nil, &resp.Diagnostics)
+	files, ok := outputDirAtPlan(ctx, "output_dir", planned.OutputDir.ValueString(), okState, &resp.Diagnostics)
 	if !ok {
 		return
 	}
 	var plan *batchPlan
 	submits := inputs // a new batch submits every row
-	if held != nil {
-		plan = planBatchRows(inputs, batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}, batchPlanSettings{
-			rerunFailed: boolAttr(planned, "rerun_failed"), outputDir: stringAttr(planned, "output_dir"), files: files,
-		})
+	if okState {
+		plan = planBatchRows(inputs, batchHeld{results: held.Results.Rows, book: readBatchBook(ctx, req.Private)}, planned.settings(files))
 		submits = plan.submits
 	}
-	if boolAttr(planned, "validate") {
-		r.data.checkBatchRowsAtPlan(ctx, stringAttr(planned, "workflow"), submits, &resp.Diagnostics)
+	if planned.Validate.ValueBool() {
+		r.data.checkBatchRowsAtPlan(ctx, workflow, submits, &resp.Diagnostics)
 	}
 	if plan == nil {
 		// A new batch runs every row: results stays wholly unknown, one value rather than one
 		// per row for Terraform to carry and show.
 		return
 	}
-	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
-	planned["succeeded"], planned["failed"] = plan.counts()
-	resp.Plan.Raw = tftypes.NewValue(req.Plan.Raw.Type(), planned)
+	plan.setOn(&planned)
+	value, err := encodeJobBatch(&planned)
+	if err != nil {
+		resp.Diagnostics.AddError("Planning the batch failed", err.Error()+"\n\nNothing was sent. This is a bug in the provider.")
+		return
+	}
+	resp.Plan.Raw = value
 	if plan.waiting > 0 {
 		resp.Diagnostics.AddWarning(rowsStillRunningWarning(plan.waiting))
 	}
+}
+
+// settings are what a plan of the rows reads of the batch's settings.
+func (m *jobBatchModel) settings(files destInventory) batchPlanSettings {
+	return batchPlanSettings{rerunFailed: m.RerunFailed.ValueBool(), outputDir: m.OutputDir.ValueString(), files: files}
 }
 
 // rowsStillRunningWarning is the plan's warning about rows whose job has not finished.
@@ -228,8 +128,8 @@ func rowsStillRunningWarning(rows int) (summary, detail string) {
 }
 
 // checkRowDirs checks, when output_dir is set, that every row key can name a directory.
-func checkRowDirs(planned map[string]tftypes.Value, inputs []batchRowInput, diags *diag.Diagnostics) bool {
-	if err := rowDirError(stringAttr(planned, "output_dir"), inputs); err != nil {
+func checkRowDirs(outputDir string, inputs []batchRowInput, diags *diag.Diagnostics) bool {
+	if err := rowDirError(outputDir, inputs); err != nil {
 		diags.AddAttributeError(path.Root("rows"), "Invalid row key", err.Error()+"\n\nNothing was sent.")
 		return false
 	}
@@ -266,7 +166,7 @@ func (s batchPlanSettings) inventory() destInventory {
 
 // batchPlan is the results an apply is planned to leave.
 type batchPlan struct {
-	results           map[string]tftypes.Value
+	results           map[string]batchResult
 	unknown           int             // rows the apply runs, waits for or downloads
 	waiting           int             // of them, rows whose job still runs
 	submits           []batchRowInput // of them, rows the apply submits
@@ -274,7 +174,7 @@ type batchPlan struct {
 }
 
 func planBatchRows(inputs []batchRowInput, held batchHeld, s batchPlanSettings) *batchPlan {
-	p := &batchPlan{results: make(map[string]tftypes.Value, len(inputs))}
+	p := &batchPlan{results: make(map[string]batchResult, len(inputs))}
 	for _, in := range inputs {
 		row, okRow := held.row(in.key)
 		row = adoptInput(row, in)
@@ -283,7 +183,7 @@ func planBatchRows(inputs []batchRowInput, held batchHeld, s batchPlanSettings) 
 			p.count(row)
 			continue
 		}
-		p.results[in.key] = tftypes.NewValue(batchRowType, tftypes.UnknownValue)
+		p.results[in.key] = batchResult{State: attr.ValueStateUnknown}
 		p.unknown++
 		if okRow && row.inFlight() && row.InputHash == in.hash {
 			p.waiting++
@@ -304,12 +204,13 @@ func (p *batchPlan) count(row *batchRow) {
 	}
 }
 
-// counts are the planned succeeded and failed: unknown when any row is.
-func (p *batchPlan) counts() (succeeded, failed tftypes.Value) {
-	if p.unknown > 0 {
-		return tftypes.NewValue(tftypes.Number, tftypes.UnknownValue), tftypes.NewValue(tftypes.Number, tftypes.UnknownValue)
+// setOn sets the planned results and counts on m: the counts unknown when any row is.
+func (p *batchPlan) setOn(m *jobBatchModel) {
+	m.Results = batchResults{State: attr.ValueStateKnown, Rows: p.results}
+	m.Succeeded, m.Failed = types.Int64Unknown(), types.Int64Unknown()
+	if p.unknown == 0 {
+		m.Succeeded, m.Failed = types.Int64Value(p.succeeded), types.Int64Value(p.failed)
 	}
-	return tftypes.NewValue(tftypes.Number, p.succeeded), tftypes.NewValue(tftypes.Number, p.failed)
 }
 
 // rowSubmitted reports whether an apply that has something to do for a row submits it: a row
@@ -332,32 +233,5 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 	return false
 }
 
-func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: tftypes.Value{}, book: batchBook{}},
-		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
-}
-
-func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.apply(ctx, batchApplyRequest{plan: req.Plan.Raw, config: req.Config.Raw, state: req.State.Raw, book: readBatchBook(ctx, req.Private), update: true},
-		batchApplyResponse{state: &resp.State.Raw, private: resp.Private, diags: &resp.Diagnostics})
-}
-
-// batchTimeout reads a timeout from the timeouts value v, or def when it is not set.
-func batchTimeout(ctx context.Context, v tftypes.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if !v.IsKnown() || v.IsNull() {
-		return def, nil
-	}
-	value, err := batchTimeoutsType.ValueFromTerraform(ctx, v)
-	t, ok := value.(timeouts.Value)
-	if err != nil || !ok {
-		var diags diag.Diagnostics
-		diags.AddError("Reading timeouts failed", fmt.Sprintf("svc_job_batch's timeouts could not be read (%v). This is a bug in the provider.", err))
-		return 0, diags
-	}
-	return timeout(t, ctx, def)
-}
-
 // newBatchID is the id of a new batch.
-func newBatchID() tftypes.Value { return tftypes.NewValue(tftypes.String, uuid.NewString()) }
+func newBatchID() types.String { return types.StringValue(uuid.NewString()) }

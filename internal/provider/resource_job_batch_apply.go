@@ -2,87 +2,106 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // batchApplyRequest is what a create or an update of svc_job_batch acts on.
 type batchApplyRequest struct {
-	plan, config, state tftypes.Value // state is the zero Value on create
-	book                batchBook     // the bookkeeping state holds; empty on create
-	update              bool
+	planned jobBatchModel
+	held    *jobBatchModel // the prior state; nil on create
+	config  batchApplyConfig
+	book    batchBook // the bookkeeping state holds; empty on create
+	update  bool
 }
 
-// batchApplyResponse is where an apply leaves the new state and its bookkeeping.
-type batchApplyResponse struct {
-	state   *tftypes.Value
-	private privateSetter
-	diags   *diag.Diagnostics
+// batchApplyConfig is what an apply reads of the configuration: the write-only values, which the
+// plan does not hold.
+type batchApplyConfig struct {
+	known    bool // the configuration is a known object
+	rows     any  // the rows as plain Go values (goValueOf)
+	rowsErr  error
+	apiKeyWO types.String
+}
+
+// batchApplyConfigOf is an apply's batchApplyConfig, from the configuration's model; ok is
+// whether the configuration could be read.
+func batchApplyConfigOf(config jobBatchModel, ok bool) batchApplyConfig {
+	if !ok {
+		return batchApplyConfig{}
+	}
+	return batchApplyConfig{known: true, rows: config.Rows.Value, rowsErr: config.Rows.Err, apiKeyWO: config.PartnerAPIKeyWO}
+}
+
+// inputs are the configured rows against the template.
+func (c batchApplyConfig) inputs(template string) ([]batchRowInput, error) {
+	if c.rowsErr != nil {
+		return nil, fmt.Errorf("rows: %w", c.rowsErr)
+	}
+	return batchRowInputsOf(template, c.rows)
 }
 
 // apply runs the rows the plan left unknown and sets state, once, to the plan with every row's
 // result. Nothing a row does (failure, unknown outcome, timeout, interrupt) is an error: an
 // error from create taints the batch, and every row would run again. Errors are kept for what
 // prevents anything from being sent (an unreadable plan, a bug).
-func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, resp batchApplyResponse) {
-	diags := resp.diags
-	planned, okPlan := objectAttrs(req.plan)
-	config, okConfig := objectAttrs(req.config)
-	if !okPlan || !okConfig {
+func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, private privateSetter, diags *diag.Diagnostics) *jobBatchModel {
+	if !req.config.known {
 		diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
-		return
+		return nil
 	}
-	planned = maps.Clone(planned)
-	inputs, err := batchRowInputs(stringAttr(planned, "workflow"), config["rows"]) // write-only: in the configuration alone
+	planned := req.planned
+	inputs, err := req.config.inputs(planned.Workflow.ValueString()) // write-only: in the configuration alone
 	if err != nil {
 		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
-		return
+		return nil
 	}
 	pick := timeouts.Value.Create
 	if req.update {
 		pick = timeouts.Value.Update
 	}
-	limit, d := batchTimeout(ctx, planned["timeouts"], defaultBatchCreateTimeout, pick)
+	limit, d := batchTimeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
 	if diags.Append(d...); diags.HasError() {
-		return
+		return nil
 	}
-	held := batchHeld{results: map[string]tftypes.Value{}, book: req.book}
-	if attrs, ok := objectAttrs(req.state); ok {
-		held.results = heldResults(attrs["results"])
+	held := batchHeld{results: map[string]batchResult{}, book: req.book}
+	if req.held != nil && req.held.Results.Rows != nil {
+		held.results = req.held.Results.Rows
 	}
-	if !planned["id"].IsKnown() {
-		planned["id"] = newBatchID()
+	if planned.ID.IsUnknown() {
+		planned.ID = newBatchID()
 	}
-	data := r.data.withSecrets(stringValueOf(config["partner_api_key_wo"]))
+	data := r.data.withSecrets(req.config.apiKeyWO)
 	ctx = data.logContext(ctx)
-	e := newBatchEngine(data, planned, stringValueOf(config["partner_api_key_wo"]))
-	tasks, kept := batchTasks(inputs, heldResults(planned["results"]), held)
-	e.forgetRemoved(ctx, removedRows(inputs, held), boolAttr(planned, "cancel_on_destroy"))
+	e := newBatchEngine(data, &planned, req.config.apiKeyWO)
+	tasks, kept := batchTasks(inputs, planned.Results.Rows, held)
+	e.forgetRemoved(ctx, removedRows(inputs, held), planned.CancelOnDestroy.ValueBool())
 	rows := e.run(ctx, limit, tasks)
 	e.recordObjectTags(ctx, rows)
 
-	results, book := make(map[string]tftypes.Value, len(inputs)), make(batchBook, len(inputs))
+	results, book := make(map[string]batchResult, len(inputs)), make(batchBook, len(inputs))
 	var succeeded, failed int64
 	for key, v := range kept {
 		results[key], book[key] = v, held.book[key]
-		if row, ok := batchRowOf(v, held.book[key]); ok {
+		if row, ok := rowOfResult(v, held.book[key]); ok {
 			succeeded, failed = countRow(row, succeeded, failed)
 		}
 	}
 	for key, row := range rows {
-		results[key], book[key] = row.value(), row.book()
+		results[key], book[key] = row.result(), row.book()
 		succeeded, failed = countRow(row, succeeded, failed)
 	}
-	planned["results"] = tftypes.NewValue(batchResultsTyp, results)
-	planned["succeeded"] = tftypes.NewValue(tftypes.Number, succeeded)
-	planned["failed"] = tftypes.NewValue(tftypes.Number, failed)
-	*resp.state = tftypes.NewValue(req.plan.Type(), planned)
-	writeBatchBook(ctx, resp.private, book, diags)
+	planned.Results = batchResults{State: attr.ValueStateKnown, Rows: results}
+	planned.Succeeded, planned.Failed = types.Int64Value(succeeded), types.Int64Value(failed)
+	writeBatchBook(ctx, private, book, diags)
 	e.report(ctx, diags, limit)
+	return &planned
 }
 
 func countRow(row *batchRow, succeeded, failed int64) (int64, int64) {
@@ -103,10 +122,10 @@ type batchTask struct {
 
 // batchTasks splits the configured rows into those the plan keeps (known in the planned
 // results) and those the apply acts on, in row-key order.
-func batchTasks(inputs []batchRowInput, planned map[string]tftypes.Value, held batchHeld) (tasks []batchTask, kept map[string]tftypes.Value) {
-	kept = map[string]tftypes.Value{}
+func batchTasks(inputs []batchRowInput, planned map[string]batchResult, held batchHeld) (tasks []batchTask, kept map[string]batchResult) {
+	kept = map[string]batchResult{}
 	for _, in := range inputs {
-		if v, ok := planned[in.key]; ok && v.IsFullyKnown() {
+		if v, ok := planned[in.key]; ok && v.State == attr.ValueStateKnown {
 			kept[in.key] = v
 			continue
 		}

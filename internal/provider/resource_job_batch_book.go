@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 // batchBookKey is the key of svc_job_batch's private state that holds every row's bookkeeping.
@@ -86,13 +85,13 @@ func writeBatchBook(ctx context.Context, p privateSetter, book batchBook, diags 
 
 // batchHeld is what state holds of a batch's rows: results and the bookkeeping.
 type batchHeld struct {
-	results map[string]tftypes.Value
+	results map[string]batchResult
 	book    batchBook
 }
 
 // row is the row state holds under key; ok is false when results has no known row there.
 func (h batchHeld) row(key string) (*batchRow, bool) {
-	return batchRowOf(h.results[key], h.book[key])
+	return rowOfResult(h.results[key], h.book[key])
 }
 
 // adoptInput fills in the input digest of a held row whose bookkeeping is missing (state edited

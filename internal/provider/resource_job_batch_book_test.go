@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
-
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -81,7 +79,7 @@ func TestRowFromJob_outputsByNode(t *testing.T) {
 func TestPlanBatchRows_missingBookkeepingRunsNothing(t *testing.T) {
 	t.Parallel()
 	row := batchRow{ID: "j1", Status: "succeeded", InputHash: "h1"}
-	held := batchHeld{results: map[string]tftypes.Value{"a": row.value()}, book: batchBook{}}
+	held := batchHeld{results: map[string]batchResult{"a": row.result()}, book: batchBook{}}
 	plan := planBatchRows([]batchRowInput{{key: "a", hash: "h-configured"}}, held, batchPlanSettings{})
 	if plan.unknown != 0 || plan.succeeded != 1 {
 		t.Fatalf("plan: %d rows to run, %d succeeded; want 0 and 1", plan.unknown, plan.succeeded)

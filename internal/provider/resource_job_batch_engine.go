@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -37,28 +35,18 @@ type batchEngine struct {
 	news batchNews
 }
 
-func newBatchEngine(data *providerData, planned map[string]tftypes.Value, apiKeyWO types.String) *batchEngine {
-	n := int(int64Attr(planned, "max_in_flight"))
+func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.String) *batchEngine {
+	n := int(planned.MaxInFlight.ValueInt64())
 	if n <= 0 {
 		n = defaultBatchMaxInFlight
 	}
 	return &batchEngine{
 		data: data, extra: data.partnerExtraData(apiKeyWO, types.StringNull()),
-		shape:       client.WorkflowShape([]byte(stringAttr(planned, "workflow"))),
-		maxInFlight: n, outputDir: stringAttr(planned, "output_dir"), cancelRuns: boolAttr(planned, "cancel_on_destroy"),
-		rerunFailed: boolAttr(planned, "rerun_failed"),
+		shape:       client.WorkflowShape([]byte(planned.Workflow.ValueString())),
+		maxInFlight: n, outputDir: planned.OutputDir.ValueString(), cancelRuns: planned.CancelOnDestroy.ValueBool(),
+		rerunFailed: planned.RerunFailed.ValueBool(),
 		rows:        map[string]*batchRow{},
 	}
-}
-
-// int64Attr is attrs[name] as an int64; 0 when missing, null, unknown or not a number.
-func int64Attr(attrs map[string]tftypes.Value, name string) int64 {
-	var f big.Float
-	if v, ok := attrs[name]; ok && v.IsKnown() && !v.IsNull() && v.As(&f) == nil {
-		n, _ := f.Int64()
-		return n
-	}
-	return 0
 }
 
 // run acts on every task and returns each task's row. It returns once every row is settled for

@@ -2,14 +2,12 @@ package provider
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -78,20 +76,10 @@ func (r *batchRow) failedRow() bool {
 	return false
 }
 
-// The results element is flat on purpose: Terraform walks every value of the resource several
-// times in each plan (decoding, comparing, checking, encoding, rendering), so the cost of a
-// 10,000-row batch is in the number of values per row. Four attributes and one asset id per
-// output cost a third of the values an object per output with an error object did.
-var (
-	batchOutputsAttrType = types.MapType{ElemType: types.ListType{ElemType: types.StringType}}
-	batchRowAttrTypes    = map[string]attr.Type{
-		"id": types.StringType, "status": types.StringType, "outputs": batchOutputsAttrType, "error": types.StringType,
-	}
-	batchRowType     = types.ObjectType{AttrTypes: batchRowAttrTypes}.TerraformType(context.Background()).(tftypes.Object)
-	batchOutputsType = batchRowType.AttributeTypes["outputs"].(tftypes.Map)
-	batchAssetsType  = batchOutputsType.ElementType.(tftypes.List)
-	batchResultsTyp  = tftypes.Map{ElementType: batchRowType}
-)
+// batchRowAttrTypes are the attributes of a results element (see batchRowType for why flat).
+var batchRowAttrTypes = map[string]attr.Type{
+	"id": types.StringType, "status": types.StringType, "outputs": types.MapType{ElemType: types.ListType{ElemType: types.StringType}}, "error": types.StringType,
+}
 
 // batchResultsAttribute is the results attribute of svc_job_batch's schema. It is a map of
 // objects by type, not nested attributes: Terraform and the framework treat a nested attribute
@@ -114,61 +102,38 @@ func batchResultsAttribute() rschema.Attribute {
 	}
 }
 
-func strValue(s string) tftypes.Value {
-	if s == "" {
-		return tftypes.NewValue(tftypes.String, nil)
-	}
-	return tftypes.NewValue(tftypes.String, s)
-}
-
-// value is the row as a results element.
-func (r *batchRow) value() tftypes.Value {
-	byNode := map[string][]tftypes.Value{}
+// result is the row as a results element.
+func (r *batchRow) result() batchResult {
+	outputs := map[string][]string{}
 	for _, o := range r.Outputs {
-		byNode[o.NodeID] = append(byNode[o.NodeID], tftypes.NewValue(tftypes.String, o.ID))
+		outputs[o.NodeID] = append(outputs[o.NodeID], o.ID)
 	}
-	outputs := make(map[string]tftypes.Value, len(byNode))
-	for node, ids := range byNode {
-		outputs[node] = tftypes.NewValue(batchAssetsType, ids)
-	}
-	errValue := tftypes.NewValue(tftypes.String, nil)
+	res := batchResult{State: attr.ValueStateKnown, ID: nullIfEmpty(r.ID), Status: nullIfEmpty(r.Status), Outputs: outputs, Error: types.StringNull()}
 	if e := r.Error; e != nil {
 		s := e.String()
 		if r.Status == batchRowUnknown && e.text == "" && r.Key != "" {
 			// The key is what the service knows the submission by: it names the job that may exist.
 			s += " [Idempotency-Key " + r.Key + "]"
 		}
-		errValue = tftypes.NewValue(tftypes.String, s)
+		res.Error = types.StringValue(s)
 	}
-	return tftypes.NewValue(batchRowType, map[string]tftypes.Value{
-		"id": strValue(r.ID), "status": strValue(r.Status), "outputs": tftypes.NewValue(batchOutputsType, outputs), "error": errValue,
-	})
+	return res
 }
 
-// batchRowOf reads a results element with the row's bookkeeping; ok is false when the element
-// is not a known row object.
-func batchRowOf(v tftypes.Value, book batchBookRow) (*batchRow, bool) {
-	attrs, ok := objectAttrs(v)
-	if !ok {
+// rowOfResult reads a results element with the row's bookkeeping; ok is false when the element
+// is not a known row.
+func rowOfResult(res batchResult, book batchBookRow) (*batchRow, bool) {
+	if res.State != attr.ValueStateKnown {
 		return nil, false
 	}
-	r := &batchRow{ID: stringAttr(attrs, "id"), Status: stringAttr(attrs, "status"), Key: book.Key, InputHash: book.Hash}
-	if e := stringAttr(attrs, "error"); e != "" {
+	r := &batchRow{ID: res.ID.ValueString(), Status: res.Status.ValueString(), Key: book.Key, InputHash: book.Hash}
+	if e := res.Error.ValueString(); e != "" {
 		r.Error = &batchRowError{text: e}
 	}
-	var byNode map[string]tftypes.Value
-	if o := attrs["outputs"]; o.IsKnown() && !o.IsNull() && o.As(&byNode) == nil {
-		// Map elements in key order, then list order: the order bookOf recorded them in.
-		for _, node := range slices.Sorted(mapKeys(byNode)) {
-			var ids []tftypes.Value
-			if byNode[node].As(&ids) != nil {
-				continue
-			}
-			for _, id := range ids {
-				var s string
-				_ = id.As(&s)
-				r.Outputs = append(r.Outputs, batchOutput{ID: s, NodeID: node})
-			}
+	// Map elements in key order, then list order: the order bookOf recorded them in.
+	for _, node := range slices.Sorted(mapKeys(res.Outputs)) {
+		for _, id := range res.Outputs[node] {
+			r.Outputs = append(r.Outputs, batchOutput{ID: id, NodeID: node})
 		}
 	}
 	if len(book.Outputs) == len(r.Outputs) {
@@ -203,13 +168,6 @@ func rowFromJob(job *client.Job, key, hash string) *batchRow {
 	return r
 }
 
-func derefOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // truncateText is s cut to at most n bytes, on a rune boundary, marked when cut.
 func truncateText(s string, n int) string {
 	if len(s) <= n {
@@ -220,13 +178,4 @@ func truncateText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
-}
-
-// heldResults is the results map state holds (empty when null or unknown).
-func heldResults(v tftypes.Value) map[string]tftypes.Value {
-	var m map[string]tftypes.Value
-	if !v.IsKnown() || v.IsNull() || v.As(&m) != nil {
-		return map[string]tftypes.Value{}
-	}
-	return m
 }

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -272,49 +270,6 @@ const (
 	jobURLsLogsDoc   = "Where the run's logs are read; null when the surface captures no logs."
 )
 
-// The Terraform types of the job record's nested values, derived once from their attribute types.
-var (
-	progressTerraformType = types.ObjectType{AttrTypes: progressAttrTypes}.TerraformType(context.Background())
-	outputsTerraformType  = types.ListType{ElemType: types.ObjectType{AttrTypes: outputAttrTypes}}.TerraformType(context.Background())
-	outputTerraformType   = outputsTerraformType.(tftypes.List).ElementType
-	// The data source's outputs, with their signed URLs.
-	dataSourceOutputsTerraformType = types.ListType{ElemType: types.ObjectType{AttrTypes: dataSourceOutputAttrTypes}}.TerraformType(context.Background())
-	dataSourceOutputTerraformType  = dataSourceOutputsTerraformType.(tftypes.List).ElementType
-	jobErrorTerraformType          = types.ObjectType{AttrTypes: jobErrorAttrTypes}.TerraformType(context.Background())
-	metricsTerraformType           = types.MapType{ElemType: types.Int64Type}.TerraformType(context.Background())
-	jobURLsTerraformType           = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
-)
-
-// recordKind says which of the job's two records is built: the one svc_job's state keeps, or
-// the whole record the data source reads live, with its outputs' signed URLs.
-type recordKind bool
-
-const (
-	stateRecord recordKind = false // svc_job's state: what lasts (jobStateRecordAttrTypes), no credential
-	liveRecord  recordKind = true  // the svc_job data source, read at every plan (jobRecordAttrTypes)
-)
-
-// putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
-// of the record of that kind, and returns how many distinct outputs were left out of the
-// outputs kept. It is the one conversion of a record into state, for svc_job's resource and
-// data source alike (withJobRecord). Times are kept to the second, in UTC (recordTime).
-// Values are built directly, without reflection: a batch of jobs converts one record per job.
-func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, kind recordKind) (omitted int) {
-	attrs[jobAttrStatus] = tftypes.NewValue(tftypes.String, job.Status)
-	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, recordTimePtr(job.CompletedAt))
-	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, recordTime(job.ExpiresAt))
-	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, kind)
-	attrs[jobAttrError] = jobErrorTerraformValue(job.Error)
-	if kind == liveRecord {
-		attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, recordTime(job.CreatedAt))
-		attrs[jobAttrStartedAt] = tftypes.NewValue(tftypes.String, recordTimePtr(job.StartedAt))
-		attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
-		attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
-		putRunInFlight(attrs, job)
-	}
-	return omitted
-}
-
 // recordTime is a time of the job record as state keeps it: to the second, in UTC (an expiry
 // is truncated, so never later than the service's). The sub-second digits a service may write
 // tell a user nothing and cost every job's state bytes. A value that is not an RFC 3339 time is
@@ -334,130 +289,6 @@ func recordTimePtr(s *string) *string {
 	}
 	t := recordTime(*s)
 	return &t
-}
-
-// putRunInFlight writes what describes a run in flight: its place in the queue, its progress
-// and the links to follow or cancel it. These are null once the job has ended (an ended job is
-// not followed or cancelled). The logs link alone is kept, when the service offers one: the
-// run's logs are read after it ended (why a job failed, say), and the contract gives no way to
-// find them from the job's id.
-func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
-	if client.JobTerminal(job.Status) {
-		putEndedRun(attrs, job.URLs.Logs)
-		return
-	}
-	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, job.QueuePosition)
-	attrs[jobAttrProgress] = progressTerraformValue(job.Progress)
-	attrs[jobAttrURLs] = tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
-		"self":   tftypes.NewValue(tftypes.String, job.URLs.Self),
-		"events": tftypes.NewValue(tftypes.String, job.URLs.Events),
-		"cancel": tftypes.NewValue(tftypes.String, job.URLs.Cancel),
-		"logs":   tftypes.NewValue(tftypes.String, emptyAsNull(job.URLs.Logs)), // null when the surface captures no logs
-	})
-}
-
-// putEndedRun writes what an ended job keeps of its run in flight: nothing but logs, the link
-// to its logs when the service offers one.
-func putEndedRun(attrs map[string]tftypes.Value, logs string) {
-	attrs[jobAttrQueuePosition] = tftypes.NewValue(tftypes.Number, nil)
-	attrs[jobAttrProgress] = tftypes.NewValue(progressTerraformType, nil)
-	attrs[jobAttrURLs] = endedJobURLsTerraformValue(logs)
-}
-
-// endedJobURLsTerraformValue is an ended job's links: only the logs link, when the service
-// offers one, and null otherwise.
-func endedJobURLsTerraformValue(logs string) tftypes.Value {
-	if logs == "" {
-		return tftypes.NewValue(jobURLsTerraformType, nil)
-	}
-	return tftypes.NewValue(jobURLsTerraformType, map[string]tftypes.Value{
-		"self":   tftypes.NewValue(tftypes.String, nil),
-		"events": tftypes.NewValue(tftypes.String, nil),
-		"cancel": tftypes.NewValue(tftypes.String, nil),
-		"logs":   tftypes.NewValue(tftypes.String, logs),
-	})
-}
-
-// progressTerraformValue is the progress snapshot in state; null until the job runs.
-func progressTerraformValue(p *client.Progress) tftypes.Value {
-	if p == nil {
-		return tftypes.NewValue(progressTerraformType, nil)
-	}
-	return tftypes.NewValue(progressTerraformType, map[string]tftypes.Value{
-		"value":              tftypes.NewValue(tftypes.Number, p.Value),
-		"nodes_done":         tftypes.NewValue(tftypes.Number, p.NodesDone),
-		"nodes_total":        tftypes.NewValue(tftypes.Number, p.NodesTotal),
-		"current_node":       tftypes.NewValue(tftypes.String, p.CurrentNode),
-		"current_node_class": tftypes.NewValue(tftypes.String, p.CurrentNodeClass),
-		"step":               tftypes.NewValue(tftypes.Number, p.Step),
-		"steps":              tftypes.NewValue(tftypes.Number, p.Steps),
-		"message":            tftypes.NewValue(tftypes.String, p.Message),
-	})
-}
-
-// outputsTerraformValue is the outputs list kept in state: each asset once, at most
-// maxOutputsInState, every text bounded, with signed URLs only in the live record; omitted
-// counts the distinct outputs left out.
-func outputsTerraformValue(outs []client.Output, kind recordKind) (list tftypes.Value, omitted int) {
-	listType, elemType := outputsTerraformType, outputTerraformType
-	if kind == liveRecord {
-		listType, elemType = dataSourceOutputsTerraformType, dataSourceOutputTerraformType
-	}
-	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
-	elems := make([]tftypes.Value, 0, len(kept))
-	for _, o := range kept {
-		attrs := map[string]tftypes.Value{
-			"node_id":      tftypes.NewValue(tftypes.String, boundText(o.NodeID)),
-			"name":         tftypes.NewValue(tftypes.String, boundText(o.Name)),
-			"type":         tftypes.NewValue(tftypes.String, boundText(o.Type)),
-			"content_type": tftypes.NewValue(tftypes.String, boundText(o.ContentType)),
-			"size_bytes":   tftypes.NewValue(tftypes.Number, o.SizeBytes),
-			"id":           tftypes.NewValue(tftypes.String, boundText(o.ID)),
-			"hash":         tftypes.NewValue(tftypes.String, boundTextPtr(o.Hash)),
-			"job_id":       tftypes.NewValue(tftypes.String, boundTextPtr(o.JobID)),
-		}
-		if kind == liveRecord {
-			attrs["url"] = tftypes.NewValue(tftypes.String, boundText(o.URL))
-			attrs["url_expires_at"] = tftypes.NewValue(tftypes.String, boundText(o.URLExpiresAt))
-		}
-		elems = append(elems, tftypes.NewValue(elemType, attrs))
-	}
-	return tftypes.NewValue(listType, elems), omitted
-}
-
-// jobErrorTerraformValue is the failure detail in state, its texts bounded; null unless the job
-// failed.
-func jobErrorTerraformValue(e *client.JobError) tftypes.Value {
-	if e == nil {
-		return tftypes.NewValue(jobErrorTerraformType, nil)
-	}
-	return tftypes.NewValue(jobErrorTerraformType, map[string]tftypes.Value{
-		"code":       tftypes.NewValue(tftypes.String, boundText(e.Code)),
-		"message":    tftypes.NewValue(tftypes.String, boundText(e.Message)),
-		"node_id":    tftypes.NewValue(tftypes.String, boundTextPtr(e.NodeID)),
-		"class_type": tftypes.NewValue(tftypes.String, boundTextPtr(e.ClassType)),
-		"traceback":  tftypes.NewValue(tftypes.String, boundTracebackPtr(e.Traceback)),
-	})
-}
-
-// metricsTerraformValue is the metrics map in state: a metric the service has not measured yet
-// (null) is left out, and no metric at all is an empty map.
-func metricsTerraformValue(metrics map[string]*int64) tftypes.Value {
-	elems := make(map[string]tftypes.Value, len(metrics))
-	for k, v := range metrics {
-		if v != nil {
-			elems[k] = tftypes.NewValue(tftypes.Number, *v)
-		}
-	}
-	return tftypes.NewValue(metricsTerraformType, elems)
-}
-
-// emptyAsNull is s, or nil (a null value) when s is empty.
-func emptyAsNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // warnOmittedOutputs says, once the job is done, that state lists only some of its outputs.

@@ -28,7 +28,11 @@ func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	schema, typ := jobSchemaForTest(t)
 	state := tfsdk.State{Schema: schema.Schema, Raw: tftypes.NewValue(typ, nil)}
 	var diags diag.Diagnostics
-	saveJobRecord(&state, newJobAttrs(t, typ, nil), job, &diags)
+	m, ok := decodeJob(tftypes.NewValue(typ, newJobAttrs(t, typ, nil)))
+	if !ok {
+		t.Fatal("the test's values do not decode")
+	}
+	saveJobRecord(&state, m, job, &diags)
 	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
 		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
 	}

@@ -16,8 +16,8 @@ type settledRecord struct {
 }
 
 // settledRecordOf reads from svc_job's state what the refresh rule decides by.
-func settledRecordOf(state jobValues) settledRecord {
-	return settledRecord{rerunOnExpiry: state.rerunOnExpiry(), status: state.status(), expiresAt: state.expiresAt()}
+func settledRecordOf(state *jobModel) settledRecord {
+	return settledRecord{rerunOnExpiry: state.RerunOnExpiry.ValueBool(), status: state.Status.ValueString(), expiresAt: state.ExpiresAt.ValueString()}
 }
 
 // ended reports whether the job has ended (succeeded, failed or canceled). An ended job is

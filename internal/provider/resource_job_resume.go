@@ -9,7 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -24,16 +23,19 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 		return
 	}
 	// Only three values decide, read as they are: a batch's plan converts no record into a model.
-	planned, okPlan := jobValuesOf(req.Plan.Raw)
-	held, okState := jobValuesOf(req.State.Raw)
+	planned, okPlan := decodeJob(req.Plan.Raw)
+	held, okState := decodeJob(req.State.Raw)
 	if !okPlan || !okState {
 		return
 	}
-	id, status := held.id(), held.status()
-	if !planned.waitForCompletion() || !jobInFlight(id, status) {
+	id, status := held.ID.ValueString(), held.Status.ValueString()
+	if !planned.WaitForCompletion.ValueBool() || !jobInFlight(id, status) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, jobStateRecordAttrTypes)...)
+	planned.jobStateRecord = unknownStateRecord()
+	if err := savePlannedJob(&resp.Plan, &planned); err != nil {
+		resp.Diagnostics.AddError("Planning the wait failed", err.Error())
+	}
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
@@ -49,11 +51,13 @@ func jobInFlight(id, status string) bool {
 // re-read it, then wait as Create does. values are the new state's: the plan's, with the record
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
-func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values jobValues, held *client.Job, diags *diag.Diagnostics) {
-	state.Raw = tftypes.NewValue(state.Raw.Type(), map[string]tftypes.Value(values))
-	timeouts, d := jobTimeoutsValue(ctx, values.timeouts())
-	diags.Append(d...)
-	w, ok := r.data.startResumedWait(ctx, timeouts, defaultJobCreateTimeout, diags)
+func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values jobModel, held *client.Job, diags *diag.Diagnostics) {
+	if err := saveJob(state, &values); err != nil {
+		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
+			"This is a bug in the provider; import the job by its id.", held.ID, err))
+		return
+	}
+	w, ok := r.data.startResumedWait(ctx, values.Timeouts, defaultJobCreateTimeout, diags)
 	if !ok {
 		return
 	}
@@ -67,7 +71,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 			"Nothing was submitted; the next apply tries again.", id, err)))
 		return
 	}
-	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, job, newJSONSemanticValue(values.workflow())))
+	final, waitErr := r.data.client.WaitJob(waitCtx, job, r.data.jobWaitOptions(ctx, job, newJSONSemanticValue(values.Workflow.ValueString())))
 	if final == nil {
 		final = job
 	}

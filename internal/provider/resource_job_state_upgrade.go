@@ -2,13 +2,9 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
 var _ resource.ResourceWithUpgradeState = (*jobResource)(nil)
@@ -36,29 +32,4 @@ func upgradeJobStateV0(ctx context.Context, req resource.UpgradeStateRequest, re
 		return
 	}
 	resp.State.Raw = upgraded
-}
-
-// jobStateV0ToV1 is version 0's state, as Terraform stored it (JSON), as a value of version 1's
-// type typ.
-func jobStateV0ToV1(raw *tfprotov6.RawState, typ tftypes.Type) (tftypes.Value, error) {
-	if raw == nil || raw.JSON == nil {
-		return tftypes.Value{}, errors.New("no JSON state (a state written by Terraform 0.11 or older)")
-	}
-	value, err := raw.UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{
-		ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true},
-	})
-	if err != nil {
-		return tftypes.Value{}, err
-	}
-	attrs, ok := objectAttrs(value)
-	if !ok {
-		return tftypes.Value{}, errors.New("the state is not a known object")
-	}
-	attrs = maps.Clone(attrs)
-	for _, name := range []string{jobAttrCompletedAt, jobAttrExpiresAt} {
-		if t := stringAttr(attrs, name); t != "" {
-			attrs[name] = tftypes.NewValue(tftypes.String, recordTime(t))
-		}
-	}
-	return tftypes.NewValue(typ, attrs), nil
 }

@@ -13,7 +13,7 @@ import (
 // file of its own:
 //   - releasingServer (server_releasing.go) lets go of each call's context when the call
 //     returns, which the framework does not;
-//   - settledJobServer (server_settled_job.go) answers the refresh of a finished svc_job and
+//   - settledJobServer (server_job.go) answers the refresh of a finished svc_job and
 //     the plan of one whose configuration changes nothing, as the framework would, without
 //     decoding them;
 //   - jobBatchServer (server_job_batch.go) answers the refresh, the plan and the destruction of

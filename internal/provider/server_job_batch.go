@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -41,9 +40,9 @@ const jobBatchTypeName = "svc_job_batch"
 // times per destroy, to return the same value.
 type jobBatchServer struct {
 	tfprotov6.ProviderServer
-	typ      tftypes.Type
-	version  int64
-	defaults map[string]tftypes.Value
+	typ       tftypes.Type
+	version   int64
+	writeOnly []string // the schema's write-only attributes
 	// configured is the provider's configured data, nil until it is configured (and then, as
 	// for the resource, the rows are not checked against the service's node classes).
 	configured func() *providerData
@@ -53,18 +52,18 @@ func newJobBatchServer(next tfprotov6.ProviderServer, configured func() *provide
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobBatchResource().Schema(ctx, resource.SchemaRequest{}, &resp)
-	return &jobBatchServer{ProviderServer: next, typ: resp.Schema.Type().TerraformType(ctx), version: resp.Schema.Version,
-		defaults: map[string]tftypes.Value{
-			"max_in_flight":     tftypes.NewValue(tftypes.Number, defaultBatchMaxInFlight),
-			"cancel_on_destroy": tftypes.NewValue(tftypes.Bool, true),
-			"rerun_failed":      tftypes.NewValue(tftypes.Bool, false),
-			"validate":          tftypes.NewValue(tftypes.Bool, defaultValidate),
-		}, configured: configured}
+	s := &jobBatchServer{ProviderServer: next, typ: resp.Schema.Type().TerraformType(ctx), version: resp.Schema.Version, configured: configured}
+	for name, a := range resp.Schema.Attributes {
+		if a.IsWriteOnly() {
+			s.writeOnly = append(s.writeOnly, name)
+		}
+	}
+	return s
 }
 
-// decode is a batch value: its attributes, nil for a null value; ok is false when it cannot be
-// read or is not fully known.
-func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]tftypes.Value, ok bool) {
+// decode is a batch value as its model, nil for a null value; ok is false when it cannot be
+// read or is unknown.
+func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (m *jobBatchModel, ok bool) {
 	if v == nil {
 		return nil, false
 	}
@@ -75,7 +74,8 @@ func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (attrs map[string]tft
 	if value.IsNull() {
 		return nil, true
 	}
-	return objectAttrs(value)
+	decoded, ok := decodeJobBatch(value)
+	return &decoded, ok
 }
 
 func (s *jobBatchServer) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
@@ -110,7 +110,7 @@ func stateAsSent(req *tfprotov6.UpgradeResourceStateRequest, version int64, typ 
 
 func (s *jobBatchServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	if req.TypeName == jobBatchTypeName {
-		if state, ok := s.decode(req.CurrentState); ok && state != nil && !anyRowRunning(heldResults(state["results"])) {
+		if state, ok := s.decode(req.CurrentState); ok && state != nil && !anyRowRunning(state.Results.Rows) {
 			return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private}, nil
 		}
 	}
@@ -162,7 +162,7 @@ func (s *jobBatchServer) planRows(ctx context.Context, req *tfprotov6.PlanResour
 // proposed new state (by attribute encoding) is the prior state but for rows, and whose
 // configuration leaves each defaulted attribute null only where state holds the default; ok is
 // false for any other plan.
-func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, proposed map[string][]byte) (prior map[string]tftypes.Value, rows any, ok bool) {
+func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, proposed map[string][]byte) (prior *jobBatchModel, rows any, ok bool) {
 	priorFields, _, ok := msgpackObjectFields(msgpackOf(req.PriorState))
 	if !ok || len(priorFields) != len(proposed) {
 		return nil, nil, false
@@ -179,13 +179,11 @@ func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, 
 		return nil, nil, false
 	}
 	prior, ok = s.decode(req.PriorState)
-	if !ok || prior == nil || !prior["rows"].IsNull() {
+	if !ok || prior == nil || !prior.Rows.Known || prior.Rows.Value != nil {
 		return nil, nil, false
 	}
-	for name, def := range s.defaults {
-		if isMsgpackNull(config[name]) && !prior[name].Equal(def) {
-			return nil, nil, false
-		}
+	if !holdsDefaultsLeftNull(prior, func(name string) bool { return isMsgpackNull(config[name]) }) {
+		return nil, nil, false
 	}
 	rows, ok = msgpackDynamicGoValue(config["rows"])
 	return prior, rows, ok
@@ -194,15 +192,18 @@ func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, 
 // plannedWithRows is the plan of prior with the results and counts plan gives, and the warning
 // of rows still running: the prior state as Terraform sent it when nothing changes; nil when it
 // cannot be encoded.
-func (s *jobBatchServer) plannedWithRows(req *tfprotov6.PlanResourceChangeRequest, prior map[string]tftypes.Value, plan *batchPlan) *tfprotov6.PlanResourceChangeResponse {
+func (s *jobBatchServer) plannedWithRows(req *tfprotov6.PlanResourceChangeRequest, prior *jobBatchModel, plan *batchPlan) *tfprotov6.PlanResourceChangeResponse {
 	resp := &tfprotov6.PlanResourceChangeResponse{PlannedState: req.PriorState, PlannedPrivate: req.PriorPrivate}
-	if plan.unknown == 0 && len(plan.results) == len(heldResults(prior["results"])) {
+	if plan.unknown == 0 && len(plan.results) == len(prior.Results.Rows) {
 		return resp // nothing to do
 	}
-	planned := maps.Clone(prior)
-	planned["results"] = tftypes.NewValue(batchResultsTyp, plan.results)
-	planned["succeeded"], planned["failed"] = plan.counts()
-	encoded, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, planned))
+	planned := *prior
+	plan.setOn(&planned)
+	value, err := encodeJobBatch(&planned)
+	if err != nil {
+		return nil
+	}
+	encoded, err := tfprotov6.NewDynamicValue(s.typ, value)
 	if err != nil {
 		return nil
 	}
@@ -235,34 +236,39 @@ func privateBatchBook(private []byte) batchBook {
 // rowsPassCheck reports whether the rows an apply submits pass ModifyPlan's check against the
 // service's node classes without a word (or are not checked, as ModifyPlan would not). Anything
 // it would say, an error or a warning that it could not check, the framework's path says.
-func (s *jobBatchServer) rowsPassCheck(ctx context.Context, prior map[string]tftypes.Value, submits []batchRowInput) bool {
-	if !boolAttr(prior, "validate") || len(submits) == 0 {
+func (s *jobBatchServer) rowsPassCheck(ctx context.Context, prior *jobBatchModel, submits []batchRowInput) bool {
+	if !prior.Validate.ValueBool() || len(submits) == 0 {
 		return true
 	}
 	var diags diag.Diagnostics
-	s.configured().checkBatchRowsAtPlan(ctx, stringAttr(prior, "workflow"), submits, &diags)
+	s.configured().checkBatchRowsAtPlan(ctx, prior.Workflow.ValueString(), submits, &diags)
 	return len(diags) == 0
 }
 
 // planConfiguredRows plans the configured rows (as plain Go values) of a batch whose settings
 // do not change, as ModifyPlan plans them. ok is false when the rows or their keys are invalid:
 // the framework's path reports that.
-func planConfiguredRows(prior map[string]tftypes.Value, rows any, book batchBook) (plan *batchPlan, ok bool) {
-	inputs, err := batchRowInputsOf(stringAttr(prior, "workflow"), rows)
-	if err != nil || rowDirError(stringAttr(prior, "output_dir"), inputs) != nil || isBucketURL(stringAttr(prior, "output_dir")) {
+func planConfiguredRows(prior *jobBatchModel, rows any, book batchBook) (plan *batchPlan, ok bool) {
+	inputs, err := batchRowInputsOf(prior.Workflow.ValueString(), rows)
+	if err != nil || rowDirError(prior.OutputDir.ValueString(), inputs) != nil || isBucketURL(prior.OutputDir.ValueString()) {
 		return nil, false // a bucket is checked and listed by ModifyPlan
 	}
-	held := batchHeld{results: heldResults(prior["results"]), book: book}
-	settings := batchPlanSettings{rerunFailed: boolAttr(prior, "rerun_failed"), outputDir: stringAttr(prior, "output_dir")}
-	return planBatchRows(inputs, held, settings), true
+	held := batchHeld{results: prior.Results.Rows, book: book}
+	return planBatchRows(inputs, held, prior.settings(nil)), true
 }
 
 func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req.TypeName == jobBatchTypeName && s.forget(req) {
+	if req.TypeName != jobBatchTypeName {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
+	}
+	if s.forget(req) {
 		gone, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, nil))
 		if err == nil {
 			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
 		}
+	}
+	if resp := s.applyRows(ctx, req); resp != nil {
+		return resp, nil
 	}
 	return s.ProviderServer.ApplyResourceChange(ctx, req)
 }
@@ -270,22 +276,22 @@ func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6
 // forget destroys, without a request, a batch with no row running or not to cancel: it
 // removes the downloaded files, as Delete does, and reports whether it did.
 func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	planned, ok := s.decode(req.PlannedState)
-	if !ok || planned != nil {
+	// Only a destroy plans a null state: any other plan is not decoded here.
+	if !isMsgpackNull(msgpackOf(req.PlannedState)) {
 		return false
 	}
 	prior, ok := s.decode(req.PriorState)
 	if !ok || prior == nil {
 		return false
 	}
-	held := batchHeld{results: heldResults(prior["results"]), book: privateBatchBook(req.PlannedPrivate)}
-	if boolAttr(prior, "cancel_on_destroy") && anyRowRunning(held.results) {
+	held := batchHeld{results: prior.Results.Rows, book: privateBatchBook(req.PlannedPrivate)}
+	if prior.CancelOnDestroy.ValueBool() && anyRowRunning(held.results) {
 		return false
 	}
-	if isBucketURL(stringAttr(prior, "output_dir")) {
+	if isBucketURL(prior.OutputDir.ValueString()) {
 		return false // its objects are deleted by Delete, with the request's context
 	}
-	e := &batchEngine{outputDir: stringAttr(prior, "output_dir")}
+	e := &batchEngine{outputDir: prior.OutputDir.ValueString()}
 	e.removeAllFiles(context.Background(), held) // a local directory: no request
 	return len(e.news.downloadErrors) == 0
 }

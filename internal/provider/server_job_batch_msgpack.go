@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
-	"reflect"
 
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -163,14 +163,52 @@ func bigFloatOf(v any) (*big.Float, bool) {
 		f, _, err := big.ParseFloat(s, 10, 512, big.ToNearestEven)
 		return f, err == nil
 	}
-	rv := reflect.ValueOf(v)
-	switch {
-	case rv.CanInt():
-		return new(big.Float).SetInt64(rv.Int()), true
-	case rv.CanUint():
-		return new(big.Float).SetUint64(rv.Uint()), true
-	case rv.CanFloat() && !math.IsNaN(rv.Float()): // NaN is no Terraform number; big.NewFloat would panic
-		return big.NewFloat(rv.Float()), true
+	switch n := v.(type) {
+	case int8:
+		return new(big.Float).SetInt64(int64(n)), true
+	case int16:
+		return new(big.Float).SetInt64(int64(n)), true
+	case int32:
+		return new(big.Float).SetInt64(int64(n)), true
+	case int64:
+		return new(big.Float).SetInt64(n), true
+	case int:
+		return new(big.Float).SetInt64(int64(n)), true
+	case uint8:
+		return new(big.Float).SetUint64(uint64(n)), true
+	case uint16:
+		return new(big.Float).SetUint64(uint64(n)), true
+	case uint32:
+		return new(big.Float).SetUint64(uint64(n)), true
+	case uint64:
+		return new(big.Float).SetUint64(n), true
+	case uint:
+		return new(big.Float).SetUint64(uint64(n)), true
+	case float32:
+		return finiteBigFloat(float64(n))
+	case float64:
+		return finiteBigFloat(n)
 	}
 	return nil, false
+}
+
+// finiteBigFloat is f as a big.Float; NaN is no Terraform number (and big.NewFloat would panic).
+func finiteBigFloat(f float64) (*big.Float, bool) {
+	if math.IsNaN(f) {
+		return nil, false
+	}
+	return big.NewFloat(f), true
+}
+
+// msgpackStringValue reads the MessagePack encoding of a string attribute: null when absent or
+// nil; ok is false for an unknown value or anything but a string.
+func msgpackStringValue(raw []byte) (v types.String, ok bool) {
+	if len(raw) == 0 || isMsgpackNull(raw) {
+		return types.StringNull(), true
+	}
+	s, err := msgpack.NewDecoder(bytes.NewReader(raw)).DecodeString()
+	if err != nil {
+		return types.String{}, false
+	}
+	return types.StringValue(s), true
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -38,9 +39,8 @@ const jobTypeName = "svc_job"
 // TestSettledJobServerAnswersAsTheFramework holds the two paths to the same answers.
 type settledJobServer struct {
 	tfprotov6.ProviderServer
-	now          func() time.Time
-	jobType      tftypes.Type
-	boolDefaults map[string]tftypes.Value // svc_job's attributes with a default, and the default (jobBoolDefaults)
+	now     func() time.Time
+	jobType tftypes.Type
 	// configured is the provider's configured data, nil until it is configured: until then the
 	// framework answers.
 	configured func() *providerData
@@ -51,12 +51,7 @@ func newSettledJobServer(next tfprotov6.ProviderServer, now func() time.Time, co
 	ctx := context.Background()
 	var resp resource.SchemaResponse
 	NewJobResource().Schema(ctx, resource.SchemaRequest{}, &resp)
-	defaults := make(map[string]tftypes.Value, len(jobBoolDefaults))
-	for name, def := range jobBoolDefaults {
-		defaults[name] = tftypes.NewValue(tftypes.Bool, def)
-	}
-	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx),
-		boolDefaults: defaults, configured: configured}
+	return &settledJobServer{ProviderServer: next, now: now, jobType: resp.Schema.Type().TerraformType(ctx), configured: configured}
 }
 
 func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -96,15 +91,26 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 		proposed, ok := decodeJobValue(s.jobType, req.ProposedNewState)
 		return ok && proposed == nil // destroy
 	}
-	if !client.JobTerminal(prior.status()) {
+	if !client.JobTerminal(prior.Status.ValueString()) {
 		return false
 	}
 	config, ok := decodeJobValue(s.jobType, req.Config)
 	if !ok || config == nil {
 		return false
 	}
-	for name, def := range s.boolDefaults {
-		if config[name].IsNull() && !prior[name].Equal(def) {
+	return holdsConfiguredDefaults(prior, config)
+}
+
+// holdsConfiguredDefaults reports whether prior holds the default (from svc_job's attribute
+// table) of each setting config leaves null: the framework plans the default otherwise.
+func holdsConfiguredDefaults(prior, config *jobModel) bool {
+	for _, a := range jobAttributeTable {
+		def, ok := a.def.(bool)
+		if !ok {
+			continue
+		}
+		configured, held := a.field(config).(*types.Bool), a.field(prior).(*types.Bool)
+		if configured.IsNull() && !held.Equal(types.BoolValue(def)) {
 			return false
 		}
 	}
@@ -112,10 +118,10 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 }
 
 // decodeJobValue returns v, a value of svc_job's type typ as Terraform sends it in a call, as
-// its attributes: nil for a null object. ok is false when v is missing, is not msgpack (the
-// encoding Terraform sends; a layer leaves anything else to the framework), is unknown as a
-// whole or does not decode as typ.
-func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (jobValues, bool) {
+// its model: nil for a null object. ok is false when v is missing, is not msgpack (the encoding
+// Terraform sends; a layer leaves anything else to the framework), is unknown as a whole or does
+// not decode as typ.
+func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (*jobModel, bool) {
 	if v == nil || v.MsgPack == nil {
 		return nil, false
 	}
@@ -126,9 +132,27 @@ func decodeJobValue(typ tftypes.Type, v *tfprotov6.DynamicValue) (jobValues, boo
 	if val.IsNull() {
 		return nil, true
 	}
-	var attrs map[string]tftypes.Value
-	if err := val.As(&attrs); err != nil {
+	m, ok := decodeJob(val)
+	if !ok {
 		return nil, false
 	}
-	return attrs, true
+	return &m, true
+}
+
+// heldJobIdentity is the identity of the job state (a known object) holds: the one Terraform
+// sent when it sent one, else one made from the id (a state written before svc_job had an
+// identity, or by a CLI without identities). Nil when neither is there.
+func heldJobIdentity(sent *tfprotov6.ResourceIdentityData, state *jobModel) *tfprotov6.ResourceIdentityData {
+	if sent != nil && sent.IdentityData != nil {
+		return sent
+	}
+	id := state.ID.ValueString()
+	if id == "" {
+		return nil
+	}
+	v, err := tfprotov6.NewDynamicValue(jobIdentityType, jobIdentityValue(id))
+	if err != nil {
+		return nil
+	}
+	return &tfprotov6.ResourceIdentityData{IdentityData: &v}
 }

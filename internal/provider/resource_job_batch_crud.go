@@ -8,8 +8,11 @@ import (
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
@@ -28,15 +31,13 @@ func runningRows(held batchHeld) map[string]*batchRow {
 	return out
 }
 
-// heldRowMayRun reads only a row's status: a batch of finished rows is looked at without
-// converting any of them.
-func heldRowMayRun(v tftypes.Value) bool {
-	attrs, ok := objectAttrs(v)
-	return ok && stringAttr(attrs, "id") != "" && !client.JobTerminal(stringAttr(attrs, "status"))
+// heldRowMayRun reads only a row's id and status.
+func heldRowMayRun(v batchResult) bool {
+	return v.State == attr.ValueStateKnown && v.ID.ValueString() != "" && !client.JobTerminal(v.Status.ValueString())
 }
 
 // anyRowRunning reports whether any row of results has a job that has not ended.
-func anyRowRunning(results map[string]tftypes.Value) bool {
+func anyRowRunning(results map[string]batchResult) bool {
 	for _, v := range results {
 		if heldRowMayRun(v) {
 			return true
@@ -45,15 +46,51 @@ func anyRowRunning(results map[string]tftypes.Value) bool {
 	return false
 }
 
+func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	planned, okPlan := decodeJobBatch(req.Plan.Raw)
+	if !okPlan {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return
+	}
+	applied := r.apply(ctx, batchApplyRequest{planned: planned, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)), book: batchBook{}},
+		resp.Private, &resp.Diagnostics)
+	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+}
+
+func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	planned, okPlan := decodeJobBatch(req.Plan.Raw)
+	held, okState := decodeJobBatch(req.State.Raw)
+	if !okPlan || !okState {
+		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return
+	}
+	applied := r.apply(ctx, batchApplyRequest{planned: planned, held: &held, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)),
+		book: readBatchBook(ctx, req.Private), update: true}, resp.Private, &resp.Diagnostics)
+	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+}
+
+// saveJobBatch sets state to m, when an apply left one (nil leaves state as it was).
+func saveJobBatch(state *tfsdk.State, m *jobBatchModel, diags *diag.Diagnostics) {
+	if m == nil {
+		return
+	}
+	value, err := encodeJobBatch(m)
+	if err != nil {
+		diags.AddError("Saving the batch in state failed", err.Error()+"\n\nThis is a bug in the provider.")
+		return
+	}
+	state.Raw = value
+}
+
 // Read refreshes the rows that still run; a batch whose rows have all ended is settled and
 // sends nothing.
 func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	held, ok := objectAttrs(req.State.Raw)
+	held, ok := decodeJobBatch(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	results := heldResults(held["results"])
+	results := held.Results.Rows
 	if !anyRowRunning(results) || r.data.configUnknown {
 		return // nothing in a finished row can change: no request
 	}
@@ -61,7 +98,7 @@ func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, r
 	running := runningRows(batchHeld{results: results, book: book})
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
-	fresh, errs := r.readRows(readCtx, running, int(int64Attr(held, "max_in_flight")))
+	fresh, errs := r.readRows(readCtx, running, int(held.MaxInFlight.ValueInt64()))
 	results, book = maps.Clone(results), maps.Clone(book)
 	for key, job := range fresh {
 		// A job gone while it ran (not an expiry of a finished job) is submitted again by the next apply.
@@ -69,22 +106,21 @@ func (r *jobBatchResource) Read(ctx context.Context, req resource.ReadRequest, r
 		if job != nil {
 			row = rowFromJob(job, running[key].Key, running[key].InputHash)
 		}
-		results[key], book[key] = row.value(), row.book()
+		results[key], book[key] = row.result(), row.book()
 	}
 	for _, key := range slices.Sorted(maps.Keys(errs)) {
 		resp.Diagnostics.AddWarning("Reading a row's job failed", fmt.Sprintf("rows[%q] (job %s) could not be read; state keeps "+
 			"the status it had: %s", key, running[key].ID, r.data.describeReadError(readCtx, errs[key], familyService)))
 	}
-	values := maps.Clone(held)
-	values["results"] = tftypes.NewValue(batchResultsTyp, results)
+	held.Results.Rows = results
 	var succeeded, failed int64
 	for key := range results {
-		if row, ok := batchRowOf(results[key], batchBookRow{}); ok {
+		if row, ok := rowOfResult(results[key], batchBookRow{}); ok {
 			succeeded, failed = countRow(row, succeeded, failed)
 		}
 	}
-	values["succeeded"], values["failed"] = tftypes.NewValue(tftypes.Number, succeeded), tftypes.NewValue(tftypes.Number, failed)
-	resp.State.Raw = tftypes.NewValue(req.State.Raw.Type(), values)
+	held.Succeeded, held.Failed = types.Int64Value(succeeded), types.Int64Value(failed)
+	saveJobBatch(&resp.State, &held, &resp.Diagnostics)
 	writeBatchBook(ctx, resp.Private, book, &resp.Diagnostics)
 }
 
@@ -126,20 +162,20 @@ func forEachRow(rows map[string]*batchRow, n int, f func(key string, row *batchR
 // Delete cancels the rows that still run when cancel_on_destroy, waiting for them to stop, and
 // removes downloaded files; the finished rows of a batch send nothing.
 func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	held, ok := objectAttrs(req.State.Raw)
+	held, ok := decodeJobBatch(req.State.Raw)
 	if !ok {
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	rows := batchHeld{results: heldResults(held["results"]), book: readBatchBook(ctx, req.Private)}
-	e := &batchEngine{data: r.data, outputDir: stringAttr(held, "output_dir"), maxInFlight: max(int(int64Attr(held, "max_in_flight")), 1), rows: map[string]*batchRow{}}
+	rows := batchHeld{results: held.Results.Rows, book: readBatchBook(ctx, req.Private)}
+	e := &batchEngine{data: r.data, outputDir: held.OutputDir.ValueString(), maxInFlight: max(int(held.MaxInFlight.ValueInt64()), 1), rows: map[string]*batchRow{}}
 	e.removeAllFiles(ctx, rows)
 	running := runningRows(rows)
-	if !boolAttr(held, "cancel_on_destroy") || len(running) == 0 {
+	if !held.CancelOnDestroy.ValueBool() || len(running) == 0 {
 		e.report(ctx, &resp.Diagnostics, 0)
 		return
 	}
-	limit, diags := batchTimeout(ctx, held["timeouts"], defaultBatchDeleteTimeout, timeouts.Value.Delete)
+	limit, diags := batchTimeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}

@@ -1,0 +1,192 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// jobBatchModel is svc_job_batch's values (a state, a plan or a configuration) as one typed
+// struct, read and written by its codec (resource_job_batch_codec.go) through
+// jobBatchAttributeTable, without reflection: a batch holds 10,000 rows.
+type jobBatchModel struct {
+	ID              types.String
+	Workflow        types.String
+	Rows            batchRowsValue
+	MaxInFlight     types.Int64
+	CancelOnDestroy types.Bool
+	RerunFailed     types.Bool
+	OutputDir       types.String
+	Validate        types.Bool
+	PartnerAPIKeyWO types.String
+	Results         batchResults
+	Succeeded       types.Int64
+	Failed          types.Int64
+	Timeouts        timeouts.Value
+}
+
+// batchRowsValue is the configured rows (write-only: only a configuration holds them) as plain
+// Go values that encode to the equivalent JSON. Known is false when any part is not known yet.
+type batchRowsValue struct {
+	Known bool
+	Value any
+	Err   error // why the rows could not be read
+}
+
+// batchResults is the results map: null, unknown (a new batch's plan), or each row's result by
+// row key.
+type batchResults struct {
+	State attr.ValueState
+	Rows  map[string]batchResult
+}
+
+// batchResult is one row's element of results: null, unknown (a row an apply runs), or its job
+// id, status, output asset ids by node id (nil for null) and error.
+type batchResult struct {
+	State             attr.ValueState
+	ID, Status, Error types.String
+	Outputs           map[string][]string
+}
+
+// jobBatchAttribute is a row of svc_job_batch's attribute table.
+type jobBatchAttribute = modelAttribute[jobBatchModel]
+
+// jobBatchAttributeTable is svc_job_batch's attributes, in one place: the schema
+// (jobBatchAttributes), the batch layer's defaults and the codec follow from it.
+// TestJobBatchAttributeTableSchemaAndCodecAgree fails when they disagree.
+var jobBatchAttributeTable = []jobBatchAttribute{
+	{name: "id", attr: schema.StringAttribute{
+		Computed: true, MarkdownDescription: "Batch id, drawn by the provider (the service has no batch object).",
+		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+	}, field: func(m *jobBatchModel) any { return &m.ID }},
+	{name: "workflow", attr: schema.StringAttribute{
+		Required: true, CustomType: jsonSemanticType{},
+		MarkdownDescription: "API-format workflow template as JSON, stored once. Formatting differences (whitespace, key " +
+			"order, number spelling) are no change. A change in meaning runs every row again, in place.",
+		Validators:    []validator.String{apiWorkflowValidator{}},
+		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
+	}, field: func(m *jobBatchModel) any { return &m.Workflow }},
+	{name: "rows", attr: schema.DynamicAttribute{Required: true, WriteOnly: true, MarkdownDescription: batchRowsDoc},
+		field: func(m *jobBatchModel) any { return &m.Rows }},
+	{name: "max_in_flight", def: int64(defaultBatchMaxInFlight), attr: schema.Int64Attribute{
+		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
+		MarkdownDescription: batchMaxInFlightDoc, Validators: []validator.Int64{int64validator.Between(1, 1024)},
+	}, field: func(m *jobBatchModel) any { return &m.MaxInFlight }},
+	batchBoolSetting("cancel_on_destroy", true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
+		func(m *jobBatchModel) any { return &m.CancelOnDestroy }),
+	batchBoolSetting("rerun_failed", false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
+	{name: "output_dir", attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
+		field: func(m *jobBatchModel) any { return &m.OutputDir }},
+	batchBoolSetting("validate", defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
+	{name: "partner_api_key_wo", attr: schema.StringAttribute{
+		Optional: true, WriteOnly: true,
+		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
+			"never stored. Defaults to the provider's `partner_api_key`.",
+	}, field: func(m *jobBatchModel) any { return &m.PartnerAPIKeyWO }},
+	{name: "results", attr: batchResultsAttribute(), field: func(m *jobBatchModel) any { return &m.Results }},
+	{name: "succeeded", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
+		field: func(m *jobBatchModel) any { return &m.Succeeded }},
+	{name: "failed", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
+		"(`failed`, `canceled`, `expired`, `rejected`, `unknown`). Rows still running or not submitted count in neither."},
+		field: func(m *jobBatchModel) any { return &m.Failed }},
+	{name: "timeouts", attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
+}
+
+// batchBoolSetting is a row of a bool setting with a default.
+func batchBoolSetting(name string, def bool, doc string, field func(*jobBatchModel) any) jobBatchAttribute {
+	return jobBatchAttribute{name: name, def: def, field: field, attr: schema.BoolAttribute{
+		Optional: true, Computed: true, Default: booldefault.StaticBool(def), MarkdownDescription: doc,
+	}}
+}
+
+// jobBatchAttributes is svc_job_batch's schema attributes, from its table.
+func jobBatchAttributes() map[string]schema.Attribute {
+	return schemaAttributes(jobBatchAttributeTable)
+}
+
+// holdsDefaultsLeftNull reports whether m (a prior state) holds the table's default of each
+// setting that configuredNull says the configuration leaves null: the framework plans the
+// default otherwise.
+func holdsDefaultsLeftNull(m *jobBatchModel, configuredNull func(name string) bool) bool {
+	for _, a := range jobBatchAttributeTable {
+		if a.def == nil || !configuredNull(a.name) {
+			continue
+		}
+		switch def := a.def.(type) {
+		case bool:
+			if !a.field(m).(*types.Bool).Equal(types.BoolValue(def)) {
+				return false
+			}
+		case int64:
+			if !a.field(m).(*types.Int64).Equal(types.Int64Value(def)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// What svc_job_batch's settings do, as its schema says.
+const (
+	batchRowsDoc = "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
+		"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
+		"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
+		"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
+		"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
+		"value. The plan shows the rows an apply runs as known after apply in `results`."
+	batchRerunFailedDoc = "Submit the rows that did not succeed (`failed`, `canceled`, `expired`, `rejected`) again on the " +
+		"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
+		"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +
+		"row that keeps failing is planned again at every apply."
+	batchOutputDirDoc = "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
+		"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
+		"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row. " +
+		"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
+		"(other files in the directory are left alone).\n\n" +
+		"An S3-compatible bucket URL is accepted too: each output becomes the object " +
+		"`<prefix>/<row key>/<name>`, streamed from the service to the bucket (multipart, one 5 MiB part in memory " +
+		"at a time), verified against the hash while streaming, with the asset id (`svc-asset-id`) and hash " +
+		"(`blake3`) in its metadata; an object already there with that hash is not sent again. Each plan checks " +
+		"the bucket and lists the prefix (one request per 1,000 objects): a missing object, or one written again " +
+		"since (another size or ETag), is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
+		"the credentials is an error at plan time. A failed upload keeps the row's job and result: the next " +
+		"apply uploads again without running the row. " + bucketURLDoc
+	batchValidateDoc = "Check the workflow of each row an apply submits (added, changed, run again) at plan time " +
+		"against the service's node classes, read from the v1 `GET /api/object_info` where the surface serves it: " +
+		workflowCheckDoc + " A row's override of an input that neither the template's node nor its class has (a " +
+		"misspelled input name, which the engine would ignore) is an error too. Each problem is reported once, with " +
+		"the first rows that have it. When the surface does not serve object_info, the check is skipped with a " +
+		"warning. " + validateDefaultDoc
+)
+
+// batchMaxInFlightDoc is what max_in_flight does.
+var batchMaxInFlightDoc = fmt.Sprintf("Rows submitted or waited for at once (default %d). To keep the service "+
+	"busy, set it above the number of jobs the service runs at once: its queue then holds the next jobs while "+
+	"the provider notices that the last ones ended. Without an event stream it notices an end at its next "+
+	"read, a second or more later, so short jobs need more: with jobs of half a second, four times the "+
+	"service's number kept an apply within 15 %% of the time the service needs for its rows.", defaultBatchMaxInFlight)
+
+// batchTimeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads
+// from the batch's timeouts t, or def when it is not set.
+func batchTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
+	if t.IsNull() || t.IsUnknown() {
+		return def, nil
+	}
+	return timeout(t, ctx, def)
+}

@@ -1,0 +1,40 @@
+package provider
+
+import "github.com/hashicorp/terraform-plugin-framework/types"
+
+// Small helpers between Go values and the values state holds, shared by every resource.
+
+// emptyAsNull is s, or nil (a null value) when s is empty.
+func emptyAsNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// nullIfEmpty is s as a string value, null when empty.
+func nullIfEmpty(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// derefOr is *s, or "" when s is nil.
+func derefOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// mapKeys is the keys of m, in no order.
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
