@@ -58,9 +58,7 @@ resource "svc_job" "test" {
 			},
 			args:      []string{"-parallelism=5"},
 			firstWave: 5,
-			inState: func(t *testing.T, tf *terraformCLI) map[string]string {
-				return jobIDsInState(t, tf)
-			},
+			inState:   jobIDsInState,
 		},
 	}
 	for _, tt := range tests {
