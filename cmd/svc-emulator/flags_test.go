@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -159,3 +161,57 @@ func TestStrictFlagSelectsStrictMode(t *testing.T) {
 		}
 	}
 }
+
+// The outage and restart flags arm them from the first submission: an outage from then answers
+// it 503 with the Retry-After asked; a restart from then takes the server down (connections
+// refused) and brings it back on the same address with the job it had.
+func TestOutageAndRestartFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		args      []string
+		wantFirst int // status of the first submission
+		wantDown  bool
+	}{
+		{name: "outage", args: []string{"-outage-after", "0s", "-outage-for", "1h", "-outage-retry-after", "7"}, wantFirst: http.StatusServiceUnavailable},
+		{name: "restart", args: []string{"-restart-after", "0s", "-restart-for", "300ms"}, wantFirst: http.StatusCreated, wantDown: true},
+		{name: "neither", wantFirst: http.StatusCreated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := startRun(t, tt.args...)
+			resp, err := http.Post(base+"/api/v2/jobs", "application/json", strings.NewReader(textJob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantFirst {
+				t.Fatalf("first submission: %d; want %d", resp.StatusCode, tt.wantFirst)
+			}
+			if tt.wantFirst == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "7" {
+				t.Errorf("Retry-After %q; want 7", resp.Header.Get("Retry-After"))
+			}
+			if !tt.wantDown {
+				return
+			}
+			refused := false
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) { // polling the server, not a fixed wait
+				resp, err := http.Get(base + "/api/v2/jobs/00000000-0000-0000-0000-000000000000")
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					refused = true
+					continue
+				}
+				if err == nil {
+					resp.Body.Close()
+					if refused && resp.StatusCode == http.StatusNotFound {
+						return // down, then back on the same address
+					}
+				}
+			}
+			t.Fatalf("the server was refused: %v, and never came back", refused)
+		})
+	}
+}
+
+const textJob = `{"workflow":{"1":{"class_type":"PrimitiveString","inputs":{"value":"x"}},"2":{"class_type":"SaveText","inputs":{"text":["1",0],"filename_prefix":"a"}}}}`

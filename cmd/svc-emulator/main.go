@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
@@ -34,6 +35,25 @@ type config struct {
 	urlFile string
 	opts    emulator.Options
 	seed    seed
+	faults  wholeServiceFaults
+}
+
+// wholeServiceFaults are the outage and the restart the command line arms, each counted from
+// the first submission the server receives (a v2 job, a v1 prompt, a router request).
+type wholeServiceFaults struct {
+	outageAfter, outageFor   time.Duration
+	outageRetryAfter         int
+	restartAfter, restartFor time.Duration
+}
+
+// arm arms on srv the faults the flags ask for (a zero length: none).
+func (f wholeServiceFaults) arm(srv *emulator.Server) {
+	if f.outageFor > 0 {
+		srv.OutageAfterSubmission(f.outageAfter, f.outageFor, f.outageRetryAfter)
+	}
+	if f.restartFor > 0 {
+		srv.RestartAfterSubmission(f.restartAfter, f.restartFor)
+	}
 }
 
 // run serves until stop receives a value or is closed. With -h it prints the usage to stdout
@@ -50,6 +70,7 @@ func run(args []string, stdout io.Writer, stop <-chan os.Signal) error {
 	srv := emulator.New(cfg.opts)
 	defer srv.Close()
 	cfg.seed.apply(srv)
+	cfg.faults.arm(srv)
 	if err := srv.StartOn(cfg.listen); err != nil {
 		return err
 	}
@@ -103,6 +124,11 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&o.StepDuration, "step-duration", 0, "`duration` of each sampler step (ImageNoiseSampler runs one per step)")
 	fs.DurationVar(&o.Router.QueueDelay, "router-queue-delay", 0, "`duration` a queued router request stays IN_QUEUE")
 	fs.DurationVar(&o.Router.RunDuration, "router-run-duration", 0, "`duration` of every router model run but demo/slow")
+	fs.DurationVar(&cfg.faults.outageAfter, "outage-after", 0, "start the outage this `duration` after the first submission (a v2 job, a v1 prompt, a router request)")
+	fs.DurationVar(&cfg.faults.outageFor, "outage-for", 0, "answer every request of every API 503 (upstream_error; the router's service_unavailable) with Retry-After for this `duration`, from -outage-after (0: no outage)")
+	fs.IntVar(&cfg.faults.outageRetryAfter, "outage-retry-after", emulator.DefaultOutageRetryAfter, "`seconds` the outage's answers send in Retry-After")
+	fs.DurationVar(&cfg.faults.restartAfter, "restart-after", 0, "restart this `duration` after the first submission")
+	fs.DurationVar(&cfg.faults.restartFor, "restart-for", 0, "stop listening (connections refused) for this `duration` from -restart-after, then listen again on the same address with every job as it was; jobs run on meanwhile (0: no restart)")
 	fs.Var(&cfg.seed.files, "seed", "read registry content from this JSON `file` (format below); repeatable")
 	fs.Var(pairFlag(cfg.seed.addRegistryToken), "registry-token", "registry bearer token and the user it acts as, as `TOKEN=USER`; repeatable")
 	fs.Var(pairFlag(cfg.seed.addPublisher), "publisher", "publisher and one of its members, as `PUBLISHER=USER`; repeatable")

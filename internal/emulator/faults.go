@@ -61,10 +61,11 @@ func (f Fault) matches(op string, n int) bool {
 }
 
 type faultState struct {
-	mu      sync.Mutex
-	faults  []Fault
-	counts  map[string]int
-	headers map[string]http.Header
+	mu         sync.Mutex
+	faults     []Fault
+	counts     map[string]int
+	headers    map[string]http.Header
+	submitKeys []string // the Idempotency-Key of every job submission, in order
 }
 
 func (fs *faultState) init() {
@@ -79,6 +80,9 @@ func (fs *faultState) record(op string, r *http.Request) *Fault {
 	defer fs.mu.Unlock()
 	fs.counts[op]++
 	fs.headers[op] = r.Header.Clone()
+	if op == OpSubmitJob {
+		fs.submitKeys = append(fs.submitKeys, r.Header.Get("Idempotency-Key"))
+	}
 	n := fs.counts[op]
 	for _, f := range fs.faults {
 		if f.matches(op, n) {
@@ -120,6 +124,14 @@ func (s *Server) TotalRequests() int {
 		total += n
 	}
 	return total
+}
+
+// SubmitKeys returns the Idempotency-Key of every job submission received, faulted ones
+// included, in order ("" for none): a resend shows as the same key twice.
+func (s *Server) SubmitKeys() []string {
+	s.faults.mu.Lock()
+	defer s.faults.mu.Unlock()
+	return append([]string(nil), s.faults.submitKeys...)
 }
 
 // LastRequestHeader returns a copy of the headers of the last request for op, or nil.

@@ -20,7 +20,8 @@
 //
 // Every route, those of the subpackages included (they mount through apiHost, api_host.go), is
 // registered through Server.route, which wraps the handler with the request id, request
-// counting (Requests), fault injection (Inject, Chaos) and the family's credential check.
+// counting (Requests), faults of the whole service (Outage, Restart: outage.go), fault injection
+// (Inject, Chaos) and the family's credential check.
 // Options.Now is the server's clock: tests move it to get past expiries without sleeping. A new
 // API family goes in its own subpackage when it shares nothing with the engine (as router and
 // registry do, taking a Host), otherwise in its own files here, with its own Op constants.
@@ -153,6 +154,7 @@ type Server struct {
 
 	faults   faultState
 	chaos    chaosState
+	whole    wholeServiceFaults // outages and restarts (outage.go)
 	registry *registry.Registry // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
@@ -209,6 +211,10 @@ func New(opts Options) *Server {
 	s.startStorage()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
+		if retryAfter, down := s.outageAnswer(""); down {
+			writeOutage(w, "", retryAfter)
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
 	})
 	s.handler = s.mux
@@ -225,20 +231,31 @@ func (s *Server) Start() error { return s.StartOn("127.0.0.1:0") }
 
 // StartOn listens on addr and serves in the background.
 func (s *Server) StartOn(addr string) error {
+	if u, _ := s.listenerURL.Load().(string); u != "" {
+		return errors.New("emulator: already started")
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	if err := s.serve(ln); err != nil {
+		return err
+	}
+	s.listenerURL.Store("http://" + ln.Addr().String())
+	return nil
+}
+
+// serve serves on ln in the background, unless the server is closed or already serving.
+func (s *Server) serve(ln net.Listener) error {
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
-	if s.httpSrv != nil {
+	if s.httpSrv != nil || s.closed {
 		s.mu.Unlock()
 		ln.Close()
-		return errors.New("emulator: already started")
+		return errors.New("emulator: already serving, or closed")
 	}
 	s.httpSrv = srv
 	s.mu.Unlock()
-	s.listenerURL.Store("http://" + ln.Addr().String())
 	go func() { _ = srv.Serve(ln) }()
 	return nil
 }
@@ -296,8 +313,8 @@ func authWith(check func(w http.ResponseWriter, r *http.Request) bool) routeOpti
 
 // route registers pattern (a Go 1.22 ServeMux pattern such as "POST /api/v2/jobs",
 // without the mount prefix) for operation op. The handler is wrapped with, in
-// order: a fresh X-Svc-Request-Id, request counting, fault injection and
-// authentication (bearer Token by default).
+// order: a fresh X-Svc-Request-Id, request counting, an outage of the whole service, fault
+// injection and authentication (bearer Token by default).
 func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeOption) {
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok {
@@ -314,6 +331,10 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
 		f := s.faults.record(op, r)
+		if retryAfter, down := s.outageAnswer(op); down {
+			writeOutage(w, op, retryAfter)
+			return
+		}
 		inner := func(w http.ResponseWriter, r *http.Request) {
 			if cfg.auth != nil && !cfg.auth(w, r) {
 				return

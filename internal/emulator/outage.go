@@ -1,0 +1,274 @@
+package emulator
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/registry"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/router"
+	"github.com/svc-org/terraform-provider-svc/internal/emulator/wire"
+)
+
+// Faults of the whole service rather than of one request:
+//
+//   - an outage: a gateway in front of a service that is down answers every request of every
+//     API 503 with a Retry-After before it reaches the service (nothing is created, nothing
+//     read), from a time on the server's clock (Options.Now) for a while;
+//   - a restart: the process is gone, nothing listens and connections are refused; it comes
+//     back on the same address with every job as it was, the jobs having run meanwhile (they
+//     live in the Server; only the listener closes and reopens).
+//
+// Either can start at a time of the caller's choosing or a while after the first submission
+// the server receives, which is what the command line offers.
+
+// DefaultOutageRetryAfter is the Retry-After, in seconds, of an outage that names none.
+const DefaultOutageRetryAfter = 2
+
+// submitOps are the requests that submit work; the first of them starts the faults armed to
+// begin a while after the first submission.
+var submitOps = map[string]bool{OpSubmitJob: true, OpV1Prompt: true, OpSubmitRequest: true, OpInvokeModel: true}
+
+// OutageReport is one outage as the server saw it: when it began and ended (on the server's
+// clock) and how many requests it answered in each second from From.
+type OutageReport struct {
+	From, To  time.Time
+	PerSecond []int
+}
+
+// Downtime is one span during which the server did not listen (wall clock).
+type Downtime struct{ From, To time.Time }
+
+type outage struct {
+	from       time.Time     // zero until its start is known (armed after the first submission)
+	after      time.Duration // with a zero from: how long after the first submission it begins
+	span       time.Duration
+	retryAfter int
+	perSecond  []int
+}
+
+// window reports whether now is inside the outage.
+func (o *outage) covers(now time.Time) bool {
+	return !o.from.IsZero() && !now.Before(o.from) && now.Before(o.from.Add(o.span))
+}
+
+type pendingRestart struct{ after, down time.Duration }
+
+type wholeServiceFaults struct {
+	mu          sync.Mutex
+	outages     []*outage
+	restarts    []pendingRestart // armed after the first submission, not yet started
+	firstSubmit time.Time        // on the server's clock; zero until then
+	downtimes   []Downtime
+	resumeErr   error
+}
+
+// Outage makes every request of every API answer 503 with Retry-After: retryAfter (seconds;
+// DefaultOutageRetryAfter when 0 or less) from from, on the server's clock, for d. The body is
+// each API's error shape: upstream_error in the v2 envelope (v2 jobs, v1 cloud), the router's
+// service_unavailable, the registry's. Requests are counted as usual (Requests). Outages may
+// overlap; the earliest armed answers.
+func (s *Server) Outage(from time.Time, d time.Duration, retryAfter int) {
+	s.armOutage(&outage{from: from, span: d, retryAfter: retryAfter})
+}
+
+// OutageAfterSubmission is Outage from after past the first submission the server receives
+// (a v2 job, a v1 prompt, a router request), or past the one it already received.
+func (s *Server) OutageAfterSubmission(after, d time.Duration, retryAfter int) {
+	s.armOutage(&outage{after: after, span: d, retryAfter: retryAfter})
+}
+
+func (s *Server) armOutage(o *outage) {
+	if o.retryAfter <= 0 {
+		o.retryAfter = DefaultOutageRetryAfter
+	}
+	st := &s.whole
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if o.from.IsZero() && !st.firstSubmit.IsZero() {
+		o.from = st.firstSubmit.Add(o.after)
+	}
+	st.outages = append(st.outages, o)
+}
+
+// Outages reports every outage whose start is known, in the order they were armed.
+func (s *Server) Outages() []OutageReport {
+	st := &s.whole
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []OutageReport
+	for _, o := range st.outages {
+		if !o.from.IsZero() {
+			out = append(out, OutageReport{From: o.from, To: o.from.Add(o.span), PerSecond: append([]int(nil), o.perSecond...)})
+		}
+	}
+	return out
+}
+
+// outageAnswer notes a request of op and reports whether an outage answers it, and with what
+// Retry-After. The first submission starts what was armed to follow it.
+func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
+	now := s.opts.Now()
+	st := &s.whole
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if submitOps[op] && st.firstSubmit.IsZero() {
+		st.firstSubmit = now
+		for _, o := range st.outages {
+			if o.from.IsZero() {
+				o.from = now.Add(o.after)
+			}
+		}
+		for _, r := range st.restarts {
+			s.restartAfter(r.after, r.down)
+		}
+		st.restarts = nil
+	}
+	for _, o := range st.outages {
+		if o.covers(now) {
+			sec := int(now.Sub(o.from) / time.Second)
+			for len(o.perSecond) <= sec {
+				o.perSecond = append(o.perSecond, 0)
+			}
+			o.perSecond[sec]++
+			return o.retryAfter, true
+		}
+	}
+	return 0, false
+}
+
+// writeOutage answers a request of op as a gateway in front of a service that is down.
+func writeOutage(w http.ResponseWriter, op string, retryAfter int) {
+	const msg = "the service is temporarily unavailable; retry later"
+	ra := strconv.Itoa(retryAfter)
+	switch {
+	case strings.HasPrefix(op, "router."):
+		router.WriteError(w, http.StatusServiceUnavailable, "service_unavailable", msg, map[string]string{"Retry-After": ra})
+	case op == registry.OpClaim || op == registry.OpTranslations || op == registry.OpDelete:
+		w.Header().Set("Retry-After", ra)
+		wire.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "upstream_error", "message": msg})
+	default:
+		w.Header().Set("Retry-After", ra)
+		writeError(w, http.StatusServiceUnavailable, "upstream_error", msg, nil)
+	}
+}
+
+// StopListening closes the server's listener and every connection open on it (event streams
+// and v1 sockets included), as a process that went away: connections are refused until
+// ResumeListening. Jobs go on running; nothing of their state is lost.
+func (s *Server) StopListening() error {
+	s.mu.Lock()
+	srv := s.httpSrv
+	s.httpSrv = nil
+	closed := s.closed
+	s.mu.Unlock()
+	if srv == nil || closed {
+		return errors.New("emulator: not listening")
+	}
+	err := srv.Close()
+	s.DropSockets() // hijacked connections: http.Server.Close does not know them
+	s.whole.mu.Lock()
+	s.whole.downtimes = append(s.whole.downtimes, Downtime{From: time.Now()})
+	s.whole.mu.Unlock()
+	return err
+}
+
+// ResumeListening listens again on the address StopListening closed, with every job as it is.
+func (s *Server) ResumeListening() error {
+	raw, _ := s.listenerURL.Load().(string)
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil {
+		return errors.New("emulator: never listened")
+	}
+	ln, err := listenAgain(u.Host)
+	if err != nil {
+		return err
+	}
+	if err := s.serve(ln); err != nil {
+		return err
+	}
+	s.whole.mu.Lock()
+	if n := len(s.whole.downtimes); n > 0 && s.whole.downtimes[n-1].To.IsZero() {
+		s.whole.downtimes[n-1].To = time.Now()
+	}
+	s.whole.mu.Unlock()
+	return nil
+}
+
+// listenAgain listens on addr, trying for a few seconds while the address is still taken.
+func listenAgain(addr string) (net.Listener, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil || time.Now().After(deadline) {
+			return ln, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Restart stops listening now and listens again, on the same address, after down (wall
+// clock: the listener is a real socket). Connections are refused meanwhile; jobs run on.
+func (s *Server) Restart(down time.Duration) error {
+	if err := s.StopListening(); err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(down)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.done:
+			return
+		}
+		if err := s.ResumeListening(); err != nil {
+			s.whole.mu.Lock()
+			s.whole.resumeErr = err
+			s.whole.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// RestartAfterSubmission is Restart(down), after after past the first submission the server
+// receives (or the one it already received).
+func (s *Server) RestartAfterSubmission(after, down time.Duration) {
+	st := &s.whole
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.firstSubmit.IsZero() {
+		st.restarts = append(st.restarts, pendingRestart{after: after, down: down})
+		return
+	}
+	s.restartAfter(after-s.opts.Now().Sub(st.firstSubmit), down)
+}
+
+// restartAfter restarts the server after a wait (none when it is not positive).
+func (s *Server) restartAfter(wait, down time.Duration) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(max(wait, 0))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			_ = s.Restart(down) // fails only when the server is closed or already down
+		case <-s.done:
+		}
+	}()
+}
+
+// Downtimes reports when the server stopped listening and when it listened again (To is zero
+// while it is still down), and the error of the last return that failed, if any.
+func (s *Server) Downtimes() ([]Downtime, error) {
+	s.whole.mu.Lock()
+	defer s.whole.mu.Unlock()
+	return append([]Downtime(nil), s.whole.downtimes...), s.whole.resumeErr
+}
