@@ -209,7 +209,7 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	defer timer.t.Stop()
 	readCtx := readOnce(ctx)
 	var heldUntilChange <-chan struct{} // the share's channel while it holds a due read
-	failures := 0                      // transient read failures in a row
+	failures := 0                       // transient read failures in a row
 	var lastFailure error
 	for !w.done(last) {
 		// A source that floods keeps its channel always ready: the deadline is checked before
