@@ -86,6 +86,9 @@ type Client struct {
 	// holds its next read until then, so a rate limit is honoured by the batch as a whole, not
 	// one wait at a time.
 	readsHeldUntil atomic.Int64
+	// gate is what the waits and submissions of this client learn together about the service
+	// being down (outageGate): while it is, they hold, and one probe at a time goes out.
+	gate *outageGate
 }
 
 // holdReads notes a read answered 429 with Retry-After wait.
@@ -141,6 +144,7 @@ func New(cfg Config) (*Client, error) {
 	if c.registryToken == "" {
 		c.registryToken = c.apiKey
 	}
+	c.gate = newOutageGate(c.retryWaitMin, c.retryWaitMax)
 	if !cfg.MaxRetriesSet && c.maxRetries == 0 {
 		c.maxRetries = DefaultMaxRetries
 	}

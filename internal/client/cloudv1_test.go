@@ -392,15 +392,17 @@ func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {
 		fault     emulator.Fault
 		wantErr   string
 		wantReads int // status reads made, 0 = not checked
+		timeout   time.Duration
 	}{
 		{name: "record appears after two reads", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 2, Status: 404}},
 		{name: "route missing", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 404},
 			wantErr: "the status route answered 404 3 times", wantReads: promptStatusMissingReads},
-		// testClient's max_retries is 3: a read is sent at most 4 times, and the wait does not
-		// multiply that budget.
+		// testClient's max_retries is 3: it bounds a request outside a wait only; the wait rides
+		// out transient failures until its deadline, then names the last.
 		{name: "a read that succeeds within its retries is waited out", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 3, Status: 503}},
-		{name: "a read that fails 1 + max_retries times ends the wait", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 503},
-			wantErr: "HTTP 503", wantReads: 4},
+		{name: "reads failing beyond max_retries are ridden out", fault: emulator.Fault{Op: emulator.OpV1Status, Nth: 1, Times: 10, Status: 503}},
+		{name: "reads failing until the deadline end the wait then", fault: emulator.Fault{Op: emulator.OpV1Status, Status: 503},
+			wantErr: "HTTP 503", timeout: 500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -411,9 +413,15 @@ func TestPromptStatusNotFoundWithoutSocket(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := c.WaitPrompt(context.Background(), sub.PromptID, nil, fastWait)
+			ctx := context.Background()
+			if tc.timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
+				defer cancel()
+			}
+			res, err := c.WaitPrompt(ctx, sub.PromptID, nil, fastWait)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || (tc.timeout > 0 && !errors.Is(err, context.DeadlineExceeded)) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
 				}
 			} else if err != nil || res.Status != PromptSuccess || res.StatusRouteMissing || res.StatusFromSocket {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // What the client repeats of a hostile response is bounded: a 1 MiB request id, a 1 MiB error
@@ -52,7 +53,10 @@ func TestEchoedResponseIsBounded(t *testing.T) {
 			if tt.prompt {
 				_, err = c.SubmitPrompt(context.Background(), SubmitPromptInput{Workflow: json.RawMessage(`{}`)})
 			} else {
-				_, err = c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+				// A submission is resent until answered or the context ends (a 5xx's answer may be lost).
+				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				defer cancel()
+				_, err = c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
 			}
 			if err == nil {
 				t.Fatal("no error")

@@ -386,11 +386,14 @@ func stripTags(s string) string {
 
 // UnknownOutcomeError says a request that creates something billable was sent, but no answer
 // that settles whether it took effect came back (a 5xx, a timeout, a reset connection). The
-// client does not retry it: the caller must look before acting again.
+// caller must look before acting again, and never send it under a new key.
 type UnknownOutcomeError struct {
 	Operation      string
 	IdempotencyKey string // the key the request carried, if any
-	Cause          error
+	// FirstArrived: a resend under the same single-use key was refused as a reuse, so an
+	// earlier attempt reached the service (what it did is what is unknown).
+	FirstArrived bool
+	Cause        error
 }
 
 func (e *UnknownOutcomeError) Error() string {

@@ -104,9 +104,14 @@ type SubmitJobInput struct {
 	IdempotencyKey string // chosen by the caller before the first attempt
 }
 
-// SubmitJob submits a workflow. The request is resent, with the same Idempotency-Key, only when it
-// never reached the service or the service answered 429 (which releases the key). A 5xx, a
-// timeout or a reset after the request left is returned as *UnknownOutcomeError: a job may exist.
+// SubmitJob submits a workflow. The key is single-use (the service never runs a request whose
+// key it has seen), so the request is resent under the same Idempotency-Key after every transient
+// failure, a lost answer included (a reset or timeout after sending, 500, 502, 503, 504), until
+// it is answered or ctx ends (resendSubmission). The outcome is unknown (*UnknownOutcomeError,
+// naming the key) only when a resend after a lost answer is refused as a reuse of the key (the
+// first attempt arrived: a job may exist that the service did not name), or when ctx ends, or
+// the resends stop, with an attempt's answer lost. Without a key, a request that may have
+// arrived is never resent.
 func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error) {
 	const op = "submit job"
 	body := map[string]any{"workflow": in.Workflow}
@@ -118,7 +123,8 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		header.Set("Idempotency-Key", in.IdempotencyKey)
 	}
 	var job Job
-	resp, err := c.doJSON(ctx, call{
+	var answerLost bool
+	submit := call{
 		op:     op,
 		method: http.MethodPost,
 		url:    joinPath(c.endpoint, "api", "v2", "jobs"),
@@ -127,8 +133,15 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		body:   mustJSON(body),
 		policy: retryJobSubmit,
 		once:   true,
-	}, &job)
+	}
+	if in.IdempotencyKey != "" {
+		submit.answerLost = &answerLost
+	}
+	resp, err := c.doJSON(ctx, submit, &job)
 	if err != nil {
+		if answerLost && !settlesLostAnswer(err) {
+			return nil, lostAnswerError(op, in.IdempotencyKey, err)
+		}
 		if outcomeUnknown(err) {
 			return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 		}
@@ -142,6 +155,38 @@ func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error)
 		return nil, &UnknownOutcomeError{Operation: op, IdempotencyKey: in.IdempotencyKey, Cause: err}
 	}
 	return &job, nil
+}
+
+// settlesLostAnswer reports whether the final answer to a resend, after an attempt whose answer
+// was lost, proves that attempt created nothing: a refusal of the request itself (400, 402, 409,
+// 413, a 422 other than idempotency_key_reuse), which the service gives only to a key it has not
+// seen claimed. A key reuse says the first attempt arrived; 401, 403 and 404 may come before the
+// key is looked at; 408, 429 and 5xx settle nothing.
+func settlesLostAnswer(err error) bool {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode < 400 || apiErr.StatusCode >= 500 {
+		return false
+	}
+	switch apiErr.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusRequestTimeout, http.StatusTooManyRequests:
+		return false
+	}
+	return apiErr.Code != codeIdempotencyKeyReuse
+}
+
+// codeIdempotencyKeyReuse is the v2 error code of a request whose key the service has seen.
+const codeIdempotencyKeyReuse = "idempotency_key_reuse"
+
+// lostAnswerError is the unknown outcome of a submission an attempt of which may have arrived
+// without its answer coming back, and that no later answer settled.
+func lostAnswerError(op, key string, err error) *UnknownOutcomeError {
+	if HasCode(err, codeIdempotencyKeyReuse) {
+		return &UnknownOutcomeError{Operation: op, IdempotencyKey: key, FirstArrived: true, Cause: fmt.Errorf(
+			"an attempt's answer was lost, and the service refused the resend under the same Idempotency-Key %s as a reuse: "+
+				"the first attempt reached it, and a job may exist that it did not name: %w", key, err)}
+	}
+	return &UnknownOutcomeError{Operation: op, IdempotencyKey: key, Cause: fmt.Errorf(
+		"an attempt's answer was lost, and no resend under the same Idempotency-Key %s settled whether it arrived: %w", key, err)}
 }
 
 // outcomeUnknown reports whether a failed submission may nevertheless have created something: any

@@ -62,7 +62,10 @@ func TestSubmitNotSentOrMayExist(t *testing.T) {
 				url = strings.Replace(url, "http://", "https://", 1)
 			}
 			c := testClient(t, url, func(cfg *Config) { cfg.MaxRetries = 1; cfg.Timeout = 300 * time.Millisecond })
-			_, err := c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+			// A submission is resent under its key until answered or the context ends.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
 			if isNotSent(err) != tt.notSent || outcomeMayExist(err) != tt.mayExist {
 				t.Fatalf("isNotSent %v outcomeMayExist %v, want %v %v: %v", isNotSent(err), outcomeMayExist(err), tt.notSent, tt.mayExist, err)
 			}

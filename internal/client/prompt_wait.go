@@ -135,7 +135,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		done:     (*promptWait).finished,
 		schedule: w,
 		side:     w.side,
-		held:     c.readsHeldFor,
+		share:    waitShare{c},
 	}
 	if _, err := loop.run(ctx, w); err != nil {
 		return w.res, err

@@ -41,6 +41,9 @@ type call struct {
 	stream bool  // no per-attempt deadline (event streams, downloads, held synchronous calls)
 	once   bool  // never resent by net/http on its own (see Client.once)
 	accept []int // statuses besides 2xx that are answers, not errors (304, 202, 409 for cancel...)
+	// answerLost, when set (a v2 submission), is set once an attempt may have reached the
+	// service without its answer coming back (see resendSubmission).
+	answerLost *bool
 }
 
 // do runs c and returns the response for a 2xx or accepted status. Any other status becomes an
@@ -77,8 +80,15 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		base = cl.stream
 	}
 	var last comeBackAnswer
-	resp, err := cl.retryingClient(c.policy, base, &last).Do(req)
+	rc := cl.retryingClient(c.policy, base, &last, c.answerLost)
+	if c.policy == retryIdempotent && readingInWait(ctx) {
+		rc.RetryMax = 0 // the wait retries its reads itself (waitLoop), paced with the client's other waits
+	}
+	resp, err := rc.Do(req)
 	if err != nil {
+		if (ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)) && last.status == 0 && last.attemptErr != nil {
+			err = fmt.Errorf("%w; the last attempt failed: %w", err, last.attemptErr)
+		}
 		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
 		}

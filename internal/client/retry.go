@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,9 +23,10 @@ import (
 // default 5), and the only layer of retries there is:
 //
 //   - a read, a cancel, a delete, a download (retryIdempotent): at most 1 + MaxRetries attempts;
-//   - a v2 job submission (retryJobSubmit): 1 + MaxRetries attempts for a request that never
-//     left; answers of 429 (the key released, nothing ran) are resent as their Retry-After asks
-//     until the context's deadline;
+//   - a v2 job submission (retryJobSubmit): resent under its single-use key after every
+//     transient failure (a refused or reset connection, 408, 429, 500, 502, 503, 504) as the
+//     Retry-After asks, else with backoff, until answered or the context's deadline
+//     (resendSubmission), each attempt through the client's outage gate;
 //   - a router call or queued submission (retryRouterInvoke): 1 + MaxRetries attempts, except the
 //     answers that say the run goes on, resent until the deadline;
 //   - a write without a key (retryNotApplied): 1 + MaxRetries attempts, made only when the request
@@ -32,8 +34,8 @@ import (
 //   - an event stream (retryNever): one attempt per connection; a wait redials a stream that
 //     ended early at most maxEventRedials times.
 //
-// A wait (WaitJob, AwaitModelResult, WaitPrompt) reads under the read's budget
-// and never retries a read on its own: a read that still fails ends the wait. go-retryablehttp is
+// A wait (WaitJob, AwaitModelResult, WaitPrompt) sends each read once and rides out transient
+// failures itself until its deadline (waitLoop), paced with the client's other waits. go-retryablehttp is
 // set per operation in retryingClient: CheckRetry and RetryMax from the policy; Backoff the same
 // for every policy (Retry-After honoured, else exponential with full jitter), since how long to
 // wait does not depend on whether resending is safe; ErrorHandler passes the last answer through
@@ -48,9 +50,9 @@ const (
 	// retryIdempotent: reads, and operations the service or our assumptions make idempotent
 	// (cancel). Connection errors, 408, 429, 500, 502, 503, 504 are retried.
 	retryIdempotent retryPolicy = iota
-	// retryJobSubmit: POST /api/v2/jobs. Retried only when the request never reached the service
-	// (connection refused, DNS) or the service answered 429 (queue_full, deployment_not_ready),
-	// which releases the key. Anything after the request was sent is an unknown outcome.
+	// retryJobSubmit: POST /api/v2/jobs, under its single-use Idempotency-Key: resent under the
+	// same key after every transient failure until answered or the context ends
+	// (resendSubmission).
 	retryJobSubmit
 	// retryNever: one attempt.
 	retryNever
@@ -87,7 +89,7 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return false, nil
 		}
 		if err != nil {
-			if p == retryJobSubmit || p == retryNotApplied {
+			if p == retryNotApplied {
 				return (neverSent(err) || requestUnwritten(ctx)) && transientTransportError(err), nil
 			}
 			return transientTransportError(err), nil
@@ -100,19 +102,12 @@ func (c *Client) checkRetry(p retryPolicy) retryablehttp.CheckRetry {
 			return false, nil
 		}
 		switch p {
-		case retryJobSubmit:
-			return resp.StatusCode == http.StatusTooManyRequests, nil
 		case retryRouterInvoke:
 			return routerInvokeRetryable(resp), nil
 		case retryNotApplied:
 			return declinedForLater(resp.StatusCode, resp.Header), nil
 		default:
-			switch resp.StatusCode {
-			case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-				http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-				return true, nil
-			}
-			return false, nil
+			return transientStatus(resp.StatusCode), nil
 		}
 	}
 }
@@ -178,13 +173,35 @@ func transientTransportError(err error) bool {
 	if _, refused := refusedRedirect(err); refused {
 		return false // the same request would be redirected the same way
 	}
+	if proxyRefusedTunnel(err) {
+		return false // the proxy would refuse it the same way
+	}
 	msg := err.Error()
+	if plainHTTPAnswer(err) {
+		return false // a TLS client against a plain-HTTP server: the scheme is wrong
+	}
 	for _, permanent := range []string{"unsupported protocol scheme", "stopped after", "invalid header", "certificate"} {
 		if strings.Contains(msg, permanent) {
 			return false
 		}
 	}
 	return true
+}
+
+// proxyRefusedTunnel reports a proxy's refusal of the tunnel with a 4xx (403 Forbidden, 407
+// Proxy Authentication Required...): net/http reports it as the bare text of that status.
+func proxyRefusedTunnel(err error) bool {
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) || urlErr.Err == nil {
+		return false
+	}
+	msg := urlErr.Err.Error()
+	for code := 400; code < 500; code++ {
+		if text := http.StatusText(code); text != "" && msg == text {
+			return true
+		}
+	}
+	return false
 }
 
 // backoff waits what Retry-After asks (it is below the cap, or checkRetry would have stopped),
@@ -317,6 +334,9 @@ type comeBackAnswer struct {
 	code     string // the error code its body gave (v2 puts it there, not in a header)
 	times    int    // how many such answers came in a row
 	inFlight bool   // the context ended during a later attempt, which may have reached the service
+	// attemptErr is the last attempt's transport failure (a submission's), named when the
+	// context ends during the wait after it.
+	attemptErr error
 }
 
 // waitEndedError is a context that ended while the client waited on (or resent after) an
@@ -359,9 +379,90 @@ func (c *Client) backoffOrDefault() retryablehttp.Backoff {
 	return backoff
 }
 
-// jobSubmitRefused: a v2 job submission answered 429 released its key; nothing ran.
-func jobSubmitRefused(resp *http.Response) bool {
-	return resp.StatusCode == http.StatusTooManyRequests
+// resendSubmission is the CheckRetry of a v2 job submission. Its Idempotency-Key is single-use:
+// the service runs the first request presenting it and refuses every later one with 422
+// idempotency_key_reuse, never running it again. So the same request under the same key is
+// resent after every transient failure until it is answered or the context ends: one that never
+// arrived (a refused connection), one refused for now (429: the key released, nothing ran), and
+// one whose answer was lost (a reset or timeout after sending, 408, 500, 502, 503, 504): that one
+// either never reached the service, and the resend runs the workflow once, or did, and the resend
+// is refused as a reuse; only then is the outcome unknown. answerLost (nil: the request carries
+// no key) is set at the first answer that may have been lost; without a key such a request is
+// never resent (it could run twice). last keeps each transient answer, for the error when the
+// context ends, and whether an attempt may have arrived meanwhile (inFlight).
+func (c *Client) resendSubmission(last *comeBackAnswer, answerLost *bool) retryablehttp.CheckRetry {
+	if last == nil {
+		last = &comeBackAnswer{}
+	}
+	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		mayHaveArrived := submissionMayHaveArrived(ctx, resp, err)
+		if mayHaveArrived && answerLost != nil {
+			*answerLost = true
+		}
+		switch {
+		case err == nil && transientStatus(resp.StatusCode):
+			*last = comeBackAnswer{status: resp.StatusCode, header: resp.Header.Clone(), code: peekErrorCode(resp), times: last.times + 1}
+		case err == nil:
+			*last = comeBackAnswer{} // another answer
+		case ctx.Err() == nil:
+			*last = comeBackAnswer{attemptErr: err} // a failure other than the context's end
+		}
+		if mayHaveArrived || (answerLost != nil && *answerLost) {
+			last.inFlight = true // the service's last word no longer settles the outcome
+		}
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if mayHaveArrived && answerLost == nil {
+			return false, nil
+		}
+		if err != nil {
+			return transientTransportError(err), nil
+		}
+		if !transientStatus(resp.StatusCode) {
+			return false, nil
+		}
+		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
+			if wait > c.maxRetryAfter {
+				return false, nil // waiting less than asked would send faster than the service allows
+			}
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+				return false, nil // hand this answer back rather than a bare deadline
+			}
+		}
+		return true, nil
+	}
+}
+
+// submissionMayHaveArrived reports whether an attempt of a submission may have reached the
+// service without its answer coming back: a transport failure after the request was written,
+// or an answer that does not settle it (408, 500, 502, 503, 504). A 429 releases the key:
+// nothing ran.
+func submissionMayHaveArrived(ctx context.Context, resp *http.Response, err error) bool {
+	if refused, ok := refusedRedirect(err); ok {
+		return !refused.notProcessed()
+	}
+	if err != nil {
+		return !neverSent(err) && !requestUnwritten(ctx)
+	}
+	return resp.StatusCode != http.StatusTooManyRequests && transientStatus(resp.StatusCode)
+}
+
+// gated is base with every attempt let through the client's outage gate (gatedTransport).
+func (c *Client) gated(base *http.Client) *http.Client {
+	return &http.Client{
+		Transport:     gatedTransport{next: orDefaultTransport(base.Transport), gate: c.gate},
+		Timeout:       base.Timeout,
+		CheckRedirect: base.CheckRedirect,
+		Jar:           base.Jar,
+	}
+}
+
+func orDefaultTransport(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		return http.DefaultTransport
+	}
+	return rt
 }
 
 // routerStillRunning reports the router's answers that say the run under the key goes on and
@@ -388,11 +489,12 @@ func routerStillRunningAnswer(status int, h http.Header) bool {
 
 // retryingClient builds the go-retryablehttp client for one operation. last, when not nil,
 // receives the last "come back later" answer of policies that wait on them until the deadline.
-func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBackAnswer) *retryablehttp.Client {
+func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBackAnswer, answerLost *bool) *retryablehttp.Client {
 	check, retryMax := c.checkRetry(p), c.maxRetries
 	switch p {
 	case retryJobSubmit:
-		check, retryMax = c.untilDeadlineOn(jobSubmitRefused, check, last), math.MaxInt32
+		check, retryMax = c.resendSubmission(last, answerLost), math.MaxInt32
+		base = c.gated(base)
 	case retryRouterInvoke:
 		check, retryMax = c.untilDeadlineOn(routerStillRunning, check, last), math.MaxInt32
 	}

@@ -695,7 +695,7 @@ func (c *Client) AwaitModelResult(ctx context.Context, q *QueueRequest, opts Rou
 		read:     c.readRouterAwait,
 		done:     (*routerAwait).over,
 		schedule: routerAwaitSchedule{newRouterSchedule(opts)},
-		held:     c.readsHeldFor,
+		share:    waitShare{c},
 		onRead:   func(prev, next *routerAwait) { opts.onStatus(prev.q, next.q) },
 	}
 	last, err := loop.run(ctx, &routerAwait{q: q, collectNow: q.Completed()})

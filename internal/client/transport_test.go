@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,21 +102,34 @@ func dropConnection(w http.ResponseWriter, _ *http.Request) {
 func TestSubmitJobRetryPolicy(t *testing.T) {
 	created := status(201, map[string]string{"X-Svc-Request-Id": "r-ok"}, jobJSON("11111111-1111-1111-1111-111111111111", "queued"))
 	queueFull := status(429, map[string]string{"Retry-After": "0"}, `{"error":{"code":"queue_full","message":"full"}}`)
+	keyReuse := status(422, nil, `{"error":{"code":"idempotency_key_reuse","message":"used"}}`)
 	tests := []struct {
 		name         string
 		steps        []http.HandlerFunc
 		wantRequests int
 		wantUnknown  bool
+		wantArrived  bool // the unknown outcome says the first attempt arrived
 		wantCode     string
 	}{
 		{name: "429 queue_full is retried with the same key", steps: []http.HandlerFunc{queueFull, queueFull, created}, wantRequests: 3},
 		// A full queue can outlast max_retries (3 here): waiting as asked is safe, so it goes on.
 		{name: "429 queue_full is retried beyond max_retries", steps: append(repeat(queueFull, 8), created), wantRequests: 9},
-		{name: "500 after sending is an unknown outcome, not retried", steps: []http.HandlerFunc{status(500, nil, `{"error":{"code":"upstream_error","message":"x"}}`), created}, wantRequests: 1, wantUnknown: true},
-		{name: "HTML 502 is an unknown outcome", steps: []http.HandlerFunc{status(502, nil, "<html>bad gateway</html>"), created}, wantRequests: 1, wantUnknown: true},
-		{name: "dropped connection is an unknown outcome", steps: []http.HandlerFunc{dropConnection, created}, wantRequests: 1, wantUnknown: true},
+		// A lost answer is resent under the same single-use key: the first attempt never created
+		// the job here, so the resend does, once.
+		{name: "500 then created under the same key", steps: []http.HandlerFunc{status(500, nil, `{"error":{"code":"upstream_error","message":"x"}}`), created}, wantRequests: 2},
+		{name: "HTML 502 then created under the same key", steps: []http.HandlerFunc{status(502, nil, "<html>bad gateway</html>"), created}, wantRequests: 2},
+		{name: "503 with Retry-After then created", steps: []http.HandlerFunc{status(503, map[string]string{"Retry-After": "0"}, "<html>down</html>"), status(503, nil, "down"), created}, wantRequests: 3},
+		{name: "504 then created", steps: []http.HandlerFunc{status(504, nil, "gateway timeout"), created}, wantRequests: 2},
+		{name: "dropped connection then created", steps: []http.HandlerFunc{dropConnection, created}, wantRequests: 2},
+		// The first attempt created the job and its answer was lost: the resend is refused as a
+		// reuse, and only that makes the outcome unknown.
+		{name: "lost answer then key reuse is an unknown outcome", steps: []http.HandlerFunc{status(503, nil, "down"), keyReuse}, wantRequests: 2, wantUnknown: true, wantArrived: true},
+		{name: "dropped connection then key reuse is an unknown outcome", steps: []http.HandlerFunc{dropConnection, keyReuse}, wantRequests: 2, wantUnknown: true, wantArrived: true},
+		// A 429 releases the key: a reuse after only 429s is the user's key used before.
+		{name: "key reuse after a 429 is definitive", steps: []http.HandlerFunc{queueFull, keyReuse}, wantRequests: 2, wantCode: "idempotency_key_reuse"},
+		{name: "lost answer then a validation error settles it", steps: []http.HandlerFunc{status(502, nil, "x"), status(422, nil, `{"error":{"code":"invalid_workflow","message":"no"}}`)}, wantRequests: 2, wantCode: "invalid_workflow"},
 		{name: "validation error is definitive", steps: []http.HandlerFunc{status(422, nil, `{"error":{"code":"invalid_workflow","message":"no"}}`)}, wantRequests: 1, wantCode: "invalid_workflow"},
-		{name: "key reuse is definitive", steps: []http.HandlerFunc{status(422, nil, `{"error":{"code":"idempotency_key_reuse","message":"used"}}`)}, wantRequests: 1, wantCode: "idempotency_key_reuse"},
+		{name: "key reuse is definitive", steps: []http.HandlerFunc{keyReuse}, wantRequests: 1, wantCode: "idempotency_key_reuse"},
 		{name: "201 without a job record is an unknown outcome", steps: []http.HandlerFunc{status(201, nil, `{}`)}, wantRequests: 1, wantUnknown: true},
 	}
 	for _, tt := range tests {
@@ -127,8 +141,11 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 			if errors.As(err, &unknown) != tt.wantUnknown {
 				t.Fatalf("unknown outcome = %v, want %v (err %v)", !tt.wantUnknown, tt.wantUnknown, err)
 			}
-			if tt.wantUnknown && unknown.IdempotencyKey != "key-1" {
+			if tt.wantUnknown && (unknown.IdempotencyKey != "key-1" || !strings.Contains(err.Error(), "key-1")) {
 				t.Fatalf("unknown outcome error lost the key: %v", err)
+			}
+			if tt.wantUnknown && unknown.FirstArrived != tt.wantArrived {
+				t.Fatalf("FirstArrived = %v, want %v (err %v)", unknown.FirstArrived, tt.wantArrived, err)
 			}
 			if tt.wantCode != "" && !HasCode(err, tt.wantCode) {
 				t.Fatalf("err = %v, want code %s", err, tt.wantCode)
@@ -148,10 +165,21 @@ func TestSubmitJobRetriesWhenConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens: every dial is refused, so the request never left
 	c := testClient(t, "http://"+addr, func(cfg *Config) { cfg.MaxRetries = 2 })
-	_, err = c.SubmitJob(context.Background(), SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+	var dials atomic.Int32
+	c.backoffHook = func(time.Duration, time.Duration, int, *http.Response) time.Duration {
+		dials.Add(1)
+		return time.Millisecond
+	}
+	// Resent until the context ends (not max_retries times): the service may come back.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
 	var unknown *UnknownOutcomeError
-	if err == nil || errors.As(err, &unknown) {
-		t.Fatalf("err = %v; want a plain connection error (the request never left), not an unknown outcome", err)
+	if err == nil || errors.As(err, &unknown) || !isNotSent(err) {
+		t.Fatalf("err = %v; want not sent (the request never left), not an unknown outcome", err)
+	}
+	if n := dials.Load(); n <= 2 {
+		t.Fatalf("%d resends, want more than max_retries (2): a refused submission is resent until the deadline", n)
 	}
 }
 
@@ -242,17 +270,24 @@ func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), n
 
 // net/http resends a request with an Idempotency-Key on its own when a reused keep-alive
 // connection breaks. The submission must never be resent that way, though submissions reuse
-// their connections.
+// their connections: the client resends it itself, knowing the first answer was lost, so the
+// service's refusal of the resend as a reuse is an unknown outcome (the first arrived). Resent
+// by net/http behind the client's back, that refusal would be the answer to the client's first
+// attempt, and taken for a key used before.
 func TestSubmitNotResentByNetHTTPOnReusedConnection(t *testing.T) {
 	id := "33333333-3333-3333-3333-333333333333"
 	var posts atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if posts.Add(1) == 1 {
+		switch posts.Add(1) {
+		case 1:
 			w.WriteHeader(http.StatusCreated)
 			_, _ = w.Write([]byte(jobJSON(id, "queued"))) // leaves an idle connection
-			return
+		case 2:
+			dropConnection(w, r) // read the request, then lose the answer
+		default:
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			_, _ = w.Write([]byte(`{"error":{"code":"idempotency_key_reuse","message":"used"}}`))
 		}
-		dropConnection(w, r) // read the request, then lose the answer
 	}))
 	defer srv.Close()
 	c := testClient(t, srv.URL)
@@ -262,11 +297,11 @@ func TestSubmitNotResentByNetHTTPOnReusedConnection(t *testing.T) {
 	}
 	_, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k2"})
 	var unknown *UnknownOutcomeError
-	if !errors.As(err, &unknown) {
-		t.Fatalf("err = %v, want an unknown outcome", err)
+	if !errors.As(err, &unknown) || !unknown.FirstArrived {
+		t.Fatalf("err = %v, want an unknown outcome whose first attempt arrived", err)
 	}
-	if n := posts.Load(); n != 2 {
-		t.Fatalf("the service received %d submissions, want exactly 2 (the second never resent)", n)
+	if n := posts.Load(); n != 3 {
+		t.Fatalf("the service received %d submissions, want exactly 3 (the second resent once, by the client)", n)
 	}
 }
 

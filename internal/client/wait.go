@@ -70,7 +70,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 		read:     c.RefreshJob,
 		done:     (*Job).Terminal,
 		schedule: sched,
-		held:     c.readsHeldFor,
+		share:    waitShare{c},
 		gate:     wakeGate{floor: orDuration(opts.PollMin, defaultPollMin)},
 		onRead: func(prev, next *Job) {
 			if changed(prev, next) && opts.OnUpdate != nil {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -25,11 +26,80 @@ type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
 
-// A wait does not retry a failed read on its own: each read is one operation under its retry
-// policy (go-retryablehttp: CheckRetry, Backoff honouring Retry-After, the last answer passed
-// through), so a read is sent at most 1 + max_retries times, and a read that still fails ends the
-// wait with that error (the next apply resumes it). The budget of a wait's read is thus the
-// budget of any read, never multiplied by the wait.
+// A wait rides out transient failures until its context's deadline: a read that fails for a
+// transient reason (transientFailure: a refused or reset connection, an attempt that timed out,
+// 408, 429, 500, 502, 503, 504, whatever the body) does not end it; the wait reads again as the
+// service's Retry-After asks, else after a backoff that grows exponentially with full jitter up
+// to the client's largest wait (rideOutWait). What is not transient (401, 403, 404, 410, 422, ...)
+// ends the wait with that error, as does the context. Each read inside a wait is one attempt
+// (readOnce): the wait is the one place its reads are retried, so the client's waits can pace
+// them together (readShare: a rate limit's Retry-After and the outage gate hold every wait at
+// once). max_retries bounds a request outside a wait only.
+
+// readShare is what the waits of one client share about the service (the Client implements it
+// through waitShare): how long a read due now is held, and what each read told.
+type readShare interface {
+	// hold returns how long a read due now must wait (0: read now, with the ticket), and a
+	// channel closed when that may have changed (nil: none).
+	hold() (time.Duration, <-chan struct{}, gateTicket)
+	// observe is told the outcome of every read (nil: it succeeded).
+	observe(t gateTicket, err error)
+	// rideOut is the wait before reading again after the given number of transient
+	// failures in a row, the last one err.
+	rideOut(failures int, err error) time.Duration
+}
+
+type inWaitKey struct{}
+
+// readOnce marks the context of a wait's reads: each is sent once, the wait retrying it.
+func readOnce(ctx context.Context) context.Context { return context.WithValue(ctx, inWaitKey{}, true) }
+
+// readingInWait reports whether ctx is that of a wait's read.
+func readingInWait(ctx context.Context) bool { v, _ := ctx.Value(inWaitKey{}).(bool); return v }
+
+// waitShare is the Client's readShare.
+type waitShare struct{ c *Client }
+
+func (s waitShare) hold() (time.Duration, <-chan struct{}, gateTicket) {
+	if d := s.c.readsHeldFor(); d > 0 { // the service's rate limit, for every wait at once
+		return d, nil, gateTicket{}
+	}
+	return s.c.gate.hold()
+}
+
+func (s waitShare) observe(t gateTicket, err error) {
+	outcome, wait := readOutcome(err)
+	s.c.gate.observe(t, outcome, wait)
+}
+
+func (s waitShare) rideOut(failures int, err error) time.Duration {
+	return rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
+}
+
+// rideOutWait is the wait after the given number of transient read failures in a row: the
+// Retry-After of the last when it asked for one (at least minWait), else exponential with full
+// jitter from minWait up to maxWait.
+func rideOutWait(minWait, maxWait time.Duration, failures int, err error) time.Duration {
+	if wait := retryAfterOf(err); wait >= minWait {
+		return wait
+	}
+	return jitteredBackoff(minWait, maxWait, failures)
+}
+
+// Defaults of a wait built without a readShare (tests of the engine alone).
+const (
+	defaultRideOutMin = 250 * time.Millisecond
+	defaultRideOutMax = 30 * time.Second
+)
+
+// rideOutEnded is the context's error at the end of a wait that was riding out failing reads:
+// it names the last failure (errors.Is still finds the context's error).
+func rideOutEnded(ctxErr, lastFailure error, failures int) error {
+	if lastFailure == nil {
+		return ctxErr
+	}
+	return fmt.Errorf("%w (the last %d read(s) failed; the last: %v)", ctxErr, failures, lastFailure)
+}
 
 // growingInterval starts at a floor and grows by half at each step up to a cap: the wait
 // between reads while nothing tells how long is left.
@@ -92,9 +162,9 @@ func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Durat
 // waitLoop is the one wait engine, under every wait of the client (WaitJob, WaitPrompt,
 // AwaitModelResult's status reads and collects): it reads a record until done
 // says so, sleeping between reads as the schedule says, woken sooner by an optional event stream
-// (which it also redials), and ending on the first read that fails after its own retries. It
-// returns the last record read; on a context error or a failed read, that record comes back
-// with the error.
+// (which it also redials), riding out transient read failures until the context ends, and ending
+// on the first read that fails for good. It returns the last record read; on a context error or
+// a failed read, that record comes back with the error.
 type waitLoop[R any] struct {
 	read     func(ctx context.Context, last R) (R, error)
 	done     func(R) bool
@@ -109,9 +179,10 @@ type waitLoop[R any] struct {
 	// again after every handler.
 	side   <-chan sideHandler
 	onRead func(prev, next R) // after each good read; may be nil
-	// held, when set, says how long reads are held (0: not): a read due meanwhile waits
-	// until then (the client's rate limit, honoured by all its waits at once).
-	held func() time.Duration
+	// share, when set, is what the client's waits share: a read due while it holds them waits
+	// (the client's rate limit and its outage gate, honoured by all its waits at once), and it
+	// paces the reads after a transient failure.
+	share readShare
 	// replan, when set, delivers news for the schedule between reads (of a job's shape: its
 	// first run time, or the probe handed to this wait); onReplan then returns the new wait
 	// before the next read (0: now). It is heard only while polling: a live stream's events say
@@ -136,17 +207,21 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	defer stream.stop()
 	timer := newDueTimer(w.clk, w.schedule.Next(last, stream.streaming()))
 	defer timer.t.Stop()
+	readCtx := readOnce(ctx)
+	var heldUntilChange <-chan struct{} // the share's channel while it holds a due read
+	failures := 0                       // transient read failures in a row
+	var lastFailure error
 	for !w.done(last) {
 		// A source that floods keeps its channel always ready: the deadline is checked before
 		// every message, not left to the select's random choice.
 		if err := ctx.Err(); err != nil {
-			return last, err
+			return last, rideOutEnded(err, lastFailure, failures)
 		}
 		select {
 		case <-ctx.Done():
-			return last, ctx.Err()
+			return last, rideOutEnded(ctx.Err(), lastFailure, failures)
 		case <-w.replan:
-			if !stream.streaming() {
+			if !stream.streaming() && failures == 0 {
 				timer.reset(w.onReplan(last))
 			}
 			continue
@@ -163,22 +238,38 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 			if !w.onWake(&stream, ev, ok, timer, last, now.Sub(lastRead), now.Sub(started)) {
 				continue // coalesce; the timer still runs
 			}
+		case <-heldUntilChange:
 		case <-timer.t.C:
 		}
-		if w.held != nil {
-			if d := w.held(); d > 0 {
+		heldUntilChange = nil
+		var ticket gateTicket
+		if w.share != nil {
+			d, changed, t := w.share.hold()
+			if d > 0 {
 				timer.reset(d)
+				heldUntilChange = changed
 				continue
 			}
+			ticket = t
 		}
-		next, err := w.read(ctx, last)
+		next, err := w.read(readCtx, last)
 		lastRead = w.clk.Now()
+		if w.share != nil {
+			w.share.observe(ticket, err)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return last, ctx.Err()
+				return last, rideOutEnded(ctx.Err(), lastFailure, failures)
 			}
-			return last, err
+			if !transientFailure(err) {
+				return last, err
+			}
+			failures++
+			lastFailure = err
+			timer.reset(w.rideOut(failures, err))
+			continue
 		}
+		failures, lastFailure = 0, nil
 		if w.onRead != nil {
 			w.onRead(last, next)
 		}
@@ -186,6 +277,14 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		timer.reset(w.schedule.Next(last, stream.streaming()))
 	}
 	return last, nil
+}
+
+// rideOut is the wait before reading again after failures transient failures in a row.
+func (w *waitLoop[R]) rideOut(failures int, err error) time.Duration {
+	if w.share != nil {
+		return w.share.rideOut(failures, err)
+	}
+	return rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err)
 }
 
 // eventSource opens a record's event stream, one connection at a time; the wait loop redials a

@@ -1,0 +1,246 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// outageFailures is how many transient failures in a row, across every wait and submission of
+// a client with no answer in between, tell that the service is down as a whole (a gateway
+// answering 503, a restart refusing connections), not that one read was unlucky.
+const outageFailures = 3
+
+// outageGate is what the waits and submissions of one client learn together about the service
+// being down. While requests get answers it is open and costs nothing. Once outageFailures
+// transient failures come in a row, it closes: reads and submissions then hold, and one
+// request at a time (the probe) goes out, after a backoff that grows exponentially with full
+// jitter up to the client's largest wait, or as long as the service's Retry-After asks. A probe
+// that fails backs the gate off again; the first answer (of a probe or of any request) opens it
+// for every wait at once. So a batch of any size sends a few requests a second at most while
+// the service is down, instead of its number of waits times their pace.
+type outageGate struct {
+	minWait, maxWait time.Duration
+
+	mu       sync.Mutex
+	failures int       // transient failures in a row since the last answer
+	closed   bool      // the service is taken for down
+	backoffs int       // probes that failed since the gate closed
+	probeAt  time.Time // when the next probe may go (closed only)
+	probing  bool      // a probe is out
+	// changed is closed, and replaced, whenever the gate opens or a probe ends: the waits held
+	// by it look again.
+	changed chan struct{}
+}
+
+// gateTicket is what the gate handed a request: whether it is the probe (its outcome must be
+// observed, which frees the gate for the next).
+type gateTicket struct{ probe bool }
+
+func newOutageGate(minWait, maxWait time.Duration) *outageGate {
+	return &outageGate{minWait: minWait, maxWait: maxWait, changed: make(chan struct{})}
+}
+
+// hold says how long a request due now must wait (0: send it now, with the ticket) and a
+// channel closed when that may have changed (nil: nothing to watch).
+func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
+	if g == nil {
+		return 0, nil, gateTicket{}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		return 0, nil, gateTicket{}
+	}
+	if g.probing { // until the probe's outcome, which rings changed
+		return g.maxWait, g.changed, gateTicket{}
+	}
+	if d := time.Until(g.probeAt); d > 0 {
+		return d, g.changed, gateTicket{}
+	}
+	g.probing = true
+	return 0, nil, gateTicket{probe: true}
+}
+
+// admit blocks until the gate lets a request go (or ctx ends) and returns its ticket.
+func (g *outageGate) admit(ctx context.Context) (gateTicket, error) {
+	for {
+		d, changed, t := g.hold()
+		if d <= 0 {
+			return t, nil
+		}
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return gateTicket{}, ctx.Err()
+		case <-changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// gateOutcome is what one request tells the gate.
+type gateOutcome int
+
+const (
+	gateNothing  gateOutcome = iota // it tells nothing of the service (the context ended, a bad URL)
+	gateAnswered                    // the service answered: it is up
+	gateFailed                      // a transient failure: it may be down
+)
+
+// observe records the outcome of a request the gate let through with ticket t; retryAfter is
+// the wait its answer asked for (0: none).
+func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t.probe {
+		g.probing = false
+	}
+	switch outcome {
+	case gateAnswered:
+		g.failures = 0
+		if g.closed {
+			g.closed, g.backoffs = false, 0
+			g.ringLocked()
+		}
+	case gateFailed:
+		g.failures++
+		if t.probe || (!g.closed && g.failures >= outageFailures) {
+			g.closed = true
+			g.probeAt = time.Now().Add(g.backoffLocked(retryAfter))
+			g.backoffs++
+			g.ringLocked()
+		}
+	default:
+		if t.probe { // a probe cut short: the next one may go
+			g.ringLocked()
+		}
+	}
+}
+
+// backoffLocked is the wait before the next probe: the service's Retry-After when it gave one,
+// else exponential with full jitter from minWait up to maxWait.
+func (g *outageGate) backoffLocked(retryAfter time.Duration) time.Duration {
+	if retryAfter >= g.minWait {
+		return retryAfter
+	}
+	return jitteredBackoff(g.minWait, g.maxWait, g.backoffs+1)
+}
+
+func (g *outageGate) ringLocked() {
+	close(g.changed)
+	g.changed = make(chan struct{})
+}
+
+// readOutcome is what a failed or successful read tells the gate, and the Retry-After its
+// answer asked for.
+func readOutcome(err error) (gateOutcome, time.Duration) {
+	switch {
+	case err == nil:
+		return gateAnswered, 0
+	case transientFailure(err):
+		return gateFailed, retryAfterOf(err)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return gateNothing, 0
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return gateAnswered, 0 // a definite answer: the service is up
+	}
+	return gateNothing, 0
+}
+
+// responseOutcome is readOutcome for one attempt seen by the transport.
+func responseOutcome(resp *http.Response, err error) (gateOutcome, time.Duration) {
+	if err != nil {
+		if transientTransportError(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return gateFailed, 0
+		}
+		return gateNothing, 0
+	}
+	wait, _ := parseRetryAfter(resp.Header.Get("Retry-After"))
+	if transientStatus(resp.StatusCode) {
+		return gateFailed, wait
+	}
+	return gateAnswered, 0
+}
+
+// transientStatus reports the answers that say "not now" rather than "no": 408, 429, 500, 502,
+// 503 and 504, whatever their body (a gateway's HTML page included).
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// transientFailure reports whether a failed request may well succeed if sent again later: a
+// transient answer (transientStatus), a connection refused, reset or cut short, an attempt that
+// timed out, a download that stalled. What is not transient (401, 403, 404, 410, 422, any other
+// 4xx, a certificate the client does not trust, an answer that is not what was asked for) will
+// fail the same way again. A context that ended is not transient: it ends the operation.
+func transientFailure(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return transientStatus(apiErr.StatusCode)
+	}
+	if errors.Is(err, ErrDownloadStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) || isNotSent(err) {
+		return transientTransportError(err)
+	}
+	return false
+}
+
+// retryAfterOf is the Retry-After of the answer err carries (0: none).
+func retryAfterOf(err error) time.Duration {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.RetryAfter
+	}
+	return 0
+}
+
+// gatedTransport lets each attempt of the requests it carries (submissions) through the
+// client's outage gate, and tells the gate how each went.
+type gatedTransport struct {
+	next http.RoundTripper
+	gate *outageGate
+}
+
+func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ticket, err := t.gate.admit(req.Context())
+	if err != nil { // the context ended while the gate held the attempt: it never left
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, &NotSentError{Operation: "held while the service was down", URL: redactLink(req.URL.String()), Cause: err}
+	}
+	resp, err := t.next.RoundTrip(req)
+	outcome, wait := responseOutcome(resp, err)
+	t.gate.observe(ticket, outcome, wait)
+	return resp, err
+}
