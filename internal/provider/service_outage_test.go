@@ -1,0 +1,168 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+)
+
+// The service goes away in the middle of an apply of 12 svc_job (all at once) and a 40-row
+// svc_job_batch (8 rows in flight), from 1 s after the first submission: a gateway answers
+// every request 503 with Retry-After for 20 s, or the service restarts and refuses every
+// connection for 60 s, its jobs running on meanwhile. The create timeout (30 minutes) says to
+// wait, so the apply rides it out: it exits 0 with no warning, every job was created once and
+// succeeded, nothing is tainted, and the next plan is empty. The times are real (the
+// provider's waits honour Retry-After and back off on the wall clock), and the test is mostly
+// idle.
+func TestCLI_serviceOutageIsRiddenOut(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	const jobs, rows = 12, 40
+	tests := []struct {
+		name string
+		arm  func(srv *emulator.Server)
+		// happened fails the test unless the fault struck as armed, before the apply ended.
+		happened func(t *testing.T, srv *emulator.Server, applyEnd time.Time)
+	}{
+		{
+			name: "20 s of 503 with Retry-After",
+			arm:  func(srv *emulator.Server) { srv.OutageAfterSubmission(time.Second, 20*time.Second, 2) },
+			happened: func(t *testing.T, srv *emulator.Server, applyEnd time.Time) {
+				outages := srv.Outages()
+				if len(outages) != 1 || sum(outages[0].PerSecond) == 0 || applyEnd.Before(outages[0].To) {
+					t.Fatalf("outages %+v, apply ended %s; want one that answered requests, before the apply ended", outages, applyEnd)
+				}
+				t.Logf("the outage answered %d requests in 20 s, per second: %v", sum(outages[0].PerSecond), outages[0].PerSecond)
+			},
+		},
+		{
+			name: "60 s of refused connections",
+			arm:  func(srv *emulator.Server) { srv.RestartAfterSubmission(time.Second, 60*time.Second) },
+			happened: func(t *testing.T, srv *emulator.Server, applyEnd time.Time) {
+				downtimes, err := srv.Downtimes()
+				if err != nil || len(downtimes) != 1 || downtimes[0].To.Sub(downtimes[0].From) < 60*time.Second || applyEnd.Before(downtimes[0].To) {
+					t.Fatalf("downtimes %+v (%v), apply ended %s; want 60 s down, over before the apply ended", downtimes, err, applyEnd)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newTestServer(t, emulator.Options{Workers: jobs + 8, StepDuration: 100 * time.Millisecond}) // a job runs 2 s
+			tt.arm(srv)
+			cli := newTerraformCLI(t, "")
+			cli.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  count    = %d
+  workflow = %s
+}
+
+resource "svc_job_batch" "b" {
+  workflow      = %s
+  rows          = { for i in range(%d) : "r${i}" => { "2" = { seed = i } } }
+  max_in_flight = 8
+}
+`, jobs, samplerWorkflowHCL(20), batchSamplerTemplate(20), rows))
+
+			start := time.Now()
+			out := cli.run("apply", "-auto-approve", "-no-color", fmt.Sprintf("-parallelism=%d", jobs+1))
+			t.Logf("apply: %.1f s", time.Since(start).Seconds())
+			tt.happened(t, srv, time.Now())
+			if strings.Contains(out, "Warning") {
+				t.Errorf("the apply warned:\n%s", out)
+			}
+			assertAllRanOnce(t, cli, srv, jobs, rows)
+			if out, err := cli.try("plan", "-no-color", "-detailed-exitcode"); err != nil {
+				t.Fatalf("the next plan is not empty (%v):\n%s", err, out)
+			}
+		})
+	}
+}
+
+// assertAllRanOnce fails unless the server created jobs+rows jobs, each in state once (under a
+// svc_job or a row of svc_job_batch.b), each succeeded, nothing tainted.
+func assertAllRanOnce(t *testing.T, cli *terraformCLI, srv *emulator.Server, jobs, rows int) {
+	t.Helper()
+	ids := allJobIDsInState(t, cli)
+	_, statuses := batchRowIDs(t, cli)
+	if len(ids) != jobs+rows || statuses["succeeded"] != rows {
+		t.Fatalf("%d ids in state, rows %v; want %d, every row succeeded", len(ids), statuses, jobs+rows)
+	}
+	assertEveryJobInState(t, srv.JobIDs(), ids)
+	for _, id := range ids {
+		if st, _ := srv.JobStatus(id); st != "succeeded" {
+			t.Fatalf("job %s is %s; want succeeded", id, st)
+		}
+	}
+	if c := srv.Requests(emulator.OpCancelJob); c != 0 {
+		t.Fatalf("%d cancels; want none", c)
+	}
+}
+
+// During an outage, a batch of 1,000 rows with 64 in flight sends a handful of requests per
+// second, not 64 waits' worth: its waits learn together that the service is down, and one probe
+// at a time finds it back. Counted at the server, per second of the outage. The second the
+// outage begins also holds the reads that were already on their way when the first 503 came
+// back (the rows started together, so their reads fall due together: about 50 within 5 ms
+// here), at most one per row in flight. make test runs a 20 s outage; SVC_SOAK=1 (make soak)
+// the full 60 s.
+func TestCLI_batchOutageRequestRate(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	const rows, inFlight, maxPerSecond = 1000, 64, 5
+	outage := 20 * time.Second
+	if os.Getenv("SVC_SOAK") != "" {
+		outage = 60 * time.Second
+	}
+	srv := newTestServer(t, emulator.Options{Workers: inFlight, StepDuration: 100 * time.Millisecond}) // a job runs 3 s
+	srv.OutageAfterSubmission(time.Second, outage, 2)
+	cli := newTerraformCLI(t, "")
+	cli.writeConfig(batchConfig(srv, batchSamplerTemplate(30),
+		fmt.Sprintf(`{ for i in range(%d) : "r${i}" => { "2" = { seed = i } } }`, rows), fmt.Sprintf("max_in_flight = %d", inFlight)))
+
+	done := cli.start("apply", "-auto-approve", "-no-color")
+	// Once the outage is over, the rows left run at once: the rate is what is measured here.
+	waitFor(t, func() bool { return len(srv.Outages()) == 1 }, "nothing was submitted")
+	end := srv.Outages()[0].To
+	for time.Now().Before(end) {
+		select {
+		case res := <-done:
+			t.Fatalf("the apply ended during the outage (%v):\n%s", res.err, res.out)
+		case <-time.After(time.Until(end)):
+		}
+	}
+	srv.CompleteJobs()
+	res := <-done
+	if res.err != nil {
+		t.Fatalf("apply: %v\n%s", res.err, res.out)
+	}
+
+	perSecond := srv.Outages()[0].PerSecond
+	t.Logf("%d rows, %d in flight, %s outage: %d requests answered 503, per second: %v", rows, inFlight, outage, sum(perSecond), perSecond)
+	if len(perSecond) == 0 || perSecond[0] > inFlight {
+		t.Errorf("the first second of the outage: %v requests; want some, at most one per row in flight (%d)", perSecond, inFlight)
+	}
+	for sec, n := range perSecond[min(1, len(perSecond)):] {
+		if sec++; n > maxPerSecond {
+			t.Errorf("second %d of the outage: %d requests; want at most %d", sec, n, maxPerSecond)
+		}
+	}
+	ids, statuses := batchRowIDs(t, cli)
+	if jobs := srv.JobCount(); jobs != rows || len(ids) != rows || statuses["succeeded"] != rows {
+		t.Fatalf("%d jobs, %d ids in state, rows %v; want %d of each, every row succeeded", jobs, len(ids), statuses, rows)
+	}
+	assertEveryJobInState(t, srv.JobIDs(), ids)
+}
+
+func sum(ns []int) int {
+	total := 0
+	for _, n := range ns {
+		total += n
+	}
+	return total
+}
