@@ -30,6 +30,7 @@ type outageGate struct {
 
 	mu       sync.Mutex
 	failures int       // transient failures in a row since the last answer
+	answered bool      // the service has answered a request of this client at least once
 	closed   bool      // the service is taken for down
 	backoffs int       // probes that failed since the gate closed
 	probeAt  time.Time // when the next probe may go (closed only)
@@ -109,7 +110,7 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 	}
 	switch outcome {
 	case gateAnswered:
-		g.failures = 0
+		g.failures, g.answered = 0, true
 		if g.closed {
 			g.closed, g.backoffs = false, 0
 			g.ringLocked()
@@ -127,6 +128,18 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 			g.ringLocked()
 		}
 	}
+}
+
+// everAnswered reports whether the service has answered this client at least once. A
+// connection refused by a service that never answered is more likely a wrong endpoint than an
+// outage.
+func (g *outageGate) everAnswered() bool {
+	if g == nil {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.answered
 }
 
 // backoffLocked is the wait before the next probe: the service's Retry-After when it gave one,

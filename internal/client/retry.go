@@ -394,6 +394,7 @@ func (c *Client) resendSubmission(last *comeBackAnswer, answerLost *bool) retrya
 	if last == nil {
 		last = &comeBackAnswer{}
 	}
+	unreached := 0
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		mayHaveArrived := submissionMayHaveArrived(ctx, resp, err)
 		if mayHaveArrived && answerLost != nil {
@@ -417,6 +418,15 @@ func (c *Client) resendSubmission(last *comeBackAnswer, answerLost *bool) retrya
 			return false, nil
 		}
 		if err != nil {
+			// A service that has never answered this client and refuses the connection is more
+			// likely a wrong endpoint than an outage: such a submission, which never left, is
+			// tried 1 + max_retries times and reported as not sent, rather than held until the
+			// create timeout. Once the service has answered, a refusal is an outage, ridden out.
+			if !mayHaveArrived && (answerLost == nil || !*answerLost) && !c.gate.everAnswered() {
+				if unreached++; unreached > c.maxRetries {
+					return false, nil
+				}
+			}
 			return transientTransportError(err), nil
 		}
 		if !transientStatus(resp.StatusCode) {

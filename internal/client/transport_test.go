@@ -158,28 +158,48 @@ func TestSubmitJobRetryPolicy(t *testing.T) {
 }
 
 func TestSubmitJobRetriesWhenConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		// answeredBefore: the service answered this client earlier (an outage, not a wrong endpoint).
+		answeredBefore bool
+		wantMore       bool // resent past max_retries, until the deadline
+	}{
+		{name: "a service that never answered: max_retries resends, then not sent", answeredBefore: false, wantMore: false},
+		{name: "a service that answered before: resent until the deadline", answeredBefore: true, wantMore: true},
 	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens: every dial is refused, so the request never left
-	c := testClient(t, "http://"+addr, func(cfg *Config) { cfg.MaxRetries = 2 })
-	var dials atomic.Int32
-	c.backoffHook = func(time.Duration, time.Duration, int, *http.Response) time.Duration {
-		dials.Add(1)
-		return time.Millisecond
-	}
-	// Resent until the context ends (not max_retries times): the service may come back.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err = c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
-	var unknown *UnknownOutcomeError
-	if err == nil || errors.As(err, &unknown) || !isNotSent(err) {
-		t.Fatalf("err = %v; want not sent (the request never left), not an unknown outcome", err)
-	}
-	if n := dials.Load(); n <= 2 {
-		t.Fatalf("%d resends, want more than max_retries (2): a refused submission is resent until the deadline", n)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			ln.Close() // nothing listens: every dial is refused, so the request never left
+			c := testClient(t, "http://"+addr, func(cfg *Config) { cfg.MaxRetries = 2 })
+			if tt.answeredBefore {
+				c.gate.observe(gateTicket{}, gateAnswered, 0)
+			}
+			var resends atomic.Int32
+			c.backoffHook = func(time.Duration, time.Duration, int, *http.Response) time.Duration {
+				resends.Add(1)
+				return time.Millisecond
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err = c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{}`), IdempotencyKey: "k"})
+			var unknown *UnknownOutcomeError
+			if err == nil || errors.As(err, &unknown) || !isNotSent(err) {
+				t.Fatalf("err = %v; want not sent (the request never left), not an unknown outcome", err)
+			}
+			n := resends.Load()
+			if tt.wantMore && n <= 2 {
+				t.Fatalf("%d resends, want more than max_retries (2): resent until the deadline", n)
+			}
+			if !tt.wantMore && n != 2 {
+				t.Fatalf("%d resends, want max_retries (2)", n)
+			}
+		})
 	}
 }
 
