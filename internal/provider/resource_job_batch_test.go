@@ -177,8 +177,9 @@ func TestAccJobBatch_failedRowRerunsAlone(t *testing.T) {
 	})
 }
 
-// A submission whose answer was lost is reported with its key, kept in state as unknown, and
-// never resent: the next plan is empty and the server saw one submission per row.
+// A submission whose answer was lost is resent under its own key only; the service refuses that
+// as a reuse, so the row is reported with its key, kept in state as unknown, and never resent
+// under a new key: the next plan is empty and the server saw one job per row (and one resend).
 func TestAccJobBatch_unknownOutcomeNotResent(t *testing.T) {
 	t.Parallel()
 	srv := newTestServer(t, emulator.Options{})
@@ -200,8 +201,8 @@ func TestAccJobBatch_unknownOutcomeNotResent(t *testing.T) {
 			{Config: config, PlanOnly: true},
 		},
 	})
-	if n, jobs := srv.Requests(emulator.OpSubmitJob), srv.JobCount(); n != 3 || jobs != 3 {
-		t.Fatalf("%d submissions and %d jobs on the server, want 3 and 3", n, jobs)
+	if n, jobs := srv.Requests(emulator.OpSubmitJob), srv.JobCount(); n != 4 || jobs != 3 {
+		t.Fatalf("%d submissions and %d jobs on the server, want 4 (one resend under its key) and 3", n, jobs)
 	}
 }
 

@@ -28,6 +28,15 @@ func describeSubmitError(err error, key string) string {
 	case client.DeclinedUntilDeadline(err):
 		return fmt.Sprintf("The service kept refusing the submission for now until the create timeout ran out, so no "+
 			"job was created. Apply again later (the queue may have room then), or raise timeouts.create to wait longer.\n\n%v", err)
+	case errors.As(err, &unknown) && unknown.FirstArrived:
+		return fmt.Sprintf("The submission reached the service, but its answer was lost: a resend under the same "+
+			"Idempotency-Key was refused as a reuse of that key, so a job may exist that the provider cannot name (the "+
+			"service has no job listing to look it up in), and nothing ran twice.\n\n"+
+			"Idempotency-Key: %s\nCause: %v\n\n"+
+			"The provider does not resend it under a new key: that could run the workflow twice. If you learn the job's "+
+			"id, `terraform import <address> <job id>` brings it under management; to run the workflow again on purpose, "+
+			"set a new idempotency_key.",
+			key, unknown.Cause)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The submission may have reached the service, but no definitive answer came back, so a job may "+
 			"exist that the provider cannot name (the service has no job listing to look it up in).\n\n"+

@@ -219,7 +219,8 @@ func TestAccJob_queueFullThenSuccess(t *testing.T) {
 }
 
 // The job is created, then the answer is lost: a 500, a reset connection, or no answer before
-// the timeout. The provider must not resend (exactly one job exists) and must say what to do.
+// the timeout. The provider resends only under the same key (exactly one job exists) and says
+// what to do.
 func TestAccJob_unknownOutcomes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -227,10 +228,13 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 		fault emulator.Fault
 		extra string
 		cause string
+		// submissions the server sees: the first, and a resend under the same key
+		submissions int
 	}{
-		{name: "500 after create", fault: emulator.Fault{Status: 500, Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`}, cause: `HTTP 500 upstream_error`},
-		{name: "connection reset after create", fault: emulator.Fault{Drop: true}, cause: `EOF|connection reset`},
-		{name: "timeout after create", fault: emulator.Fault{Delay: 2 * time.Second, Status: 201}, extra: `timeouts = { create = "1s" }`, cause: `deadline\s+exceeded`},
+		// A lost answer is resent under the same key; the service refuses the resend as a reuse.
+		{name: "500 after create", fault: emulator.Fault{Status: 500, Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`}, cause: `idempotency_key_reuse`, submissions: 2},
+		{name: "connection reset after create", fault: emulator.Fault{Drop: true}, cause: `idempotency_key_reuse`, submissions: 2},
+		{name: "timeout after create", fault: emulator.Fault{Delay: 2 * time.Second, Status: 201}, extra: `timeouts = { create = "1s" }`, cause: `deadline\s+exceeded`, submissions: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -247,8 +251,8 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 					ExpectError: regexp.MustCompile(`(?s)a\s+job\s+may\s+exist.*Idempotency-Key: 6a0b7c1e-0000-4000-8000-000000000001.*(` + tt.cause + `).*terraform\s+import`),
 				}},
 			})
-			if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
-				t.Fatalf("server has %d jobs after %d submissions; want exactly 1 of each", n, m)
+			if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != tt.submissions {
+				t.Fatalf("server has %d jobs after %d submissions; want 1 job after %d", n, m, tt.submissions)
 			}
 		})
 	}

@@ -413,7 +413,8 @@ func TestAccRouterRequest_collectFailureAfterCompletion(t *testing.T) {
 	// The run completes; collecting its result fails. The error must say that the run is over
 	// and that only the collection failed, not that the router keeps running it.
 	srv := newTestServer(t, emulator.Options{})
-	srv.Inject(emulator.Fault{Op: emulator.OpCollectRequest, Nth: 1, Status: 502, Body: `{"detail":"upstream broke"}`,
+	// A 502 would be ridden out as transient; a 403 ends the wait.
+	srv.Inject(emulator.Fault{Op: emulator.OpCollectRequest, Nth: 1, Status: 403, Body: `{"detail":"upstream broke"}`,
 		Headers: map[string]string{"X-Svc-Error-Type": "provider_error"}})
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -422,7 +423,7 @@ func TestAccRouterRequest_collectFailureAfterCompletion(t *testing.T) {
   model = "demo/echo"
   input = jsonencode({ prompt = "hi" })
 `),
-			ExpectError: regexp.MustCompile(`(?s)Model result not collected.*Collecting the result failed.*502.*provider_error.*after\s+request\s+[0-9a-f-]{36}\s+completed.*a\s+replay,\s+not\s+a\s+new\s+run`),
+			ExpectError: regexp.MustCompile(`(?s)Model result not collected.*Collecting the result failed.*403.*provider_error.*after\s+request\s+[0-9a-f-]{36}\s+completed.*a\s+replay,\s+not\s+a\s+new\s+run`),
 		}},
 		CheckDestroy: func(*terraform.State) error {
 			if n := srv.Requests(emulator.OpCancelRequest); n != 0 {
