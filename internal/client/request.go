@@ -49,11 +49,42 @@ type call struct {
 // do runs c and returns the response for a 2xx or accepted status. Any other status becomes an
 // *APIError (body read and closed). Transport errors are returned as they are.
 func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
+	ctx, writes := traceWrites(ctx)
+	req, err := cl.newRequest(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var last comeBackAnswer
+	rc := cl.retryingClient(c.policy, cl.baseFor(c), &last, c.answerLost)
+	if c.policy == retryIdempotent && readingInWait(ctx) {
+		rc.RetryMax = 0 // the wait retries its reads itself (waitLoop), paced with the client's other waits
+	}
+	resp, err := rc.Do(req)
+	if err != nil {
+		err = fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), attemptsEnded(ctx, err, last))
+		if !writes.wrote.Load() {
+			// No attempt wrote a byte of the request: the service cannot have seen it.
+			return nil, &NotSentError{Operation: c.op, URL: redactLink(c.url), Setting: cl.settingFor(c.url), Cause: err}
+		}
+		return nil, err
+	}
+	if resp.StatusCode/100 == 2 || slices.Contains(c.accept, resp.StatusCode) {
+		return resp, nil
+	}
+	apiErr := newAPIError(c.op, resp)
+	apiErr.fromRouter = cl.isRouterURL(c.url)
+	if apiErr.RetryAfter > cl.maxRetryAfter {
+		apiErr.RetryAfterCap = cl.maxRetryAfter // this is why checkRetry stopped: say so
+	}
+	return nil, apiErr
+}
+
+// newRequest builds c's request with its headers and credentials.
+func (cl *Client) newRequest(ctx context.Context, c call) (*retryablehttp.Request, error) {
 	var body any
 	if c.body != nil {
 		body = c.body
 	}
-	ctx, writes := traceWrites(ctx)
 	req, err := retryablehttp.NewRequestWithContext(ctx, c.method, c.url, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.op, err)
@@ -71,46 +102,35 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	}
 	req.Header.Set("User-Agent", cl.userAgent)
 	cl.authorize(req.Request, c.cred)
+	return req, nil
+}
 
-	base := cl.short
+// baseFor is the HTTP client c is sent with.
+func (cl *Client) baseFor(c call) *http.Client {
 	switch {
 	case c.once:
-		base = cl.once
+		return cl.once
 	case c.stream:
-		base = cl.stream
+		return cl.stream
 	}
-	var last comeBackAnswer
-	rc := cl.retryingClient(c.policy, base, &last, c.answerLost)
-	if c.policy == retryIdempotent && readingInWait(ctx) {
-		rc.RetryMax = 0 // the wait retries its reads itself (waitLoop), paced with the client's other waits
+	return cl.short
+}
+
+// attemptsEnded is the error of a call whose attempts ended without an answer to hand back: when
+// the context (or too little time left) ended them, it names the last attempt's failure or the
+// last "come back later" answer, and errors.Is still finds the context's error.
+func attemptsEnded(ctx context.Context, err error, last comeBackAnswer) error {
+	deadlineEnded := ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)
+	if deadlineEnded && last.status == 0 && last.attemptErr != nil {
+		err = fmt.Errorf("%w; the last attempt failed: %w", err, last.attemptErr)
 	}
-	resp, err := rc.Do(req)
-	if err != nil {
-		if (ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)) && last.status == 0 && last.attemptErr != nil {
-			err = fmt.Errorf("%w; the last attempt failed: %w", err, last.attemptErr)
-		}
-		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
-			err = fmt.Errorf("%w: %w", ctx.Err(), err)
-		}
-		if (ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)) && last.status != 0 {
-			err = &waitEndedError{err: err, last: last}
-		}
-		err = fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), err)
-		if !writes.wrote.Load() {
-			// No attempt wrote a byte of the request: the service cannot have seen it.
-			return nil, &NotSentError{Operation: c.op, URL: redactLink(c.url), Setting: cl.settingFor(c.url), Cause: err}
-		}
-		return nil, err
+	if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
 	}
-	if resp.StatusCode/100 == 2 || slices.Contains(c.accept, resp.StatusCode) {
-		return resp, nil
+	if deadlineEnded && last.status != 0 {
+		err = &waitEndedError{err: err, last: last}
 	}
-	apiErr := newAPIError(c.op, resp)
-	apiErr.fromRouter = cl.isRouterURL(c.url)
-	if apiErr.RetryAfter > cl.maxRetryAfter {
-		apiErr.RetryAfterCap = cl.maxRetryAfter // this is why checkRetry stopped: say so
-	}
-	return nil, apiErr
+	return err
 }
 
 // answer is what doJSON keeps of a response once its body is decoded and closed.

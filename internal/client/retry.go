@@ -418,30 +418,39 @@ func (c *Client) resendSubmission(last *comeBackAnswer, answerLost *bool) retrya
 			return false, nil
 		}
 		if err != nil {
-			// A service that has never answered this client and refuses the connection is more
-			// likely a wrong endpoint than an outage: such a submission, which never left, is
-			// tried 1 + max_retries times and reported as not sent, rather than held until the
-			// create timeout. Once the service has answered, a refusal is an outage, ridden out.
 			if !mayHaveArrived && (answerLost == nil || !*answerLost) && !c.gate.everAnswered() {
-				if unreached++; unreached > c.maxRetries {
-					return false, nil
-				}
+				unreached++
 			}
-			return transientTransportError(err), nil
+			return c.resendAfterFailure(err, unreached), nil
 		}
-		if !transientStatus(resp.StatusCode) {
-			return false, nil
-		}
-		if wait, ok := parseRetryAfter(resp.Header.Get("Retry-After")); ok {
-			if wait > c.maxRetryAfter {
-				return false, nil // waiting less than asked would send faster than the service allows
-			}
-			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-				return false, nil // hand this answer back rather than a bare deadline
-			}
-		}
-		return true, nil
+		return transientStatus(resp.StatusCode) && c.resendAfterAnswer(ctx, resp), nil
 	}
+}
+
+// resendAfterFailure: a submission that failed in transport is resent when the failure is
+// transient. A service that has never answered this client and refuses the connection is more
+// likely a wrong endpoint than an outage: such a submission, which never left, is tried
+// 1 + max_retries times (unreached counts them) and reported as not sent, rather than held until
+// the create timeout. Once the service has answered, a refusal is an outage, ridden out.
+func (c *Client) resendAfterFailure(err error, unreached int) bool {
+	return unreached <= c.maxRetries && transientTransportError(err)
+}
+
+// resendAfterAnswer: a transient answer is resent after the wait it asks for, unless that wait is
+// longer than the client allows (waiting less would send faster than the service allows) or
+// than the time left (the answer is handed back rather than a bare deadline).
+func (c *Client) resendAfterAnswer(ctx context.Context, resp *http.Response) bool {
+	wait, ok := parseRetryAfter(resp.Header.Get("Retry-After"))
+	if !ok {
+		return true
+	}
+	if wait > c.maxRetryAfter {
+		return false
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		return false
+	}
+	return true
 }
 
 // submissionMayHaveArrived reports whether an attempt of a submission may have reached the

@@ -98,7 +98,9 @@ func rideOutEnded(ctxErr, lastFailure error, failures int) error {
 	if lastFailure == nil {
 		return ctxErr
 	}
-	return fmt.Errorf("%w (the last %d read(s) failed; the last: %v)", ctxErr, failures, lastFailure)
+	// The last failure is told, not wrapped: the wait ended at its deadline, and a caller asking
+	// what the error means must find that, not a transient read failure it rode out.
+	return fmt.Errorf("%w (the last %d read(s) failed; the last: %v)", ctxErr, failures, lastFailure) //nolint:errorlint // see above
 }
 
 // growingInterval starts at a floor and grows by half at each step up to a cap: the wait
@@ -241,22 +243,13 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		case <-heldUntilChange:
 		case <-timer.t.C:
 		}
-		heldUntilChange = nil
-		var ticket gateTicket
-		if w.share != nil {
-			d, changed, t := w.share.hold()
-			if d > 0 {
-				timer.reset(d)
-				heldUntilChange = changed
-				continue
-			}
-			ticket = t
+		ticket, held, wait := w.shareHold(timer)
+		if heldUntilChange = held; wait {
+			continue
 		}
 		next, err := w.read(readCtx, last)
 		lastRead = w.clk.Now()
-		if w.share != nil {
-			w.share.observe(ticket, err)
-		}
+		w.observe(ticket, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, rideOutEnded(ctx.Err(), lastFailure, failures)
@@ -277,6 +270,27 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		timer.reset(w.schedule.Next(last, stream.streaming()))
 	}
 	return last, nil
+}
+
+// shareHold asks the client's share whether a read due now may go. When it must wait, the timer
+// is reset to the share's wait and held is the channel that tells of a change sooner.
+func (w *waitLoop[R]) shareHold(timer *dueTimer) (ticket gateTicket, held <-chan struct{}, wait bool) {
+	if w.share == nil {
+		return gateTicket{}, nil, false
+	}
+	d, changed, t := w.share.hold()
+	if d > 0 {
+		timer.reset(d)
+		return gateTicket{}, changed, true
+	}
+	return t, nil, false
+}
+
+// observe tells the client's share the outcome of a read it let go with ticket.
+func (w *waitLoop[R]) observe(ticket gateTicket, err error) {
+	if w.share != nil {
+		w.share.observe(ticket, err)
+	}
 }
 
 // rideOut is the wait before reading again after failures transient failures in a row.
