@@ -35,8 +35,8 @@ func describeSubmitError(err error, key string) string {
 			"Idempotency-Key: %s\nCause: %v\n\n"+
 			"The provider does not resend it under a new key: that could run the workflow twice. If you learn the job's "+
 			"id, `terraform import <address> <job id>` brings it under management; to run the workflow again on purpose, "+
-			"set a new idempotency_key.",
-			key, unknown.Cause)
+			"set an idempotency_key other than %s.",
+			key, unknown.Cause, key)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The submission may have reached the service, but no definitive answer came back, so a job may "+
 			"exist that the provider cannot name (the service has no job listing to look it up in).\n\n"+
