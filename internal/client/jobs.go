@@ -216,6 +216,25 @@ func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
 	return c.readJob(ctx, "read job", u)
 }
 
+// GetJobRidingOut reads job id as a wait reads it: a transient failure (a refused or reset
+// connection, 408, 429, 5xx) is read again, as Retry-After asks or backing off, until ctx ends.
+// A resumed wait starts with it, so a service restarting when the apply begins ends nothing.
+func (c *Client) GetJobRidingOut(ctx context.Context, id string) (*Job, error) {
+	for failures := 1; ; failures++ {
+		job, err := c.GetJob(ctx, id)
+		if err == nil || ctx.Err() != nil || !transientFailure(err) {
+			return job, err
+		}
+		t := time.NewTimer(rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
 func (c *Client) jobURL(id string) (string, error) {
 	seg, err := pathSegment("job id", id)
 	if err != nil {

@@ -195,7 +195,7 @@ func apiErrorCode(err error) string {
 // resume waits for a row's job that was submitted by an earlier apply.
 func (e *batchEngine) resume(ctx context.Context, t batchTask) {
 	held := t.held
-	job, err := e.data.client.GetJob(ctx, held.ID)
+	job, err := e.data.client.GetJobRidingOut(ctx, held.ID)
 	switch {
 	case client.Gone(err) && !client.RouteNotFound(err):
 		// Gone while it ran (not the expiry of a finished job): the next apply submits it again.

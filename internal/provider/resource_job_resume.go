@@ -65,7 +65,7 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	ctx, waitCtx, limit := w.ctx, w.waitCtx, w.limit
 	id := held.ID
 	logInfo(ctx, "resuming the wait for a job already submitted", map[string]any{"job_id": id, "status": held.Status})
-	job, err := r.data.client.GetJob(waitCtx, id)
+	job, err := r.data.client.GetJobRidingOut(waitCtx, id)
 	if err != nil {
 		diags.AddError("Reading job failed", r.data.redact(fmt.Sprintf("Job %s could not be read to resume waiting for it: %v\n\n"+
 			"Nothing was submitted; the next apply tries again.", id, err)))
