@@ -174,7 +174,7 @@ func TestOutageAndRestartFlags(t *testing.T) {
 		wantDown  bool
 	}{
 		{name: "outage", args: []string{"-outage-after", "0s", "-outage-for", "1h", "-outage-retry-after", "7"}, wantFirst: http.StatusServiceUnavailable},
-		{name: "restart", args: []string{"-restart-after", "0s", "-restart-for", "300ms"}, wantFirst: http.StatusCreated, wantDown: true},
+		{name: "restart", args: []string{"-restart-after", "200ms", "-restart-for", "300ms"}, wantFirst: http.StatusCreated, wantDown: true},
 		{name: "neither", wantFirst: http.StatusCreated},
 	}
 	for _, tt := range tests {
