@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -191,17 +190,7 @@ type stateResource struct {
 // stateResource returns the resource at address from `terraform show -json`, or nil.
 func (c *terraformCLI) stateResource(address string) *stateResource {
 	c.t.Helper()
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []stateResource `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(c.run("show", "-json")), &state); err != nil {
-		c.t.Fatal(err)
-	}
-	for _, r := range state.Values.RootModule.Resources {
+	for _, r := range c.stateResources() {
 		if r.Address == address {
 			return &r
 		}
