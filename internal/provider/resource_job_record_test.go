@@ -212,7 +212,7 @@ func reflectedJobRecordModel(t *testing.T, job *client.Job, kind recordKind) job
 	diags.Append(d...)
 	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
 		Self: types.StringValue(job.URLs.Self), Events: types.StringValue(job.URLs.Events),
-		Cancel: types.StringValue(job.URLs.Cancel), Logs: optString(job.URLs.Logs),
+		Cancel: types.StringValue(job.URLs.Cancel), Logs: nullIfEmpty(job.URLs.Logs),
 	})
 	diags.Append(d...)
 	if client.JobTerminal(job.Status) {
