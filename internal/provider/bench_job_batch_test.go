@@ -30,7 +30,9 @@ import (
 // SVC_BENCH_BATCH_SETTLED_BASELINE=<git ref> adds the plan and the destroy of one finished batch
 // of SVC_BENCH_BATCH_N rows by the ref's build and this tree's, in turn on the same state.
 // SVC_BENCH_BATCH_ADDED_BASELINE=<git ref> adds the plan and the apply of SVC_BENCH_BATCH_ADDED
-// rows (default 10) added to that finished batch, by the ref's build and this tree's, in turn.
+// rows (default 10) added to that finished batch, by the ref's build and this tree's, in turn; a
+// directory that holds a terraform-provider-svc is taken for the ref's build as it is (a plugin
+// built for the comparison).
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -312,7 +314,7 @@ func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) st
 		return []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(rows)}
 	}
 	runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), append([]string{"apply", "-auto-approve"}, vars(n)...))
-	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	builds := []struct{ name, dir string }{{ref, providerAt(t, ref)}, {"this tree", pluginDir}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan and apply of %d rows added to one finished batch of %d rows (%s server), each build in turn on the same state; load average before: %s\n\n",
 		added, n, testServerMode(t), loadAverage())
