@@ -318,7 +318,7 @@ func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) st
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan and apply of %d rows added to one finished batch of %d rows (%s server), each build in turn on the same state; load average before: %s\n\n",
 		added, n, testServerMode(t), loadAverage())
-	b.WriteString("| build | plan runs (wall) | apply runs (wall) | plan median | apply median | apply / plan, pair by pair (min / median / max) | apply provider CPU (median) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| build | plan runs (wall) | apply runs (wall) | plan median | apply median | apply / plan, pair by pair (min / median / max) | apply provider CPU (median) | CPU of the CLI and plugins: plan / apply (median), ratio |\n|---|---|---|---|---|---|---|---|\n")
 	addedRuns := map[string][][2]scalingRun{} // each build's plan and apply runs
 	for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
 		for _, build := range builds {
@@ -340,15 +340,20 @@ func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) st
 func addedRow(name string, pairs [][2]scalingRun) string {
 	var plans, applies []scalingRun
 	var plansWall, appliesWall []string
-	var ratios []float64
+	var ratios, planCPU, applyCPU []float64
 	for _, p := range pairs {
 		plans, applies = append(plans, p[0]), append(applies, p[1])
 		plansWall, appliesWall = append(plansWall, fmt.Sprintf("%.2f", p[0].wall.Seconds())), append(appliesWall, fmt.Sprintf("%.2f", p[1].wall.Seconds()))
 		ratios = append(ratios, p[1].wall.Seconds()/p[0].wall.Seconds())
+		planCPU, applyCPU = append(planCPU, (p[0].cliCPU+p[0].usage.cpu).Seconds()), append(applyCPU, (p[1].cliCPU+p[1].usage.cpu).Seconds())
 	}
 	slices.Sort(ratios)
-	return fmt.Sprintf("| %s | %s s | %s s | %.2f s | %.2f s | %.2f / **%.2f** / %.2f | %.2f s |\n", name, strings.Join(plansWall, ", "), strings.Join(appliesWall, ", "),
-		median(plans).wall.Seconds(), median(applies).wall.Seconds(), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], median(applies).usage.cpu.Seconds())
+	slices.Sort(planCPU)
+	slices.Sort(applyCPU)
+	cpuPlan, cpuApply := planCPU[len(planCPU)/2], applyCPU[len(applyCPU)/2]
+	return fmt.Sprintf("| %s | %s s | %s s | %.2f s | %.2f s | %.2f / **%.2f** / %.2f | %.2f s | %.2f / %.2f s, %.2f |\n", name, strings.Join(plansWall, ", "), strings.Join(appliesWall, ", "),
+		median(plans).wall.Seconds(), median(applies).wall.Seconds(), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], median(applies).usage.cpu.Seconds(),
+		cpuPlan, cpuApply, cpuApply/cpuPlan)
 }
 
 // unlabelledFlag is a flag a table's command label leaves out: it changes nothing measured.
