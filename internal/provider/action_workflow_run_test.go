@@ -57,7 +57,7 @@ func checkSavedOutputs(t *testing.T, srv *emulator.Server, id, dir string) {
 	for _, o := range job.Outputs {
 		sum, err := fileBlake3(filepath.Join(dir, o.Name))
 		if err != nil || o.Hash == nil || sum != *o.Hash {
-			t.Errorf("output %s: file blake3 %s (%v), the service says %v", o.Name, sum, err, deref(o.Hash))
+			t.Errorf("output %s: file blake3 %s (%v), the service says %v", o.Name, sum, err, derefOrUnknown(o.Hash))
 		}
 	}
 }

@@ -30,7 +30,9 @@ import (
 // SVC_BENCH_BATCH_SETTLED_BASELINE=<git ref> adds the plan and the destroy of one finished batch
 // of SVC_BENCH_BATCH_N rows by the ref's build and this tree's, in turn on the same state.
 // SVC_BENCH_BATCH_ADDED_BASELINE=<git ref> adds the plan and the apply of SVC_BENCH_BATCH_ADDED
-// rows (default 10) added to that finished batch, by the ref's build and this tree's, in turn.
+// rows (default 10) added to that finished batch, by the ref's build and this tree's, in turn; a
+// directory that holds a terraform-provider-svc is taken for the ref's build as it is (a plugin
+// built for the comparison).
 func TestBenchJobBatch(t *testing.T) {
 	if os.Getenv("SVC_BENCH") == "" {
 		t.Skip("set SVC_BENCH=1")
@@ -312,11 +314,11 @@ func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) st
 		return []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(rows)}
 	}
 	runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), append([]string{"apply", "-auto-approve"}, vars(n)...))
-	builds := []struct{ name, dir string }{{ref, buildProviderAt(t, ref)}, {"this tree", pluginDir}}
+	builds := []struct{ name, dir string }{{ref, providerAt(t, ref)}, {"this tree", pluginDir}}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Plan and apply of %d rows added to one finished batch of %d rows (%s server), each build in turn on the same state; load average before: %s\n\n",
 		added, n, testServerMode(t), loadAverage())
-	b.WriteString("| build | plan runs (wall) | apply runs (wall) | plan median | apply median | apply / plan, pair by pair (min / median / max) | apply provider CPU (median) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| build | plan runs (wall) | apply runs (wall) | plan median | apply median | apply / plan, pair by pair (min / median / max) | apply provider CPU (median) | CPU of the CLI and plugins: plan / apply (median), ratio |\n|---|---|---|---|---|---|---|---|\n")
 	addedRuns := map[string][][2]scalingRun{} // each build's plan and apply runs
 	for range benchEnvInt("SVC_BENCH_BATCH_SETTLED_ROUNDS", 3) {
 		for _, build := range builds {
@@ -338,15 +340,20 @@ func benchBatchAddedVersus(t *testing.T, ref, pluginDir string, n, added int) st
 func addedRow(name string, pairs [][2]scalingRun) string {
 	var plans, applies []scalingRun
 	var plansWall, appliesWall []string
-	var ratios []float64
+	var ratios, planCPU, applyCPU []float64
 	for _, p := range pairs {
 		plans, applies = append(plans, p[0]), append(applies, p[1])
 		plansWall, appliesWall = append(plansWall, fmt.Sprintf("%.2f", p[0].wall.Seconds())), append(appliesWall, fmt.Sprintf("%.2f", p[1].wall.Seconds()))
 		ratios = append(ratios, p[1].wall.Seconds()/p[0].wall.Seconds())
+		planCPU, applyCPU = append(planCPU, (p[0].cliCPU+p[0].usage.cpu).Seconds()), append(applyCPU, (p[1].cliCPU+p[1].usage.cpu).Seconds())
 	}
 	slices.Sort(ratios)
-	return fmt.Sprintf("| %s | %s s | %s s | %.2f s | %.2f s | %.2f / **%.2f** / %.2f | %.2f s |\n", name, strings.Join(plansWall, ", "), strings.Join(appliesWall, ", "),
-		median(plans).wall.Seconds(), median(applies).wall.Seconds(), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], median(applies).usage.cpu.Seconds())
+	slices.Sort(planCPU)
+	slices.Sort(applyCPU)
+	cpuPlan, cpuApply := planCPU[len(planCPU)/2], applyCPU[len(applyCPU)/2]
+	return fmt.Sprintf("| %s | %s s | %s s | %.2f s | %.2f s | %.2f / **%.2f** / %.2f | %.2f s | %.2f / %.2f s, %.2f |\n", name, strings.Join(plansWall, ", "), strings.Join(appliesWall, ", "),
+		median(plans).wall.Seconds(), median(applies).wall.Seconds(), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1], median(applies).usage.cpu.Seconds(),
+		cpuPlan, cpuApply, cpuApply/cpuPlan)
 }
 
 // unlabelledFlag is a flag a table's command label leaves out: it changes nothing measured.

@@ -131,6 +131,17 @@ func orElse(a, b string) string {
 
 // buildProviderAt builds the provider as it is at the git revision ref into a temporary plugin
 // directory (its sources taken with git archive, this checkout left as it is).
+// providerAt is the directory of ref's provider plugin: ref itself when it is a directory that
+// already holds a terraform-provider-svc (a plugin built for a comparison, such as one that
+// answers with what it was sent), otherwise buildProviderAt's build of the git ref.
+func providerAt(t *testing.T, ref string) string {
+	t.Helper()
+	if st, err := os.Stat(filepath.Join(ref, "terraform-provider-svc")); err == nil && st.Mode().IsRegular() {
+		return ref
+	}
+	return buildProviderAt(t, ref)
+}
+
 func buildProviderAt(t *testing.T, ref string) string {
 	t.Helper()
 	src, dir := t.TempDir(), t.TempDir()

@@ -106,7 +106,7 @@ func (p *progressLines) end(j *client.Job, took time.Duration) {
 func jobErrorLine(e *client.JobError) string {
 	var b strings.Builder
 	if e.NodeID != nil || e.ClassType != nil {
-		fmt.Fprintf(&b, "node %q (%s) raised ", deref(e.NodeID), deref(e.ClassType))
+		fmt.Fprintf(&b, "node %q (%s) raised ", derefOrUnknown(e.NodeID), derefOrUnknown(e.ClassType))
 	}
 	fmt.Fprintf(&b, "%s: %s", e.Code, e.Message)
 	return b.String()

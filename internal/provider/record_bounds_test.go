@@ -102,7 +102,7 @@ func TestNewJobRecordModelBoundsWhatReachesState(t *testing.T) {
 	if n := len(m.Outputs.Elements()); n != maxOutputsInState {
 		t.Fatalf("%d outputs in the model, want %d", n, maxOutputsInState)
 	}
-	if _, omitted := outputsTerraformValue(job.Outputs, liveRecord); omitted != 1500 {
+	if _, omitted := liveOutputsTerraformValue(job.Outputs); omitted != 1500 {
 		t.Fatalf("outputs_omitted = %d, want 1500 (2500 distinct assets, 1000 kept)", omitted)
 	}
 	var e jobErrorModel

@@ -137,14 +137,16 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
 			// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
-			in.setState(&resp.State, &client.Job{ID: refused.JobID, Status: refused.Status}, &resp.Diagnostics)
+			m, _ := in.stateOf(&client.Job{ID: refused.JobID, Status: refused.Status}, &resp.Diagnostics)
+			saveJob(&resp.State, &m, &resp.Diagnostics)
 		}
 		return
 	}
 	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
 
 	if !in.waitForCompletion {
-		in.setState(&resp.State, job, &resp.Diagnostics)
+		m, _ := in.stateOf(job, &resp.Diagnostics)
+		saveJob(&resp.State, &m, &resp.Diagnostics)
 		return
 	}
 	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
@@ -154,7 +156,8 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	// Terraform receives the state when Create returns: setting it once, here, on every path
 	// out of the wait (its failure, timeout and interruption included) puts the id in state
 	// whatever happened while waiting, so the job is not lost.
-	omitted := in.setState(&resp.State, final, &resp.Diagnostics)
+	m, omitted := in.stateOf(final, &resp.Diagnostics)
+	saveJob(&resp.State, &m, &resp.Diagnostics)
 	warnOmittedOutputs(&resp.Diagnostics, int64(omitted), job.ID)
 	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, in.createTimeout, true)
 }
@@ -200,48 +203,42 @@ func jobTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
 	return timeout(t, ctx, def)
 }
 
-// setState sets state, once, to the plan with the job's id, the idempotency key used and the
-// service's record of job in place of the values the plan left unknown; the other values
-// (workflow, settings, timeouts) are the plan's. It returns how many distinct outputs were left
-// out of the record. The framework then nulls the write-only attributes, as for every state.
-func (in *jobCreateInput) setState(state *tfsdk.State, job *client.Job, diags *diag.Diagnostics) (omitted int) {
-	m := in.planned
+// stateOf is the state Create saves for job: the plan with the job's id, the idempotency key
+// used and the service's record of job in place of the values the plan left unknown; the other
+// values (workflow, settings, timeouts) are the plan's. omitted counts the distinct outputs left
+// out of the record; the record's warnings go to diags. The framework then nulls the write-only
+// attributes, as for every state.
+func (in *jobCreateInput) stateOf(job *client.Job, diags *diag.Diagnostics) (m jobModel, omitted int) {
+	m = in.planned
 	m.ID = types.StringValue(job.ID)
 	m.IdempotencyKey = types.StringValue(in.key)
-	return saveJobRecord(state, m, job, diags)
+	return m, m.setRecord(job, diags)
 }
 
-// saveJobRecord sets state to m with the service's record of job in place of the record it
-// holds, and reports the record's warnings. A state that cannot be built, a bug, is an error
-// naming the job and leaves state as it was. It returns how many distinct outputs were left out
-// of the record.
-func saveJobRecord(state *tfsdk.State, m jobModel, job *client.Job, diags *diag.Diagnostics) (omitted int) {
-	diags.Append(recordWarnings(job)...)
-	omitted = m.setRecord(job)
-	if err := saveJob(state, &m); err != nil {
+// saveJob sets state to m. A state that cannot be built, a bug, is an error naming the job and
+// leaves state as it was (ok false).
+func saveJob(state *tfsdk.State, m *jobModel, diags *diag.Diagnostics) (ok bool) {
+	value, err := encodeJob(m)
+	if err != nil {
 		// The job exists: the error names it.
 		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
-			"This is a bug in the provider; import the job by its id.", job.ID, err))
+			"This is a bug in the provider; import the job by its id.", m.ID.ValueString(), err))
+		return false
 	}
-	return omitted
+	state.Raw = value
+	return true
 }
 
-// savePlannedJob sets plan to m; an error (a bug) leaves the plan as it was.
-func savePlannedJob(plan *tfsdk.Plan, m *jobModel) error {
+// savePlannedJob sets plan to m. A plan that cannot be built, a bug, is an error and leaves the
+// plan as it was.
+func savePlannedJob(plan *tfsdk.Plan, m *jobModel, diags *diag.Diagnostics) {
 	value, err := encodeJob(m)
-	if err == nil {
-		plan.Raw = value
+	if err != nil {
+		diags.AddError("Planning the job failed", fmt.Sprintf("The plan of job %s could not be built (%v). This is a bug in the provider.",
+			m.ID.ValueString(), err))
+		return
 	}
-	return err
-}
-
-// saveJob sets state to m; an error (a bug) leaves state as it was.
-func saveJob(state *tfsdk.State, m *jobModel) error {
-	value, err := encodeJob(m)
-	if err == nil {
-		state.Raw = value
-	}
-	return err
+	plan.Raw = value
 }
 
 func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -293,7 +290,8 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		readExpired(ctx, id, held.RerunOnExpiry.ValueBool(), resp)
 		return
 	}
-	saveJobRecord(&resp.State, held, job, &resp.Diagnostics)
+	held.setRecord(job, &resp.Diagnostics)
+	saveJob(&resp.State, &held, &resp.Diagnostics)
 }
 
 // readExpired handles a job the service has aged out. That is not drift: state keeps what it
@@ -396,7 +394,5 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 			*a.field(&imported).(*types.Bool) = types.BoolValue(def)
 		}
 	}
-	if err := saveJob(&resp.State, &imported); err != nil {
-		resp.Diagnostics.AddError("Importing the job failed", fmt.Sprintf("The state of job %s could not be built (%v). This is a bug in the provider.", id, err))
-	}
+	saveJob(&resp.State, &imported, &resp.Diagnostics)
 }

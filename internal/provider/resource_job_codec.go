@@ -395,69 +395,24 @@ var (
 	jobErrorTerraformType          = types.ObjectType{AttrTypes: jobErrorAttrTypes}.TerraformType(context.Background())
 	metricsTerraformType           = types.MapType{ElemType: types.Int64Type}.TerraformType(context.Background())
 	jobURLsTerraformType           = types.ObjectType{AttrTypes: jobURLsAttrTypes}.TerraformType(context.Background())
-	outputsTerraformType           = jobObjectType.AttributeTypes[jobAttrOutputs]
 )
 
-// recordKind says which of the job's two records is built: the one svc_job's state keeps, or
-// the whole record the data source reads live, with its outputs' signed URLs.
-type recordKind bool
-
-const (
-	stateRecord recordKind = false // svc_job's state: what lasts (jobStateRecordAttrTypes), no credential
-	liveRecord  recordKind = true  // the svc_job data source, read at every plan (jobRecordAttrTypes)
-)
-
-// jobDataSourceValue is the svc_job data source's value, of type typ, for the job of id.
-func jobDataSourceValue(typ tftypes.Type, id string, job *client.Job) (tftypes.Value, error) {
-	v, _, err := withJobRecord(typ, map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id)}, job, liveRecord)
-	return v, err
-}
-
-// withJobRecord is values, svc_job's attributes, with the service's record of job put in place
-// of the record they hold, as a value of typ; omitted counts the outputs left out of it.
-func withJobRecord(typ tftypes.Type, values map[string]tftypes.Value, job *client.Job, kind recordKind) (state tftypes.Value, omitted int, err error) {
+// jobDataSourceValue is the svc_job data source's value, of type typ, for the job of id: the
+// whole record, read live, with its outputs' signed URLs (the data source is read at every plan,
+// and keeps nothing).
+func jobDataSourceValue(typ tftypes.Type, id string, job *client.Job) (v tftypes.Value, err error) {
 	// tftypes.NewValue panics on a value that does not fit its type: a bug there is an error.
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
-	attrs := maps.Clone(values)
-	omitted = putJobRecord(attrs, job, kind)
-	return tftypes.NewValue(typ, attrs), omitted, nil
-}
-
-// putJobRecord writes the service's record of job into attrs, one Terraform value per attribute
-// of the record of that kind, and returns how many distinct outputs were left out of the
-// outputs kept: the state record as stateRecordOf makes it, and the live record's more.
-func putJobRecord(attrs map[string]tftypes.Value, job *client.Job, kind recordKind) (omitted int) {
-	if kind == liveRecord {
-		return putLiveJobRecord(attrs, job)
-	}
-	var m jobModel
-	omitted = m.setRecord(job)
-	for _, name := range []string{jobAttrStatus, jobAttrCompletedAt, jobAttrExpiresAt, jobAttrOutputs, jobAttrError} {
-		a := jobAttributeTable[jobAttributeIndex[name]]
-		attrs[name], _ = encodeField(a.field(&m), jobObjectType.AttributeTypes[name]) // every record field has a codec
-	}
-	return omitted
-}
-
-// jobAttributeIndex is each attribute's row in jobAttributeTable.
-var jobAttributeIndex = func() map[string]int {
-	index := make(map[string]int, len(jobAttributeTable))
-	for i, a := range jobAttributeTable {
-		index[a.name] = i
-	}
-	return index
-}()
-
-// putLiveJobRecord writes the whole record the data source reads live.
-func putLiveJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted int) {
+	attrs := map[string]tftypes.Value{jobAttrID: tftypes.NewValue(tftypes.String, id)}
 	attrs[jobAttrStatus] = tftypes.NewValue(tftypes.String, job.Status)
 	attrs[jobAttrCompletedAt] = tftypes.NewValue(tftypes.String, recordTimePtr(job.CompletedAt))
 	attrs[jobAttrExpiresAt] = tftypes.NewValue(tftypes.String, recordTime(job.ExpiresAt))
-	attrs[jobAttrOutputs], omitted = outputsTerraformValue(job.Outputs, liveRecord)
+	var omitted int
+	attrs[jobAttrOutputs], omitted = liveOutputsTerraformValue(job.Outputs)
 	e := jobErrorOf(job.Error)
 	attrs[jobAttrError] = e.terraformValue(jobErrorTerraformType)
 	attrs[jobAttrCreatedAt] = tftypes.NewValue(tftypes.String, recordTime(job.CreatedAt))
@@ -465,7 +420,7 @@ func putLiveJobRecord(attrs map[string]tftypes.Value, job *client.Job) (omitted 
 	attrs[jobAttrOutputsOmitted] = tftypes.NewValue(tftypes.Number, int64(omitted))
 	attrs[jobAttrMetrics] = metricsTerraformValue(job.Metrics)
 	putRunInFlight(attrs, job)
-	return omitted
+	return tftypes.NewValue(typ, attrs), nil
 }
 
 // putRunInFlight writes what describes a run in flight: its place in the queue, its progress
@@ -527,14 +482,10 @@ func progressTerraformValue(p *client.Progress) tftypes.Value {
 	})
 }
 
-// outputsTerraformValue is the outputs list of the record of that kind: as state keeps it
-// (jobOutputOf), and in the live record with each output's signed URL of the read; omitted
-// counts the distinct outputs left out.
-func outputsTerraformValue(outs []client.Output, kind recordKind) (list tftypes.Value, omitted int) {
-	if kind == stateRecord {
-		rec, omitted := stateRecordOf(&client.Job{Outputs: outs})
-		return rec.Outputs.terraformValue(outputsTerraformType), omitted
-	}
+// liveOutputsTerraformValue is the data source's outputs list: the outputs as state keeps them
+// (jobOutputOf), each with its signed URL of the read; omitted counts the distinct outputs left
+// out.
+func liveOutputsTerraformValue(outs []client.Output) (list tftypes.Value, omitted int) {
 	kept, omitted := uniqueBounded(outs, func(o client.Output) string { return o.ID })
 	elemType := dataSourceOutputTerraformType.(tftypes.Object)
 	elems := make([]tftypes.Value, 0, len(kept))

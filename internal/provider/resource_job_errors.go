@@ -88,7 +88,7 @@ func describeUnsuccessfulJob(job *client.Job, inCreate bool) string {
 	if e := job.Error; e != nil {
 		b.WriteString("\n\n")
 		if e.NodeID != nil || e.ClassType != nil {
-			fmt.Fprintf(&b, "Node %q (%s) raised ", deref(e.NodeID), deref(e.ClassType))
+			fmt.Fprintf(&b, "Node %q (%s) raised ", derefOrUnknown(e.NodeID), derefOrUnknown(e.ClassType))
 		}
 		fmt.Fprintf(&b, "%s: %s", e.Code, e.Message)
 		if e.Traceback != nil && *e.Traceback != "" {
@@ -101,13 +101,6 @@ func describeUnsuccessfulJob(job *client.Job, inCreate bool) string {
 		b.WriteString("\n\nThe job is saved in state with this status. To run the workflow again, run `terraform apply -replace=<address>`.")
 	}
 	return b.String()
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return "unknown"
-	}
-	return *s
 }
 
 func lastLines(s string, n int) string {

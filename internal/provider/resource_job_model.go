@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -212,8 +213,10 @@ func (m *jobModel) heldJob() *client.Job {
 }
 
 // setRecord puts the service's record of job, as svc_job's state keeps it, in place of the
-// record m holds, and returns how many distinct outputs were left out of the outputs kept.
-func (m *jobModel) setRecord(job *client.Job) (omitted int) {
+// record m holds, reports the record's warnings (values the client could not read) in diags,
+// and returns how many distinct outputs were left out of the outputs kept.
+func (m *jobModel) setRecord(job *client.Job, diags *diag.Diagnostics) (omitted int) {
+	diags.Append(recordWarnings(job)...)
 	m.jobStateRecord, omitted = stateRecordOf(job)
 	return omitted
 }

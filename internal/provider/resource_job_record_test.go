@@ -32,7 +32,8 @@ func TestJobRecordWarningsAreDiagnostics(t *testing.T) {
 	if !ok {
 		t.Fatal("the test's values do not decode")
 	}
-	saveJobRecord(&state, m, job, &diags)
+	m.setRecord(job, &diags)
+	saveJob(&state, &m, &diags)
 	if diags.HasError() || diags.WarningsCount() != 1 || !strings.Contains(diags.Warnings()[0].Detail(), "progress.value = 1e400") {
 		t.Fatalf("diagnostics %v, want one warning naming the value", diags)
 	}
@@ -141,8 +142,17 @@ func recordsForTest() map[string]*client.Job {
 	}
 }
 
+// recordKind says which of the job's two records is built: the one svc_job's state keeps, or
+// the whole record the data source reads live, with its outputs' signed URLs.
+type recordKind bool
+
+const (
+	stateRecord recordKind = false // svc_job's state: what lasts (jobStateRecordAttrTypes), no credential
+	liveRecord  recordKind = true  // the svc_job data source, read at every plan (jobRecordAttrTypes)
+)
+
 // reflectedJobRecordModel is the job record's model built by the framework's reflection, as the
-// provider built it before putJobRecord: the reference the builder is held to. urls says whether
+// provider built it before its codec: the reference the codec is held to. kind says whether
 // the outputs carry their signed URLs (the data source's record) or not (the resource's).
 func reflectedJobRecordModel(t *testing.T, job *client.Job, kind recordKind) jobRecordModel {
 	t.Helper()
@@ -202,7 +212,7 @@ func reflectedJobRecordModel(t *testing.T, job *client.Job, kind recordKind) job
 	diags.Append(d...)
 	m.URLs, d = types.ObjectValueFrom(ctx, jobURLsAttrTypes, jobURLsModel{
 		Self: types.StringValue(job.URLs.Self), Events: types.StringValue(job.URLs.Events),
-		Cancel: types.StringValue(job.URLs.Cancel), Logs: optString(job.URLs.Logs),
+		Cancel: types.StringValue(job.URLs.Cancel), Logs: nullIfEmpty(job.URLs.Logs),
 	})
 	diags.Append(d...)
 	if client.JobTerminal(job.Status) {
@@ -231,7 +241,7 @@ func endedRunInFlight(t *testing.T, m *jobRecordModel, logs string) {
 	}
 }
 
-// The model the provider builds from a record (by putJobRecord) holds the values the
+// The model the provider builds from a record (jobModel.setRecord) holds the values the
 // framework's reflection built from it, for every shape of record.
 func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 	t.Parallel()
@@ -258,7 +268,7 @@ func TestNewJobRecordModelMatchesReflection(t *testing.T) {
 }
 
 // jobRecordModel holds the job record's attributes as the provider's models did before the record
-// was built as Terraform values (putJobRecord): the reference the tests hold the builder to.
+// was built by its codec: the reference the tests hold the codec to.
 type jobRecordModel struct {
 	jobStateRecordModel
 	CreatedAt      types.String `tfsdk:"created_at"`
@@ -335,12 +345,19 @@ type jobURLsModel struct {
 	Logs   types.String `tfsdk:"logs"`
 }
 
-// newJobRecordModel is putJobRecord's values of the record svc_job's state keeps for job, read
-// into the model by the framework (for assertions), with the record's warnings.
+// newJobRecordModel is the codec's values of the record svc_job's state keeps for job (set by
+// jobModel.setRecord), read into the model by the framework (for assertions), with the record's
+// warnings.
 func newJobRecordModel(ctx context.Context, job *client.Job) (jobStateRecordModel, diag.Diagnostics) {
-	diags := recordWarnings(job)
+	var diags diag.Diagnostics
+	var record jobModel
+	record.setRecord(job, &diags)
 	attrs := make(map[string]tftypes.Value, len(jobStateRecordAttrTypes))
-	putJobRecord(attrs, job, stateRecord)
+	for _, a := range jobAttributeTable {
+		if _, ok := jobStateRecordAttrTypes[a.name]; ok {
+			attrs[a.name], _ = encodeField(a.field(&record), jobObjectType.AttributeTypes[a.name]) // every record field has a codec
+		}
+	}
 	typ := types.ObjectType{AttrTypes: jobStateRecordAttrTypes}
 	v, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), attrs))
 	if err != nil {

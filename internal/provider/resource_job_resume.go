@@ -33,9 +33,7 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 		return
 	}
 	planned.jobStateRecord = unknownStateRecord()
-	if err := savePlannedJob(&resp.Plan, &planned); err != nil {
-		resp.Diagnostics.AddError("Planning the wait failed", err.Error())
-	}
+	savePlannedJob(&resp.Plan, &planned, &resp.Diagnostics)
 	resp.Diagnostics.AddWarning("Job still running: this apply waits for it",
 		fmt.Sprintf("Job %s is %s on the service. Applying does not submit anything: svc_job is updated in place, "+
 			"waiting for this same job (up to timeouts.create) and filling in its outputs; resources that use them "+
@@ -52,9 +50,7 @@ func jobInFlight(id, status string) bool {
 // state holds, which is what is known should the wait not get further; the record the wait
 // ends with replaces it. state is set on every way out.
 func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, values jobModel, held *client.Job, diags *diag.Diagnostics) {
-	if err := saveJob(state, &values); err != nil {
-		diags.AddError("Saving the job in state failed", fmt.Sprintf("The state of job %s could not be built (%v). "+
-			"This is a bug in the provider; import the job by its id.", held.ID, err))
+	if !saveJob(state, &values, diags) {
 		return
 	}
 	w, ok := r.data.startResumedWait(ctx, values.Timeouts, defaultJobCreateTimeout, diags)
@@ -75,7 +71,8 @@ func (r *jobResource) resumeJobWait(ctx context.Context, state *tfsdk.State, val
 	if final == nil {
 		final = job
 	}
-	omitted := saveJobRecord(state, values, final, diags)
+	omitted := values.setRecord(final, diags)
+	saveJob(state, &values, diags)
 	warnOmittedOutputs(diags, int64(omitted), id)
 	r.data.reportJobWaitEnd(ctx, diags, final, waitErr, limit, false)
 }

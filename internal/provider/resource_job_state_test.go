@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -142,7 +143,8 @@ func TestJobCreateStateMatchesTheModelPath(t *testing.T) {
 				}
 				state := tfsdk.State{Schema: schema.Schema, Raw: tftypes.NewValue(typ, nil)}
 				var got diag.Diagnostics
-				omitted := in.setState(&state, job, &got)
+				m, omitted := in.stateOf(job, &got)
+				saveJob(&state, &m, &got)
 				want := stateByModelPath(t, plan, in.key, job)
 				if !state.Raw.Equal(want) {
 					diffs, _ := state.Raw.Diff(want)
@@ -285,6 +287,20 @@ func newJobAttrs(t *testing.T, typ tftypes.Object, set map[string]tftypes.Value)
 	return attrs
 }
 
+// jobValueWithRecord is values, svc_job's attributes, with the service's record of job in place
+// of the record they hold, as Read and the resumed wait save it: decoded into the model, the
+// record set, encoded; omitted counts the outputs left out of the record.
+func jobValueWithRecord(typ tftypes.Object, values map[string]tftypes.Value, job *client.Job) (v tftypes.Value, omitted int, err error) {
+	m, ok := decodeJob(tftypes.NewValue(typ, values))
+	if !ok {
+		return tftypes.Value{}, 0, errors.New("the values do not decode into svc_job's model")
+	}
+	var diags diag.Diagnostics
+	omitted = m.setRecord(job, &diags)
+	v, err = encodeJob(&m)
+	return v, omitted, err
+}
+
 // A refresh keeps every held value but the record, which it replaces with the service's, as
 // the model path did (state read into the model, the record set, the model written back), for
 // every shape of record.
@@ -305,7 +321,7 @@ func TestJobRefreshStateMatchesTheModelPath(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			got, _, err := withJobRecord(typ, heldAttrs, job, stateRecord)
+			got, _, err := jobValueWithRecord(typ, heldAttrs, job)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,13 +370,13 @@ func TestJobUpdateStateMatchesTheModelPath(t *testing.T) {
 			stale.Status, stale.Outputs = tt.heldStatus, nil
 			heldValues := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, stale.ID), "idempotency_key": tftypes.NewValue(tftypes.String, "k-update")})
-			held, _, err := withJobRecord(typ, heldValues, &stale, stateRecord)
+			held, _, err := jobValueWithRecord(typ, heldValues, &stale)
 			if err != nil {
 				t.Fatal(err)
 			}
 			plannedValues := maps.Clone(heldValues)
 			plannedValues["cancel_on_destroy"] = tftypes.NewValue(tftypes.Bool, false)
-			plannedKnown, _, err := withJobRecord(typ, plannedValues, &stale, stateRecord)
+			plannedKnown, _, err := jobValueWithRecord(typ, plannedValues, &stale)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -467,7 +483,7 @@ func TestPlanJobResume(t *testing.T) {
 			values := newJobAttrs(t, typ, map[string]tftypes.Value{
 				"id": tftypes.NewValue(tftypes.String, tt.id), "idempotency_key": tftypes.NewValue(tftypes.String, "k"),
 				"wait_for_completion": tftypes.NewValue(tftypes.Bool, tt.wait)})
-			held, _, err := withJobRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"}, stateRecord)
+			held, _, err := jobValueWithRecord(typ, values, &client.Job{ID: tt.id, Status: tt.status, CreatedAt: "2026-11-23T10:00:00Z"})
 			if err != nil {
 				t.Fatal(err)
 			}

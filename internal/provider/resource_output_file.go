@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,12 +76,103 @@ type viewModel struct {
 
 var blake3HashPattern = regexp.MustCompile(`^blake3:[0-9a-f]{64}$`)
 
+// outputFileSourceAttributes are where the file comes from: exactly one of url, asset_id and view.
+func outputFileSourceAttributes() map[string]schema.Attribute {
+	sources := []path.Expression{path.MatchRoot("url"), path.MatchRoot("asset_id"), path.MatchRoot("view")}
+	return map[string]schema.Attribute{
+		"url": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Download URL, such as a URL of the `svc_job` data source's `outputs[i].url`. It is " +
+				"kept in state as configured: a signed URL is a credential, and it expires (on some services within " +
+				"seconds), so prefer `asset_id`, which stores none. A new signed URL for the same content is not a " +
+				"change: nothing is downloaded again.",
+			Validators: []validator.String{stringvalidator.ExactlyOneOf(sources...)},
+		},
+		"asset_id": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "Asset id (`outputs[i].id`). The asset record (`GET /api/v2/assets/{id}`) is read at " +
+				"download time for a freshly signed URL, used at once and never stored, so this works long after the " +
+				"job's URLs expired. When the record gives the content's hash, the download is checked against it too.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"view": schema.SingleNestedAttribute{
+			Optional: true,
+			MarkdownDescription: "A v1 output file (from `svc_prompt.outputs`), fetched with `GET /api/view`. The " +
+				"service redirects to signed storage, which is followed without sending any credential.",
+			Attributes: map[string]schema.Attribute{
+				"filename":  schema.StringAttribute{Required: true, MarkdownDescription: "File name."},
+				"subfolder": schema.StringAttribute{Optional: true, MarkdownDescription: "Subfolder (ignored by cloud storage)."},
+				"type": schema.StringAttribute{Optional: true, MarkdownDescription: "`output` (default) or `temp`.",
+					Validators: []validator.String{stringvalidator.OneOf("output", "temp")}},
+			},
+			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+		},
+	}
+}
+
+// outputFileCheckAttributes are what a download is held to: the content's hash, its size and
+// how long it may stall.
+func outputFileCheckAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"expected_hash": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "`blake3:<hex>` the content must have, usually `outputs[i].hash` (which can be " +
+				"null until the service computed it). A mismatch fails the apply and leaves no file.",
+			Validators:    []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
+			PlanModifiers: []planmodifier.String{replaceWhenFileMissesExpectedHash()},
+		},
+		"max_size_bytes": schema.Int64Attribute{
+			Optional: true,
+			MarkdownDescription: fmt.Sprintf("Largest download accepted, in bytes (default %d, 16 GiB). A body over it "+
+				"is refused as soon as its `Content-Length` says so, or when the byte after the limit arrives.", int64(defaultMaxDownloadBytes)),
+			Validators: []validator.Int64{int64validator.AtLeast(1)},
+		},
+		"stall_timeout": schema.StringAttribute{
+			Optional: true,
+			MarkdownDescription: "How long the download may go without receiving a byte before it is abandoned, as a " +
+				"duration (`\"30s\"`, `\"5m\"`; default `\"1m\"`). `timeouts.create` bounds the whole download.",
+			Validators: []validator.String{durationValidator{}},
+		},
+	}
+}
+
+// outputFileFactAttributes are the file's own facts. They change only when the file is
+// downloaded again (a replacement): an in-place update keeps them, so a plan need not show them
+// unknown.
+func outputFileFactAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes.",
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
+		"blake3": schema.StringAttribute{Computed: true, MarkdownDescription: "`blake3:<hex>` of the file.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: "Hex SHA-256 of the file.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"content_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Media type the server sent.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+	}
+}
+
 func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_output_file"
 }
 
 func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	sources := []path.Expression{path.MatchRoot("url"), path.MatchRoot("asset_id"), path.MatchRoot("view")}
+	attributes := map[string]schema.Attribute{
+		"id": schema.StringAttribute{
+			Computed: true, MarkdownDescription: "The absolute path of the file, known at plan time.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), outputFileIDFromConfig},
+		},
+		"path": schema.StringAttribute{
+			Required:            true,
+			MarkdownDescription: outputFilePathDoc,
+			PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+		},
+		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: "Longest time the " +
+			"download may take (default `30m`)."}),
+	}
+	maps.Copy(attributes, outputFileSourceAttributes())
+	maps.Copy(attributes, outputFileCheckAttributes())
+	maps.Copy(attributes, outputFileFactAttributes())
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
 			"written to a temporary name and renamed into place (mode `0644`), so `path` never holds a partial download. A file " +
@@ -90,75 +182,7 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"A download stops with an error, and leaves no file, when the body is longer than the asset record's " +
 			"`size_bytes` (with `asset_id`), than its `Content-Length`, or than `max_size_bytes`; when no byte arrives " +
 			"for `stall_timeout`; or when `timeouts.create` runs out.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed: true, MarkdownDescription: "The absolute path of the file, known at plan time.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), outputFileIDFromConfig},
-			},
-			"url": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Download URL, such as a URL of the `svc_job` data source's `outputs[i].url`. It is " +
-					"kept in state as configured: a signed URL is a credential, and it expires (on some services within " +
-					"seconds), so prefer `asset_id`, which stores none. A new signed URL for the same content is not a " +
-					"change: nothing is downloaded again.",
-				Validators: []validator.String{stringvalidator.ExactlyOneOf(sources...)},
-			},
-			"asset_id": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Asset id (`outputs[i].id`). The asset record (`GET /api/v2/assets/{id}`) is read at " +
-					"download time for a freshly signed URL, used at once and never stored, so this works long after the " +
-					"job's URLs expired. When the record gives the content's hash, the download is checked against it too.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"view": schema.SingleNestedAttribute{
-				Optional: true,
-				MarkdownDescription: "A v1 output file (from `svc_prompt.outputs`), fetched with `GET /api/view`. The " +
-					"service redirects to signed storage, which is followed without sending any credential.",
-				Attributes: map[string]schema.Attribute{
-					"filename":  schema.StringAttribute{Required: true, MarkdownDescription: "File name."},
-					"subfolder": schema.StringAttribute{Optional: true, MarkdownDescription: "Subfolder (ignored by cloud storage)."},
-					"type": schema.StringAttribute{Optional: true, MarkdownDescription: "`output` (default) or `temp`.",
-						Validators: []validator.String{stringvalidator.OneOf("output", "temp")}},
-				},
-				PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-			},
-			"path": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: outputFilePathDoc,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"expected_hash": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "`blake3:<hex>` the content must have, usually `outputs[i].hash` (which can be " +
-					"null until the service computed it). A mismatch fails the apply and leaves no file.",
-				Validators:    []validator.String{stringvalidator.RegexMatches(blake3HashPattern, "must be blake3:<64 hex digits>")},
-				PlanModifiers: []planmodifier.String{replaceWhenFileMissesExpectedHash()},
-			},
-			"max_size_bytes": schema.Int64Attribute{
-				Optional: true,
-				MarkdownDescription: fmt.Sprintf("Largest download accepted, in bytes (default %d, 16 GiB). A body over it "+
-					"is refused as soon as its `Content-Length` says so, or when the byte after the limit arrives.", int64(defaultMaxDownloadBytes)),
-				Validators: []validator.Int64{int64validator.AtLeast(1)},
-			},
-			"stall_timeout": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "How long the download may go without receiving a byte before it is abandoned, as a " +
-					"duration (`\"30s\"`, `\"5m\"`; default `\"1m\"`). `timeouts.create` bounds the whole download.",
-				Validators: []validator.String{durationValidator{}},
-			},
-			"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, CreateDescription: "Longest time the " +
-				"download may take (default `30m`)."}),
-			// The file's own facts change only when the file is downloaded again (a replacement):
-			// an in-place update keeps them, so a plan need not show them unknown.
-			"size_bytes": schema.Int64Attribute{Computed: true, MarkdownDescription: "Size of the file in bytes.",
-				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
-			"blake3": schema.StringAttribute{Computed: true, MarkdownDescription: "`blake3:<hex>` of the file.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"sha256": schema.StringAttribute{Computed: true, MarkdownDescription: "Hex SHA-256 of the file.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"content_type": schema.StringAttribute{Computed: true, MarkdownDescription: "Media type the server sent.",
-				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-		},
+		Attributes: attributes,
 	}
 }
 

@@ -132,17 +132,17 @@ func nullRecord() routerRecordModel {
 
 // setQueue copies a queued request's status and links.
 func (m *routerRecordModel) setQueue(q *client.QueueRequest) {
-	m.Status = optString(q.Status)
-	m.ErrorType = optString(q.ErrorType)
+	m.Status = nullIfEmpty(q.Status)
+	m.ErrorType = nullIfEmpty(q.ErrorType)
 	m.QueuePosition = types.Int64PointerValue(q.QueuePosition)
 	if q.Completed() {
 		m.QueuePosition = types.Int64Null()
 	}
 	// A link the client refused is empty: null here, so Read and Delete fall back to the
 	// router endpoint.
-	m.StatusURL = optString(q.StatusURL)
-	m.ResponseURL = optString(q.ResponseURL)
-	m.CancelURL = optString(q.CancelURL)
+	m.StatusURL = nullIfEmpty(q.StatusURL)
+	m.ResponseURL = nullIfEmpty(q.ResponseURL)
+	m.CancelURL = nullIfEmpty(q.CancelURL)
 }
 
 // keepCallFacts restores, after a result was collected again, what describes the call itself
@@ -168,16 +168,9 @@ func (m *routerRecordModel) setResult(res *client.RouterResult, stored *storedRe
 	}
 	if !res.Spend.IsZero() {
 		m.CommittedSpend = types.ObjectValueMust(spendAttrTypes, map[string]attr.Value{
-			"limit": optString(res.Spend.Limit), "current": optString(res.Spend.Current), "remaining": optString(res.Spend.Remaining),
+			"limit": nullIfEmpty(res.Spend.Limit), "current": nullIfEmpty(res.Spend.Current), "remaining": nullIfEmpty(res.Spend.Remaining),
 		})
 	}
-}
-
-func optString(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
 }
 
 // heldRequest is the handle state holds: the router's own links, and links built on the router

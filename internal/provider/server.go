@@ -19,7 +19,8 @@ import (
 //   - jobBatchServer (server_job_batch.go) answers the refresh, the plan and the destruction of
 //     a settled svc_job_batch (no row running), and the plan of one whose rows alone change, as
 //     the framework would: the framework visits every value of every row on each call, tens of
-//     seconds of CPU for 10,000 rows.
+//     seconds of CPU for 10,000 rows; it also runs the batch's create and update, and has the
+//     framework validate its configuration without the rows, which that validation does not read.
 //
 // and, outermost, actionsServer (server_actions.go), which passes the action calls to the
 // framework's server: terraform-plugin-go serves actions only from a server that has them.

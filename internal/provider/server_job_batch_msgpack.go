@@ -3,11 +3,14 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // msgpackNil is the MessagePack encoding of a null value.
@@ -46,6 +49,48 @@ func msgpackObjectFields(raw []byte) (fields map[string][]byte, null, ok bool) {
 		fields[name] = value
 	}
 	return fields, false, true
+}
+
+// rowsStandIn is the MessagePack encoding of a known dynamic value that is an empty object:
+// its type as JSON (["object",{}]), then the value.
+var rowsStandIn = append(append([]byte{0x92, 0xc4, byte(len(`["object",{}]`))}, `["object",{}]`...), 0x80)
+
+// msgpackWithRowsStandIn is the MessagePack encoding of a batch's configuration raw with its
+// rows, a known map or object, replaced by rowsStandIn, without decoding them; ok is false when
+// raw is not an object's encoding or its rows are anything else: null, unknown, or a value of
+// another kind or not known (a dynamic value of a known type is an array of its type and its
+// value, which may itself be null or unknown).
+func msgpackWithRowsStandIn(raw []byte) (config []byte, ok bool) {
+	fields, null, ok := msgpackObjectFields(raw)
+	if !ok || null || !msgpackDynamicMap(fields["rows"]) {
+		return nil, false
+	}
+	fields["rows"] = rowsStandIn
+	var b bytes.Buffer
+	enc := msgpack.NewEncoder(&b)
+	if enc.EncodeMapLen(len(fields)) != nil {
+		return nil, false
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if enc.EncodeString(name) != nil || enc.Encode(msgpack.RawMessage(fields[name])) != nil {
+			return nil, false
+		}
+	}
+	return b.Bytes(), true
+}
+
+// msgpackDynamicMap reports whether raw encodes a dynamic value that is a known map or object,
+// reading no more than its type and the header of its value.
+func msgpackDynamicMap(raw []byte) bool {
+	dec := msgpack.NewDecoder(bytes.NewReader(raw))
+	if n, err := dec.DecodeArrayLen(); err != nil || n != 2 {
+		return false
+	}
+	if _, err := dec.DecodeBytes(); err != nil {
+		return false
+	}
+	c, err := dec.PeekCode()
+	return err == nil && (msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32)
 }
 
 // msgpackDynamicGoValue reads the MessagePack encoding of a known, non-null value of a dynamic

@@ -466,3 +466,104 @@ func TestBatchStateOfTheCurrentVersionGoesBackAsSent(t *testing.T) {
 		})
 	}
 }
+
+// validationRecorder is a server that records the configuration it is asked to validate.
+type validationRecorder struct {
+	tfprotov6.ProviderServer
+	config *tfprotov6.DynamicValue
+}
+
+func (r *validationRecorder) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	r.config = req.Config
+	return r.ProviderServer.ValidateResourceConfig(ctx, req)
+}
+
+// The batch layer's validation, which hands the framework known rows as an empty object, says
+// what the framework says of the whole configuration: valid or not, and for rows null, unknown
+// or not allowed (a CLI without write-only attributes).
+func TestJobBatchServerValidatesAsTheFramework(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, config, _, _ := batchStateValue(t, 3)
+	typ := config.Type()
+	rowsType := batchRowsOf(3).Type()
+	writeOnly := &tfprotov6.ValidateResourceConfigClientCapabilities{WriteOnlyAttributesAllowed: true}
+	tests := []struct {
+		name         string
+		config       tftypes.Value
+		capabilities *tfprotov6.ValidateResourceConfigClientCapabilities
+		standIn      bool // the framework is handed the rows as an empty object
+		wantErrors   int
+	}{
+		{"valid", config, writeOnly, true, 0},
+		{"workflow not JSON", withAttr(t, config, "workflow", tftypes.NewValue(tftypes.String, `{"6":`)), writeOnly, true, 1},
+		{"max_in_flight out of range", withAttr(t, config, "max_in_flight", tftypes.NewValue(tftypes.Number, 0)), writeOnly, true, 1},
+		{"rows null", withAttr(t, config, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, nil)), writeOnly, false, 1},
+		{"rows unknown", withAttr(t, config, "rows", tftypes.NewValue(tftypes.DynamicPseudoType, tftypes.UnknownValue)), writeOnly, false, 0},
+		{"rows null of an object type", withAttr(t, config, "rows", tftypes.NewValue(rowsType, nil)), writeOnly, false, 1},
+		{"rows unknown of an object type", withAttr(t, config, "rows", tftypes.NewValue(rowsType, tftypes.UnknownValue)), writeOnly, false, 0},
+		{"rows a list", withAttr(t, config, "rows", tftypes.NewValue(tftypes.List{ElementType: tftypes.String}, []tftypes.Value{})), writeOnly, false, 0},
+		{"rows an empty map", withAttr(t, config, "rows", tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, map[string]tftypes.Value{})), writeOnly, true, 0},
+		{"write-only not allowed", config, nil, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := tfprotov6.NewDynamicValue(typ, tt.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &tfprotov6.ValidateResourceConfigRequest{TypeName: jobBatchTypeName, Config: &cfg, ClientCapabilities: tt.capabilities}
+			framework, err := providerserver.NewProtocol6(newSvcProvider("test", time.Now))().ValidateResourceConfig(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recorder := &validationRecorder{ProviderServer: providerserver.NewProtocol6(newSvcProvider("test", time.Now))()}
+			ours, err := newJobBatchServer(recorder, noProviderData).ValidateResourceConfig(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := diagnosticPaths(ours.Diagnostics), diagnosticPaths(framework.Diagnostics); !slices.Equal(got, want) {
+				t.Errorf("diagnostics:\n%v\nthe framework's:\n%v", got, want)
+			}
+			if n := errorCount(framework.Diagnostics); n != tt.wantErrors {
+				t.Errorf("the framework found %d errors, want %d: %v", n, tt.wantErrors, diagnosticPaths(framework.Diagnostics))
+			}
+			handed := decodeAs(t, typ, recorder.config)
+			var attrs map[string]tftypes.Value
+			if err := handed.As(&attrs); err != nil {
+				t.Fatal(err)
+			}
+			standIn := tftypes.NewValue(tftypes.Object{AttributeTypes: map[string]tftypes.Type{}}, map[string]tftypes.Value{})
+			if got := attrs["rows"].Equal(standIn); got != tt.standIn {
+				t.Errorf("the framework was handed rows %v; stand-in expected: %v", attrs["rows"], tt.standIn)
+			}
+			var configured map[string]tftypes.Value
+			if err := tt.config.As(&configured); err != nil {
+				t.Fatal(err)
+			}
+			if !withAttr(t, handed, "rows", configured["rows"]).Equal(tt.config) {
+				t.Errorf("the framework was handed %v, want the configuration but for its rows", handed)
+			}
+		})
+	}
+}
+
+// diagnosticPaths is diagnostics as lines of severity, summary, detail and attribute path.
+func diagnosticPaths(diags []*tfprotov6.Diagnostic) []string {
+	var lines []string
+	for _, d := range diags {
+		lines = append(lines, fmt.Sprintf("%v: %s: %s (at %v)", d.Severity, d.Summary, d.Detail, d.Attribute))
+	}
+	return lines
+}
+
+func errorCount(diags []*tfprotov6.Diagnostic) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			n++
+		}
+	}
+	return n
+}

@@ -41,9 +41,11 @@ const frameworkBumpChecklist = "  1. releasingServer (server_releasing.go): does
 	"server_readresource.go) for any new step on a plan whose proposed state equals the prior state (defaults, " +
 	"plan modifiers, identity, private state, deferred actions) that the layer would skip.\n" +
 	"  3. jobBatchServer (server_job_batch.go, server_job_batch_apply.go, server_job_batch_msgpack.go): run TestJobBatchServerAnswersAsTheFramework, " +
-	"TestJobBatchServerPlansOnlyWhenNothingButRowsChange, TestJobBatchServerAppliesAsTheFramework and " +
-	"TestBatchStateOfTheCurrentVersionGoesBackAsSent, and read the framework's UpgradeResourceState, ReadResource, " +
-	"PlanResourceChange and ApplyResourceChange (internal/fwserver/server_upgraderesourcestate.go, " +
+	"TestJobBatchServerPlansOnlyWhenNothingButRowsChange, TestJobBatchServerAppliesAsTheFramework, " +
+	"TestJobBatchServerValidatesAsTheFramework and TestBatchStateOfTheCurrentVersionGoesBackAsSent, and read the " +
+	"framework's ValidateResourceConfig (internal/fwserver/server_validateresourceconfig.go, schema_validation.go, " +
+	"attribute_validation.go: does anything read a dynamic attribute's value beyond null and unknown?), " +
+	"UpgradeResourceState, ReadResource, PlanResourceChange and ApplyResourceChange (internal/fwserver/server_upgraderesourcestate.go, " +
 	"server_readresource.go, server_planresourcechange.go, server_createresource.go, server_updateresource.go, " +
 	"server_deleteresource.go; internal/privatestate/data.go; internal/toproto6/diagnostics.go) for any new step " +
 	"(defaults, write-only attributes, semantic equality, private state's encoding, diagnostics' conversion) the " +

@@ -28,6 +28,15 @@ func derefOr(s *string) string {
 	return *s
 }
 
+// derefOrUnknown is *s, or "unknown" when s is nil: a value a message names that the service
+// may not have sent.
+func derefOrUnknown(s *string) string {
+	if s == nil {
+		return "unknown"
+	}
+	return *s
+}
+
 // mapKeys is the keys of m, in no order.
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
