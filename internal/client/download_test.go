@@ -29,10 +29,13 @@ type simAssets struct {
 	records  int          // record reads
 	signed   int          // URLs signed
 	requests []simRequest // content requests
+	// outageAnswers counts the requests answered 503 before downUntil
+	outageAnswers int
 }
 
 // simScript is how a simAssets answers.
 type simScript struct {
+	downUntil   time.Time // every request before it is answered 503 (an outage)
 	ignoreRange bool      // answer 200 with the whole content to a range request
 	changed     []byte    // when set, the content served from the second content request on
 	steps       []simStep // one per content request; the last repeats
@@ -59,6 +62,12 @@ type simRequest struct {
 var errSimRefused = &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
 
 func (s *simAssets) RoundTrip(req *http.Request) (*http.Response, error) {
+	if time.Now().Before(s.downUntil) {
+		s.mu.Lock()
+		s.outageAnswers++
+		s.mu.Unlock()
+		return simError(req, simStep{status: http.StatusServiceUnavailable}), nil
+	}
 	if strings.HasPrefix(req.URL.Path, "/api/v2/assets/") {
 		return s.record(req)
 	}
@@ -400,3 +409,43 @@ var errDiskFull = errors.New("no space left on device")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errDiskFull }
+
+// The downloads of one client learn together that the service is down (the outage gate the
+// waits share): 32 downloads through a minute of 503 without Retry-After send a few requests
+// after the first failures, one probe at a time, not 32 backoffs' worth; all finish once it is
+// back.
+func TestDownloadsShareTheOutageGate(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const downloads = 32
+		sim := &simAssets{simScript: simScript{steps: []simStep{{}}}, content: simContent()}
+		c, err := New(Config{Endpoint: "http://svc.test", HTTPClient: &http.Client{Transport: sim}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := c.GetAsset(t.Context(), "a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim.downUntil = time.Now().Add(time.Minute)
+		var wg sync.WaitGroup
+		for range downloads {
+			wg.Go(func() {
+				var got bytes.Buffer
+				first := *rec // each download its own record, as each would have read it
+				if _, _, err := c.DownloadAsset(t.Context(), &first, &got, DownloadLimits{}); err != nil || got.Len() != len(sim.content) {
+					t.Errorf("download: %v (%d bytes)", err, got.Len())
+				}
+			})
+		}
+		wg.Wait()
+		sim.mu.Lock()
+		down := sim.outageAnswers
+		sim.mu.Unlock()
+		// Each download's first attempt goes out before the gate closes; after that, probes.
+		if down > downloads+12 {
+			t.Errorf("%d requests answered 503 during the outage; want at most %d (the first attempts, then a probe at a time)", down, downloads+12)
+		}
+		t.Logf("%d downloads: %d requests during a minute of 503, done %v after it began", downloads, down, time.Since(sim.downUntil.Add(-time.Minute)))
+	})
+}
