@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"time"
 )
 
@@ -70,22 +69,66 @@ var (
 	ErrDownloadTooLarge = errors.New("body longer than allowed")
 )
 
-// DownloadTo streams the bytes at rawURL into w, within lim. Credentials go only to the
-// service's own origin; a signed storage URL on another host carries its own authorization and
-// gets none of ours.
+// DownloadTo streams the bytes at rawURL into w, within lim, riding out transient failures
+// until ctx's deadline and resuming with a range request where the server allows one (see
+// download). Every attempt asks rawURL: a URL given by the caller cannot be signed anew here.
+// Credentials go only to the service's own origin; a signed storage URL on another host carries
+// its own authorization and gets none of ours.
 func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer, lim DownloadLimits) (*Download, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("download: %q is not an http(s) URL", redactLink(rawURL))
+	cl, err := c.downloadCall(rawURL)
+	if err != nil {
+		return nil, err
 	}
-	cred := credNone
-	if origin(u) == origin(c.endpoint) {
-		cred = credBearerKey
+	return c.download(ctx, fixedSource{cl}, w, lim)
+}
+
+// DownloadAsset streams the bytes of the asset whose record rec was just read into w, within
+// lim (DeclaredSize is the record's size when lim leaves it unset), riding out transient
+// failures until ctx's deadline and resuming with a range request where the server allows one
+// (see download). The first attempt uses rec's signed URL; every later one reads the record
+// again for a URL signed then: a signed URL is a credential that expires, used at once and never
+// kept. It returns the record of the last attempt, whose hash (computed lazily by the service)
+// may be known when the first record's was not.
+func (c *Client) DownloadAsset(ctx context.Context, rec *Asset, w io.Writer, lim DownloadLimits) (*Download, *Asset, error) {
+	if lim.DeclaredSize == nil {
+		size := rec.SizeBytes
+		lim.DeclaredSize = &size
 	}
-	return c.streamTo(ctx, call{
-		op: "download", method: http.MethodGet, url: rawURL, cred: cred,
-		header: downloadHeader(), policy: retryIdempotent, stream: true,
-	}, w, lim)
+	src := &assetSource{c: c, rec: rec, size: rec.SizeBytes}
+	got, err := c.download(ctx, src, w, lim)
+	return got, src.rec, err
+}
+
+// GetAssetRidingOut reads an asset record as a download's attempts read it: a transient failure
+// (a refused or reset connection, 408, 429, 5xx) is read again, held with the client's waits and
+// backing off as Retry-After asks or with jitter, until ctx ends.
+func (c *Client) GetAssetRidingOut(ctx context.Context, id string) (*Asset, error) {
+	share := waitShare{c}
+	var lastFailure error
+	for failures := 1; ; failures++ {
+		ticket, err := holdForShare(ctx, share)
+		if err != nil {
+			return nil, downloadEnded(err, lastFailure, failures-1)
+		}
+		a, err := c.GetAsset(readOnce(ctx), id)
+		share.observe(ticket, err)
+		switch {
+		case err == nil:
+			return a, nil
+		case ctx.Err() != nil:
+			return nil, downloadEnded(err, lastFailure, failures-1)
+		case !transientFailure(err):
+			return nil, err
+		}
+		lastFailure = err
+		t := time.NewTimer(share.rideOut(failures, err))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, downloadEnded(ctx.Err(), lastFailure, failures)
+		case <-t.C:
+		}
+	}
 }
 
 // downloadHeader asks for the stored bytes as they are. With Accept-Encoding set explicitly,
@@ -94,40 +137,6 @@ func (c *Client) DownloadTo(ctx context.Context, rawURL string, w io.Writer, lim
 // bytes'): a small compressed body can never become a huge file.
 func downloadHeader() http.Header {
 	return http.Header{"Accept": {"*/*"}, "Accept-Encoding": {"identity"}}
-}
-
-// streamTo runs cl and copies the response body into w as it arrives, within lim.
-func (c *Client) streamTo(ctx context.Context, cl call, w io.Writer, lim DownloadLimits) (*Download, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	resp, err := c.do(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s %s: %w (request id %q)", cl.op, redactLink(cl.url), fmt.Errorf(format, args...), requestIDOf(resp.Header))
-	}
-	if err := lim.checkLength(resp.ContentLength); err != nil {
-		return nil, fail("%w", err)
-	}
-	body := io.Reader(resp.Body)
-	if lim.StallTimeout > 0 {
-		wd := newStallWatchdog(lim.StallTimeout, cancel)
-		defer wd.stop()
-		body = wd.reader(resp.Body)
-	}
-	n, err := io.Copy(w, io.LimitReader(body, lim.readBound()))
-	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrDownloadStalled) {
-			err = cause
-		}
-		return nil, fail("after %d bytes: %w", n, err)
-	}
-	if err := lim.checkRead(n, resp.ContentLength); err != nil {
-		return nil, fail("%w", err)
-	}
-	return &Download{ContentType: resp.Header.Get("Content-Type"), Size: n, RequestID: requestIDOf(resp.Header)}, nil
 }
 
 // checkLength refuses, before any byte is read, a Content-Length over the bounds.

@@ -431,11 +431,13 @@ func (c *Client) viewURL(f ViewFile) string {
 
 // DownloadView streams an output file into w through GET /api/view. The redirect to the signed
 // storage URL is followed without X-API-Key or any other credential header: the signed URL
-// carries its own authorization, and the key must never reach the storage host.
+// carries its own authorization, and the key must never reach the storage host. Like every
+// download it rides out transient failures until ctx's deadline (see download); each attempt
+// asks the view route again, so each follows a redirect signed then.
 func (c *Client) DownloadView(ctx context.Context, f ViewFile, w io.Writer, lim DownloadLimits) (*Download, error) {
 	if f.Filename == "" {
 		return nil, fmt.Errorf("view: filename must not be empty")
 	}
-	return c.streamTo(ctx, call{op: "view", method: http.MethodGet, url: c.viewURL(f), cred: credAPIKey,
-		header: downloadHeader(), policy: retryIdempotent, stream: true}, w, lim)
+	return c.download(ctx, fixedSource{call{op: "view", method: http.MethodGet, url: c.viewURL(f), cred: credAPIKey,
+		header: downloadHeader(), policy: retryIdempotent, stream: true}}, w, lim)
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -298,35 +299,68 @@ func TestPromptStatusRouteMissingSocketDecides(t *testing.T) {
 
 // runPromptDroppingSocket runs v1Workflow as runPrompt does, but drops every socket connection
 // as the first node starts executing, while the sampler's steps last an hour: the run goes on
-// only once the wait has reconnected the socket, or given up on it after its last attempt (then
-// the emulator finishes the job at once). Nothing depends on how fast the machine is. It
-// returns the result and the socket it dialled first (closed by then).
+// only once the wait has reconnected the socket, or given up on it (then the emulator finishes
+// the job at once). Nothing depends on how fast the machine is. It returns the result and the
+// socket it dialled first (closed by then).
 func runPromptDroppingSocket(t *testing.T, srv *emulator.Server) (*PromptResult, *Socket) {
 	t.Helper()
-	var finish sync.Once
-	finishRun := func() { finish.Do(func() { go srv.CompleteJobs() }) }
-	c := v1Client(t, srv, logHook(func(msg string, fields map[string]any) {
-		switch {
-		case strings.HasPrefix(msg, "socket reconnected"):
-			finishRun()
-		case strings.HasPrefix(msg, "reconnecting the socket failed") && fields["attempt"] == maxSocketRedials:
-			finishRun()
-		}
-	}))
-	sock, promptID := dialAndSubmit(t, c, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
-	opts := fastWait
-	opts.RedialWait = time.Millisecond
-	var dropped sync.Once
-	opts.OnMessage = func(m *SocketMessage) {
-		if m.Type == "executing" {
-			dropped.Do(srv.DropSockets)
-		}
-	}
-	res, err := c.WaitPrompt(context.Background(), promptID, sock, opts)
+	res, sock, err := runPromptDroppingSocketWith(t, srv, promptDrop{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, sock
+}
+
+// promptDrop tunes runPromptDroppingSocketWith.
+type promptDrop struct {
+	drop     func(srv *emulator.Server)              // how the socket is dropped (default: DropSockets)
+	onFailed func(srv *emulator.Server, attempt int) // after each reconnection that failed and is tried again
+	config   func(*Config)                           // the client's configuration
+	timeout  time.Duration                           // the wait's deadline (0: none)
+}
+
+func runPromptDroppingSocketWith(t *testing.T, srv *emulator.Server, p promptDrop) (*PromptResult, *Socket, error) {
+	t.Helper()
+	var finish sync.Once
+	finishRun := func() { finish.Do(func() { go srv.CompleteJobs() }) }
+	mut := []func(*Config){func(c *Config) {
+		c.APIKey = v1Key
+		c.Logger = logHook(func(msg string, fields map[string]any) {
+			switch {
+			case strings.HasPrefix(msg, "socket reconnected"):
+				finishRun()
+			case strings.HasPrefix(msg, "reconnecting the socket failed") && fields["trying_again"] == false:
+				finishRun()
+			case strings.HasPrefix(msg, "reconnecting the socket failed") && p.onFailed != nil:
+				p.onFailed(srv, fields["attempt"].(int))
+			}
+		})
+	}}
+	if p.config != nil {
+		mut = append(mut, p.config)
+	}
+	c := testClient(t, srv.URL(), mut...)
+	sock, promptID := dialAndSubmit(t, c, "3c1e0d5e-5a55-4d0c-9a8e-0f0c2b7e9d41", SubmitPromptInput{Workflow: json.RawMessage(v1Workflow)})
+	opts := fastWait
+	opts.RedialWait = time.Millisecond
+	drop := p.drop
+	if drop == nil {
+		drop = (*emulator.Server).DropSockets
+	}
+	var dropped sync.Once
+	opts.OnMessage = func(m *SocketMessage) {
+		if m.Type == "executing" {
+			dropped.Do(func() { drop(srv) })
+		}
+	}
+	ctx := context.Background()
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	res, err := c.WaitPrompt(ctx, promptID, sock, opts)
+	return res, sock, err
 }
 
 // logHook is a client Logger that hands every line to a test.
@@ -368,18 +402,105 @@ func TestPromptSocketDroppedMidRunIsRedialled(t *testing.T) {
 	}
 }
 
-// When the socket cannot be reconnected, the wait gives up on it after a few attempts and the
-// status route alone decides.
+// When the socket is refused for good (403 to the upgrade), the wait gives up on it at once and
+// the status route alone decides.
 func TestPromptSocketRedialGivesUp(t *testing.T) {
 	t.Parallel()
 	srv := v1Server(t, emulator.Options{StepDuration: time.Hour})
-	srv.Inject(emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 10, Status: http.StatusServiceUnavailable})
+	srv.Inject(emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 10, Status: http.StatusForbidden})
 	res, _ := runPromptDroppingSocket(t, srv)
 	if res.Status != PromptSuccess || res.SocketOutcome != "" || res.OutputsComplete || len(res.Outputs) != 0 {
 		t.Errorf("result: %+v", res)
 	}
-	if res.Redials != maxSocketRedials || srv.Requests(emulator.OpV1Socket) != 1+maxSocketRedials {
-		t.Errorf("redials %d, socket requests %d; want %d attempts", res.Redials, srv.Requests(emulator.OpV1Socket), maxSocketRedials)
+	if res.Redials != 1 || srv.Requests(emulator.OpV1Socket) != 2 {
+		t.Errorf("redials %d, socket requests %d; want 1 attempt", res.Redials, srv.Requests(emulator.OpV1Socket))
+	}
+}
+
+// A reconnection refused for now (connections refused while the service restarts, 503 to the
+// upgrade) is tried again, backing off, past any fixed count, while the status route is
+// polled: the wait then ends on what the socket reports (with no status route, the socket alone
+// decides). Refused until the deadline, the wait ends there, having tried a few times a second
+// at most.
+func TestPromptSocketRedialRidesOutTransientFailures(t *testing.T) {
+	t.Parallel()
+	const refusals = 6
+	tests := []struct {
+		name         string
+		opts         emulator.Options
+		fault        *emulator.Fault
+		drop         promptDrop
+		wantRedials  [2]int // at least, at most
+		wantDeadline bool
+	}{
+		{
+			name:        "503 to the upgrade six times",
+			fault:       &emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: refusals, Status: http.StatusServiceUnavailable},
+			wantRedials: [2]int{refusals + 1, refusals + 1},
+		},
+		{
+			name:        "503 six times, no status route: the socket decides",
+			opts:        emulator.Options{V1NoStatusRoute: true},
+			fault:       &emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: refusals, Status: http.StatusBadGateway},
+			wantRedials: [2]int{refusals + 1, refusals + 1},
+		},
+		{
+			name: "connections refused (the server restarting) six times",
+			drop: promptDrop{
+				drop: func(srv *emulator.Server) {
+					if err := srv.StopListening(); err != nil {
+						panic(err)
+					}
+				},
+				onFailed: func(srv *emulator.Server, attempt int) {
+					if attempt == refusals {
+						go func() { _ = srv.ResumeListening() }()
+					}
+				},
+			},
+			// the reconnection after the sixth refusal, or a later one when the listener
+			// took a moment to come back
+			wantRedials: [2]int{refusals + 1, refusals + 10},
+		},
+		{
+			name:  "503 with Retry-After 1 until the deadline",
+			fault: &emulator.Fault{Op: emulator.OpV1Socket, Nth: 2, Times: 1000, Status: http.StatusServiceUnavailable, Headers: map[string]string{"Retry-After": "1"}},
+			drop: promptDrop{timeout: 4 * time.Second,
+				config: func(c *Config) { c.RetryWaitMin, c.RetryWaitMax = 200*time.Millisecond, time.Second }},
+			// one attempt at once, then one a second as Retry-After asks: never a burst
+			wantRedials: [2]int{4, 5}, wantDeadline: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			opts := tt.opts
+			opts.StepDuration = time.Hour
+			srv := v1Server(t, opts)
+			if tt.fault != nil {
+				srv.Inject(*tt.fault)
+			}
+			res, _, err := runPromptDroppingSocketWith(t, srv, tt.drop)
+			if tt.wantDeadline {
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("wait ended with %v, want its deadline", err)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.Succeeded() || res.SocketOutcome != SocketSuccess || len(res.Outputs) != 2 || res.OutputsComplete {
+					t.Errorf("result: %+v", res)
+				}
+			}
+			if res.Redials < tt.wantRedials[0] || res.Redials > tt.wantRedials[1] {
+				t.Errorf("%d reconnection attempts, want %d to %d", res.Redials, tt.wantRedials[0], tt.wantRedials[1])
+			}
+			if n := srv.Requests(emulator.OpV1Socket); tt.drop.drop == nil && n != 1+res.Redials {
+				t.Errorf("%d socket requests for %d reconnection attempts", n, res.Redials)
+			}
+			t.Logf("%d reconnection attempts; status %s, socket %q", res.Redials, res.Status, res.SocketOutcome)
+		})
 	}
 }
 
@@ -487,26 +608,45 @@ func TestSubmitPromptErrorBodies(t *testing.T) {
 }
 
 // The websocket library quotes the URL, token included, in its transport errors: every error and
-// log line must name it redacted, raw or escaped.
+// log line must name it redacted, raw or escaped, down the whole chain of causes. A failed dial
+// tells a transient failure (refused, 5xx, no answer in time) from a final one (401, 404).
 func TestSocketDialErrorHidesToken(t *testing.T) {
 	t.Parallel()
 	srv := v1Server(t, emulator.Options{})
+	unavailable := v1Server(t, emulator.Options{})
+	unavailable.Inject(emulator.Fault{Op: emulator.OpV1Socket, Status: http.StatusServiceUnavailable, Headers: map[string]string{"Retry-After": "7"}})
+	missing := v1Server(t, emulator.Options{V1NoSocket: true})
+	silent, _ := silentListener(t)
 	const token = "wrong-key/with+chars and space"
-	for _, tc := range []struct{ name, endpoint, want string }{
-		{"refused by the service", srv.URL(), "HTTP 401"},
-		{"connection refused", "http://127.0.0.1:1", "token=REDACTED"},
+	for _, tc := range []struct {
+		name, endpoint, want string
+		key                  string // the API key (default: token, which the emulators refuse)
+		transient            bool
+		retryAfter           time.Duration
+	}{
+		{name: "refused by the service", endpoint: srv.URL(), want: "HTTP 401"},
+		{name: "connection refused", endpoint: "http://127.0.0.1:1", want: "token=REDACTED", transient: true},
+		{name: "503 to the upgrade", endpoint: unavailable.URL(), key: v1Key, want: "HTTP 503", transient: true, retryAfter: 7 * time.Second},
+		{name: "no socket route", endpoint: missing.URL(), key: v1Key, want: "HTTP 404"},
+		{name: "no answer within the timeout", endpoint: silent, want: "no answer to the upgrade within 200ms", transient: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			log := &recordingLogger{}
-			c := testClient(t, tc.endpoint, func(c *Config) { c.APIKey = token; c.Logger = log })
+			key := cmp.Or(tc.key, token)
+			c := testClient(t, tc.endpoint, func(c *Config) { c.APIKey = key; c.Logger = log; c.Timeout = 200 * time.Millisecond })
 			_, err := c.DialSocket(context.Background(), "id")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want one containing %q", err, tc.want)
 			}
-			for _, leak := range []string{"wrong-key", "with%2Bchars", "with+chars", "and+space", "and%20space"} {
-				if strings.Contains(err.Error(), leak) || strings.Contains(log.all(), leak) {
-					t.Errorf("token leaked (%s): %v\n%s", leak, err, log.all())
+			if transientFailure(err) != tc.transient || retryAfterOf(err) != tc.retryAfter {
+				t.Errorf("transient %v, Retry-After %v; want %v, %v: %v", transientFailure(err), retryAfterOf(err), tc.transient, tc.retryAfter, err)
+			}
+			for cause := err; cause != nil; cause = errors.Unwrap(cause) {
+				for _, leak := range []string{"wrong-key", "with%2Bchars", "with+chars", "and+space", "and%20space"} {
+					if strings.Contains(cause.Error(), leak) || strings.Contains(log.all(), leak) {
+						t.Errorf("token leaked (%s): %v\n%s", leak, cause, log.all())
+					}
 				}
 			}
 		})

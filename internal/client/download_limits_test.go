@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,11 +66,13 @@ func TestDownloadLimits(t *testing.T) {
 		<-r.Context().Done()
 	}
 	tests := []struct {
-		name    string
-		handler http.HandlerFunc
-		lim     DownloadLimits
-		wantErr error // nil: success
-		wantAny bool  // any error
+		name     string
+		handler  http.HandlerFunc
+		lim      DownloadLimits
+		wantErr  error // nil: success
+		wantAny  bool  // any error
+		wantText string
+		deadline time.Duration // 0: none
 	}{
 		{name: "within bounds", handler: fixed(1000, true), lim: DownloadLimits{MaxBytes: 1000, DeclaredSize: size(1000)}},
 		{name: "endless body stops at max", handler: endless, lim: DownloadLimits{MaxBytes: 1 << 20}, wantErr: ErrDownloadTooLarge},
@@ -77,15 +80,25 @@ func TestDownloadLimits(t *testing.T) {
 		{name: "Content-Length over max refused unread", handler: fixed(2000, true), lim: DownloadLimits{MaxBytes: 1000}, wantErr: ErrDownloadTooLarge},
 		{name: "shorter than declared", handler: fixed(100, false), lim: DownloadLimits{DeclaredSize: size(200)}, wantAny: true},
 		{name: "Content-Length not the declared size", handler: fixed(100, true), lim: DownloadLimits{DeclaredSize: size(200)}, wantAny: true},
-		{name: "stall after the headers", handler: stall, lim: DownloadLimits{StallTimeout: 100 * time.Millisecond}, wantErr: ErrDownloadStalled},
+		// A stall is transient: the download tries again until its deadline, then names it.
+		{name: "stall after the headers", handler: stall, lim: DownloadLimits{StallTimeout: 100 * time.Millisecond}, deadline: time.Second,
+			wantErr: context.DeadlineExceeded, wantText: ErrDownloadStalled.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			_, err := testClient(t, srv.URL).DownloadTo(context.Background(), srv.URL+"/f", &discard{}, tt.lim)
+			ctx := context.Background()
+			if tt.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			_, err := testClient(t, srv.URL).DownloadTo(ctx, srv.URL+"/f", &discard{}, tt.lim)
 			switch {
+			case tt.wantText != "" && (err == nil || !strings.Contains(err.Error(), tt.wantText)):
+				t.Fatalf("error %v, want one saying %q", err, tt.wantText)
 			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
 			case tt.wantAny && err == nil:

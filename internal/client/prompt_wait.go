@@ -54,7 +54,7 @@ type PromptResult struct {
 	// are told apart for the first maxRememberedOutputs files; past that, a repeat counts again.
 	OutputsDropped int
 	Previews       int // binary preview images received for the prompt (TEXT frames are not counted)
-	Redials        int // attempts to reconnect the socket after it closed mid-run
+	Redials        int // attempts to reconnect the socket after it closed mid-run (failed ones included)
 }
 
 // Succeeded reports whether the prompt finished successfully.
@@ -69,8 +69,10 @@ type PromptWaitOptions struct {
 	// SocketGrace is how long to wait, once the status is terminal, for the socket's terminal
 	// message, which comes after the outputs (default 5 s).
 	SocketGrace time.Duration
-	// RedialWait is the wait before reconnecting a socket that closed mid-run (default 1 s),
-	// doubled after each failed attempt.
+	// RedialWait is the wait before reconnecting a socket that closed mid-run (default 1 s). An
+	// attempt that fails for a transient reason is followed by another after the client's
+	// backoff (as Retry-After asks, else growing with jitter up to its largest wait), held while
+	// the client's waits are held, until the wait's deadline.
 	RedialWait time.Duration
 	// OnStatus is called with every new status; OnMessage with every message for the prompt.
 	OnStatus  func(status string)
@@ -89,8 +91,12 @@ const MaxPromptOutputs = 1000
 // one (kept and dropped alike): a few MiB at most, whatever the socket sends.
 const maxRememberedOutputs = 100_000
 
-// maxSocketRedials bounds the reconnections of a socket that closes before the prompt ends.
-const maxSocketRedials = 3
+// maxSocketDrops bounds how often a socket that closes before the prompt ends is reconnected: a
+// server that keeps closing it is left, and the status route alone goes on. A reconnection that
+// fails for a transient reason (refused, reset, timed out, 408, 429, 5xx on the upgrade) is no
+// drop: it is tried again, backing off, until the wait's deadline; one that fails for good (401,
+// 403, 404, ...) ends the reconnections.
+const maxSocketDrops = 3
 
 const (
 	defaultPromptPoll       = 2 * time.Second
@@ -106,8 +112,9 @@ const (
 // submission may only mean the record is not readable yet. On a context error it returns what it
 // learned so far.
 //
-// A socket that closes before the prompt ends is reconnected (a few times, with backoff) with
-// the same client id: it does not replay what it sent meanwhile, so the outputs are then marked
+// A socket that closes before the prompt ends is reconnected (after each of maxSocketDrops
+// closes, retrying a transiently failing dial with backoff until ctx's deadline) with the same
+// client id: it does not replay what it sent meanwhile, so the outputs are then marked
 // incomplete, but later outputs and, when the status route is missing, the outcome still arrive.
 // WaitPrompt closes the sockets it opened; sock stays the caller's to close.
 //
@@ -123,6 +130,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		res:        &PromptResult{PromptID: promptID},
 		began:      time.Now(),
 		sock:       newSocketFollower(c, promptID, sock, orDuration(opts.RedialWait, defaultRedialWait)),
+		share:      waitShare{c},
 		side:       make(chan sideHandler),
 		stopped:    make(chan struct{}),
 	}
@@ -135,7 +143,7 @@ func (c *Client) WaitPrompt(ctx context.Context, promptID string, sock *Socket, 
 		done:     (*promptWait).finished,
 		schedule: w,
 		side:     w.side,
-		share:    waitShare{c},
+		share:    w.share,
 	}
 	if _, err := loop.run(ctx, w); err != nil {
 		return w.res, err
@@ -160,6 +168,7 @@ type promptWait struct {
 	missingReads            int                   // consecutive 404s from the status route
 	unfollowable            error                 // why the wait ended without an outcome
 	seen                    map[PromptOutput]bool // outputs collected, to drop repeats
+	share                   readShare             // what the client's waits share: its reads and redials are held by it
 
 	side    chan sideHandler // socket frames and timers, handled on the engine's goroutine
 	stopped chan struct{}    // closed when the wait returns: senders give up
@@ -189,6 +198,25 @@ func (w *promptWait) post(handle sideHandler) bool {
 // after posts handle once d has passed.
 func (w *promptWait) after(d time.Duration, handle sideHandler) {
 	w.timers = append(w.timers, time.AfterFunc(d, func() { w.post(handle) }))
+}
+
+// afterOrChange posts handle once d has passed, or sooner when changed closes (nil: never).
+func (w *promptWait) afterOrChange(d time.Duration, changed <-chan struct{}, handle sideHandler) {
+	if changed == nil {
+		w.after(d, handle)
+		return
+	}
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-changed:
+		case <-w.stopped:
+			return
+		}
+		w.post(handle)
+	}()
 }
 
 // follow posts every frame of a socket connection, then its end, in order.
@@ -252,7 +280,7 @@ func (w *promptWait) onSocketEvent(ev SocketEvent, ok bool) bool {
 	if !ok {
 		// Reconnect only while something is still to come: not once the status or the socket
 		// itself said the prompt ended.
-		if d, redial := w.sock.closed(!w.statusDone && w.res.SocketOutcome == "", w.res.Redials); redial {
+		if d, redial := w.sock.closed(!w.statusDone && w.res.SocketOutcome == ""); redial {
 			w.after(d, w.onRedialDue)
 		}
 		return true
@@ -275,9 +303,19 @@ func (w *promptWait) onSocketEvent(ev SocketEvent, ok bool) bool {
 	return w.apply(m) && !w.res.StatusRouteMissing && !w.statusDone
 }
 
-// onRedialDue reconnects the socket, or schedules the next attempt.
+// onRedialDue reconnects the socket, or schedules the next attempt. While the client's waits
+// are held (the service's rate limit, its outage gate), the attempt waits with them.
 func (w *promptWait) onRedialDue(ctx context.Context) bool {
-	events, retryIn, retry := w.sock.redial(ctx, w.statusDone, &w.res.Redials)
+	if w.statusDone {
+		w.sock.redialPending = false // the prompt ended meanwhile: its terminal message is not resent
+		return false
+	}
+	d, changed, ticket := w.share.hold()
+	if d > 0 {
+		w.afterOrChange(d, changed, w.onRedialDue)
+		return false
+	}
+	events, retryIn, retry := w.sock.redial(ctx, w.share, ticket, &w.res.Redials)
 	switch {
 	case events != nil:
 		w.follow(events)
@@ -320,8 +358,7 @@ func (w *promptWait) readStatus(ctx context.Context) (*promptWait, error) {
 }
 
 // socketFollower keeps a socket for one prompt: it decides when to reconnect one that closes
-// mid-run (a few times, with a doubling wait), dials, and closes the connections it opened
-// itself.
+// mid-run (see maxSocketDrops), dials, and closes the connections it opened itself.
 type socketFollower struct {
 	c             *Client
 	promptID      string
@@ -331,6 +368,8 @@ type socketFollower struct {
 	whole         bool // connected for the whole run so far
 	redialPending bool // a closed socket waits to be reconnected
 	redialWait    time.Duration
+	drops         int // connections that closed mid-run
+	dialFailures  int // transient dial failures in a row
 }
 
 func newSocketFollower(c *Client, promptID string, sock *Socket, redialWait time.Duration) *socketFollower {
@@ -341,33 +380,37 @@ func (f *socketFollower) connected() bool { return f.sock.isConnected() }
 
 // closed records the end of the connection and, when wanted, returns the wait before
 // reconnecting.
-func (f *socketFollower) closed(wanted bool, redials int) (time.Duration, bool) {
+func (f *socketFollower) closed(wanted bool) (time.Duration, bool) {
 	f.listening, f.whole = false, false
-	if wanted && redials < maxSocketRedials {
+	if wanted && f.drops < maxSocketDrops {
+		f.drops++
 		f.redialPending = true
-		return f.redialWait << redials, true
+		return f.redialWait, true
 	}
 	return 0, false
 }
 
-// redial reconnects with the same client id, unless the prompt ended meanwhile (its terminal
-// message is not resent); redials counts the attempts. It returns the new connection's events,
-// or, after a failed attempt, the wait before the next one.
-func (f *socketFollower) redial(ctx context.Context, ended bool, redials *int) (events <-chan SocketEvent, retryIn time.Duration, retry bool) {
+// redial reconnects with the same client id, the share's ticket in hand; redials counts the
+// attempts. It returns the new connection's events or, after an attempt that failed for a
+// transient reason, the wait before the next one (the share's backoff); after one that failed
+// for good, neither.
+func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gateTicket, redials *int) (events <-chan SocketEvent, retryIn time.Duration, retry bool) {
 	f.redialPending = false
-	if ended {
-		return nil, 0, false
-	}
 	*redials++
 	next, err := f.c.DialSocket(ctx, f.sock.clientID)
+	share.observe(ticket, err)
 	if err != nil {
-		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials, "error": err.Error()})
-		if *redials < maxSocketRedials {
-			f.redialPending = true
-			return nil, f.redialWait << *redials, true
+		transient := transientFailure(err)
+		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials,
+			"error": err.Error(), "trying_again": transient})
+		if !transient || ctx.Err() != nil {
+			return nil, 0, false
 		}
-		return nil, 0, false
+		f.dialFailures++
+		f.redialPending = true
+		return nil, share.rideOut(f.dialFailures, err), true
 	}
+	f.dialFailures = 0
 	f.c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": f.promptID, "attempt": *redials})
 	f.close()
 	f.sock, f.listening = next, true

@@ -88,11 +88,7 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 		HTTPHeader: http.Header{"User-Agent": {c.userAgent}},
 	})
 	if err != nil {
-		msg := c.scrub(err.Error())
-		if resp != nil {
-			msg += fmt.Sprintf(" (HTTP %d, request id %q)", resp.StatusCode, requestIDOf(resp.Header))
-		}
-		return nil, errors.New("connect to the socket " + redacted + ": " + msg)
+		return nil, c.socketDialError(ctx, redacted, resp, err)
 	}
 	conn.SetReadLimit(maxSocketMessage)
 	readCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -112,6 +108,38 @@ func (c *Client) DialSocket(ctx context.Context, clientID string) (*Socket, erro
 	}
 	return s, nil
 }
+
+// socketDialError is a failed dial as the client's other errors are: an answer other than the
+// upgrade is an *APIError (its status, error code, Retry-After and request id); a transport
+// failure keeps its cause (a refused or reset connection) with the URL's token redacted; an attempt that ran out of time while ctx had time left is a timeout, not the
+// end of ctx. So transientFailure tells a socket refused for now from one refused for good.
+func (c *Client) socketDialError(ctx context.Context, redacted string, resp *http.Response, err error) error {
+	if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+		apiErr := newAPIError("", resp)
+		apiErr.URL = redacted
+		return fmt.Errorf("connect to the socket %s: %w", redacted, apiErr)
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("connect to the socket %s: %w", redacted, socketDialTimeout{after: c.short.Timeout})
+	}
+	// The library's wrappers quote the URL, token included: the error keeps only the
+	// transport's cause (a refused or reset connection, which names no URL) under the redacted
+	// URL.
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return fmt.Errorf("connect to the socket %s: %w", redacted, &url.Error{Op: urlErr.Op, URL: redacted, Err: urlErr.Err})
+	}
+	return errors.New("connect to the socket " + redacted + ": " + c.scrub(err.Error()))
+}
+
+// socketDialTimeout is a dial that got no upgrade within the client's timeout.
+type socketDialTimeout struct{ after time.Duration }
+
+func (e socketDialTimeout) Error() string {
+	return fmt.Sprintf("no answer to the upgrade within %s", e.after)
+}
+func (socketDialTimeout) Timeout() bool   { return true }
+func (socketDialTimeout) Temporary() bool { return true }
 
 // scrub removes the API key, raw or query-escaped, from a message that may quote the URL.
 func (c *Client) scrub(msg string) string {

@@ -187,6 +187,9 @@ func (s *Server) handleAssetContent(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", a.contentType)
 	w.Header().Set("Cache-Control", "private, max-age=60")
+	if s.opts.IgnoreRange {
+		r.Header.Del("Range") // http.ServeContent then serves the whole content, 200
+	}
 	http.ServeContent(w, r, a.name, a.createdAt, a.content())
 }
 

@@ -39,11 +39,15 @@ type Fault struct {
 
 	// Hostile answers (hostile_answers.go). Headers also apply to an answer the real handler
 	// gives, so Headers{"Content-Encoding": "gzip"} serves an asset's own bytes as if gzip-encoded.
-	Endless       bool // 200 with the real headers but no Content-Length, then zeros until the client goes
-	StallAfter    int  // with Stall: bytes of the real body sent before the answer stalls
-	Stall         bool // send the real headers (and StallAfter bytes), then nothing until the client goes
-	Outputs       int  // a JSON job record's outputs are padded to this many, each a distinct asset id
-	RepeatOutputs int  // each output of a JSON job record is listed this many times (same asset id)
+	Endless    bool // 200 with the real headers but no Content-Length, then zeros until the client goes
+	StallAfter int  // with Stall: bytes of the real body sent before the answer stalls
+	Stall      bool // send the real headers (and StallAfter bytes), then nothing until the client goes
+	// Cut sends the real headers (Content-Length included) and the first CutAfter bytes of the
+	// real body, then closes the connection: a body cut short, as by a proxy or a restart.
+	Cut           bool
+	CutAfter      int
+	Outputs       int // a JSON job record's outputs are padded to this many, each a distinct asset id
+	RepeatOutputs int // each output of a JSON job record is listed this many times (same asset id)
 }
 
 func (f Fault) matches(op string, n int) bool {

@@ -10,7 +10,7 @@ import (
 
 // hostile reports whether f asks for one of the hostile answers below.
 func (f Fault) hostile() bool {
-	return f.Endless || f.Stall || f.Outputs > 0 || f.RepeatOutputs > 1
+	return f.Endless || f.Stall || f.Cut || f.Outputs > 0 || f.RepeatOutputs > 1
 }
 
 // answerHostile runs the real handler and then serves its answer in the hostile way f names:
@@ -26,6 +26,8 @@ func (s *Server) answerHostile(f Fault, w http.ResponseWriter, r *http.Request, 
 		s.serveEndless(rec, w, r)
 	case f.Stall:
 		s.serveStalled(rec, f.StallAfter, w, r)
+	case f.Cut:
+		serveCut(rec, f.CutAfter, w)
 	default:
 		inflateOutputs(rec, f.Outputs, f.RepeatOutputs)
 		rec.replay(w)
@@ -59,6 +61,19 @@ func (s *Server) serveStalled(rec *recorder, n int, w http.ResponseWriter, r *ht
 	case <-r.Context().Done():
 	case <-s.done:
 	}
+}
+
+// serveCut sends the recorded headers and the first n bytes of the body, then closes the
+// connection: the client sees a body shorter than its Content-Length.
+func serveCut(rec *recorder, n int, w http.ResponseWriter) {
+	copyHeader(w, rec)
+	w.WriteHeader(rec.status)
+	body := rec.body.Bytes()
+	_, _ = w.Write(body[:min(n, len(body))])
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	panic(http.ErrAbortHandler) // net/http closes the connection without logging
 }
 
 func (s *Server) isDone() bool {

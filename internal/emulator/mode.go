@@ -23,6 +23,7 @@ const (
 	//	FlatProgress    progress stays at 0 until the job ends
 	//	ReadRetryAfter  1: reads of an unfinished job answer with Retry-After: 1
 	//	Router.RetryAfter 1: the model router's 202 answers carry Retry-After: 1
+	//	IgnoreRange     an asset's content is served whole (200) to a range request
 	//
 	// The v1 prompt socket stays: the v1 interface reports a prompt's outputs only there.
 	ModeStrict Mode = "strict"
@@ -51,6 +52,7 @@ func (o Options) withMode() Options {
 	o.ResignOnRead = true
 	o.EventsDisabled = true
 	o.FlatProgress = true
+	o.IgnoreRange = true
 	if o.URLTTL <= 0 {
 		o.URLTTL = StrictURLTTL
 	}

@@ -29,7 +29,7 @@ func TestParseMode(t *testing.T) {
 func TestStrictModeKnobs(t *testing.T) {
 	t.Parallel()
 	o := Options{Mode: ModeStrict}.withDefaults()
-	if !o.LazyHashes || !o.ResignOnRead || !o.EventsDisabled || !o.FlatProgress || o.V1NoSocket ||
+	if !o.LazyHashes || !o.ResignOnRead || !o.EventsDisabled || !o.FlatProgress || !o.IgnoreRange || o.V1NoSocket ||
 		o.URLTTL != StrictURLTTL || o.ReadRetryAfter != 1 || o.Router.RetryAfter != 1 || o.HashDelay != 0 {
 		t.Errorf("strict preset: %+v", o)
 	}
@@ -37,7 +37,7 @@ func TestStrictModeKnobs(t *testing.T) {
 	if o.URLTTL != time.Minute || o.ReadRetryAfter != 5 || o.HashDelay != time.Second {
 		t.Errorf("strict preset overrode set knobs: %+v", o)
 	}
-	if g := (Options{}).withDefaults(); g.LazyHashes || g.EventsDisabled || g.FlatProgress || g.ReadRetryAfter != 0 || g.URLTTL != time.Hour {
+	if g := (Options{}).withDefaults(); g.LazyHashes || g.IgnoreRange || g.EventsDisabled || g.FlatProgress || g.ReadRetryAfter != 0 || g.URLTTL != time.Hour {
 		t.Errorf("generous defaults changed: %+v", g)
 	}
 }

@@ -25,7 +25,8 @@ import (
 //     live in the Server; only the listener closes and reopens).
 //
 // Either can start at a time of the caller's choosing or a while after the first submission
-// the server receives, which is what the command line offers.
+// the server receives, which is what the command line offers; an outage can also start just
+// after the nth request of one operation (a download under way, say).
 
 // DefaultOutageRetryAfter is the Retry-After, in seconds, of an outage that names none.
 const DefaultOutageRetryAfter = 2
@@ -47,6 +48,8 @@ type Downtime struct{ From, To time.Time }
 type outage struct {
 	from       time.Time     // zero until its start is known (armed after the first submission)
 	after      time.Duration // with a zero from: how long after the first submission it begins
+	afterOp    string        // with a zero from: it begins just after the afterN-th request of afterOp instead
+	afterN     int
 	span       time.Duration
 	retryAfter int
 	perSecond  []int
@@ -57,7 +60,11 @@ func (o *outage) covers(now time.Time) bool {
 	return !o.from.IsZero() && !now.Before(o.from) && now.Before(o.from.Add(o.span))
 }
 
-type pendingRestart struct{ after, down time.Duration }
+type pendingRestart struct {
+	after, down time.Duration
+	afterOp     string // when set, the restart begins after past the afterN-th request of afterOp, not the first submission
+	afterN      int
+}
 
 type wholeServiceFaults struct {
 	mu          sync.Mutex
@@ -83,6 +90,13 @@ func (s *Server) OutageAfterSubmission(after, d time.Duration, retryAfter int) {
 	s.armOutage(&outage{after: after, span: d, retryAfter: retryAfter})
 }
 
+// OutageAfterRequest is Outage from just after the nth request of op the server receives
+// (counted from now; that request is answered as usual, or as a fault injected for it says), for
+// d: a download cut short by a Cut fault on its first request, then an outage, say.
+func (s *Server) OutageAfterRequest(op string, n int, d time.Duration, retryAfter int) {
+	s.armOutage(&outage{afterOp: op, afterN: max(n, 1), span: d, retryAfter: retryAfter})
+}
+
 func (s *Server) armOutage(o *outage) {
 	if o.retryAfter <= 0 {
 		o.retryAfter = DefaultOutageRetryAfter
@@ -90,7 +104,7 @@ func (s *Server) armOutage(o *outage) {
 	st := &s.whole
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if o.from.IsZero() && !st.firstSubmit.IsZero() {
+	if o.from.IsZero() && o.afterOp == "" && !st.firstSubmit.IsZero() {
 		o.from = st.firstSubmit.Add(o.after)
 	}
 	st.outages = append(st.outages, o)
@@ -120,14 +134,19 @@ func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
 	if submitOps[op] && st.firstSubmit.IsZero() {
 		st.firstSubmit = now
 		for _, o := range st.outages {
-			if o.from.IsZero() {
+			if o.from.IsZero() && o.afterOp == "" {
 				o.from = now.Add(o.after)
 			}
 		}
+		kept := st.restarts[:0]
 		for _, r := range st.restarts {
+			if r.afterOp != "" {
+				kept = append(kept, r)
+				continue
+			}
 			s.restartAfter(r.after, r.down)
 		}
-		st.restarts = nil
+		st.restarts = kept
 	}
 	for _, o := range st.outages {
 		if o.covers(now) {
@@ -137,6 +156,14 @@ func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
 			}
 			o.perSecond[sec]++
 			return o.retryAfter, true
+		}
+	}
+	s.armRestartsAfterLocked(op)
+	for _, o := range st.outages { // after the check: the request that starts one is answered
+		if o.from.IsZero() && o.afterOp == op {
+			if o.afterN--; o.afterN == 0 {
+				o.from = now
+			}
 		}
 	}
 	return 0, false
@@ -248,6 +275,32 @@ func (s *Server) RestartAfterSubmission(after, down time.Duration) {
 		return
 	}
 	s.restartAfter(after-s.opts.Now().Sub(st.firstSubmit), down)
+}
+
+// RestartAfterRequest is Restart(down), after past the nth request of op the server receives
+// (counted from now): a download cut short by the restart, say.
+func (s *Server) RestartAfterRequest(op string, n int, after, down time.Duration) {
+	st := &s.whole
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.restarts = append(st.restarts, pendingRestart{after: after, down: down, afterOp: op, afterN: max(n, 1)})
+}
+
+// armRestartsAfterLocked counts a request of op towards the restarts armed after requests of
+// it, starting those whose count is reached; s.whole.mu must be held.
+func (s *Server) armRestartsAfterLocked(op string) {
+	st := &s.whole
+	kept := st.restarts[:0]
+	for _, r := range st.restarts {
+		if r.afterOp == op {
+			if r.afterN--; r.afterN == 0 {
+				s.restartAfter(r.after, r.down)
+				continue
+			}
+		}
+		kept = append(kept, r)
+	}
+	st.restarts = kept
 }
 
 // restartAfter restarts the server after a wait (none when it is not positive).

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,6 +180,25 @@ func TestRestartRefusesConnectionsAndComesBackWithItsJobs(t *testing.T) {
 			},
 		},
 		{
+			name: "RestartAfterRequest, armed before the request",
+			goDown: func(t *testing.T, s *Server) func() {
+				s.RestartAfterRequest(OpJobEvents, 1, 0, 300*time.Millisecond)
+				if d, _ := s.Downtimes(); len(d) != 0 {
+					t.Fatal("down before the request")
+				}
+				stream, err := http.Get(s.URL() + "/api/v2/jobs/00000000-0000-0000-0000-000000000000/events")
+				if err != nil {
+					t.Fatal(err)
+				}
+				stream.Body.Close()
+				waitUntil(t, "the server never went down", func() bool {
+					d, _ := s.Downtimes()
+					return len(d) == 1
+				})
+				return nil
+			},
+		},
+		{
 			name: "RestartAfterSubmission, armed after the first",
 			goDown: func(t *testing.T, s *Server) func() {
 				s.RestartAfterSubmission(0, 300*time.Millisecond)
@@ -292,4 +312,32 @@ func waitUntil(t *testing.T, failure string, cond func() bool) {
 			t.Fatal(failure)
 		}
 	}
+}
+
+// An outage armed after the nth request of an operation answers that request as usual and
+// every request after it 503, whatever its operation, for its span.
+func TestOutageAfterRequestStartsJustAfterIt(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, Options{})
+	id := h.s.PutAsset("out.bin", "application/octet-stream", []byte("content"))
+	h.s.OutageAfterRequest(OpGetAsset, 2, time.Minute, 4)
+	var got []int
+	for _, path := range []string{"/api/v2/jobs/00000000-0000-0000-0000-000000000000", "/api/v2/assets/" + id, "/api/v2/assets/" + id, "/api/v2/assets/" + id, "/api/v2/jobs/00000000-0000-0000-0000-000000000000"} {
+		resp, _ := h.do("GET", path, nil, nil)
+		got = append(got, resp.StatusCode)
+	}
+	if want := []int{404, 200, 200, 503, 503}; !slices.Equal(got, want) {
+		t.Fatalf("answers %v, want %v", got, want)
+	}
+	if o := h.s.Outages(); len(o) != 1 || sum(o[0].PerSecond) != 2 || o[0].To.Sub(o[0].From) != time.Minute {
+		t.Fatalf("outages %+v; want one of a minute that answered 2 requests", o)
+	}
+}
+
+func sum(ns []int) int {
+	total := 0
+	for _, n := range ns {
+		total += n
+	}
+	return total
 }

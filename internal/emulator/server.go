@@ -74,6 +74,9 @@ type Options struct {
 	RetryAfter   int           // seconds sent in Retry-After on 429 (default 1)
 	URLTTL       time.Duration // lifetime of signed output urls (default 1h)
 	ResignOnRead bool          // sign outputs[].url anew on every job read (as presigned storage does), instead of at half its life
+	// IgnoreRange serves an asset's content whole (200) to a range request, as a server the
+	// contract does not oblige to honour ranges; otherwise a single range is answered 206.
+	IgnoreRange bool
 	// LazyHashes makes the hash of a job's output null, in the job record and in the asset
 	// record, until ComputeHashes is called or, when HashDelay is set, until HashDelay after the
 	// job ended (on the server's clock): a service that computes hashes lazily, or never.

@@ -69,7 +69,7 @@ type savedOutput struct {
 // asset's hash: the one the asset record gave before the download or, for a hash computed
 // lazily, after it.
 func (d *providerData) saveOutput(ctx context.Context, o client.Output, dest outputDest) (savedOutput, error) {
-	asset, err := d.client.GetAsset(ctx, o.ID)
+	asset, err := d.client.GetAssetRidingOut(ctx, o.ID)
 	if err != nil {
 		return savedOutput{}, err
 	}
@@ -95,7 +95,7 @@ func (d *providerData) saveOutput(ctx context.Context, o client.Output, dest out
 	}
 	lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout, DeclaredSize: &asset.SizeBytes}
 	_, err = dest.save(ctx, bucket.Upload{AssetID: o.ID, Check: check}, func(w io.Writer) error {
-		got, err := d.client.DownloadTo(ctx, asset.URL, w, lim)
+		got, _, err := d.client.DownloadAsset(ctx, asset, w, lim)
 		if got != nil {
 			requestID = got.RequestID
 		}

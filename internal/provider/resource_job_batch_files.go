@@ -122,7 +122,7 @@ func (e *batchEngine) saveWithRetries(ctx context.Context, dest outputDest, rowK
 }
 
 func (e *batchEngine) downloadOutput(ctx context.Context, dest outputDest, rowKey string, o batchOutput) error {
-	asset, err := e.data.client.GetAsset(ctx, o.ID)
+	asset, err := e.data.client.GetAssetRidingOut(ctx, o.ID)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (e *batchEngine) downloadOutput(ctx context.Context, dest outputDest, rowKe
 	size := asset.SizeBytes
 	lim := client.DownloadLimits{MaxBytes: defaultMaxDownloadBytes, StallTimeout: defaultStallTimeout, DeclaredSize: &size}
 	_, err = dest.save(ctx, bucket.Upload{AssetID: o.ID, Blake3: want}, func(w io.Writer) error {
-		got, err := e.data.client.DownloadTo(ctx, asset.URL, w, lim)
+		got, _, err := e.data.client.DownloadAsset(ctx, asset, w, lim)
 		if got != nil {
 			requestID = got.RequestID
 		}

@@ -129,8 +129,9 @@ func outputFileCheckAttributes() map[string]schema.Attribute {
 		},
 		"stall_timeout": schema.StringAttribute{
 			Optional: true,
-			MarkdownDescription: "How long the download may go without receiving a byte before it is abandoned, as a " +
-				"duration (`\"30s\"`, `\"5m\"`; default `\"1m\"`). `timeouts.create` bounds the whole download.",
+			MarkdownDescription: "How long an attempt of the download may go without receiving a byte before it is " +
+				"abandoned and the download tried again from where it stopped, as a duration (`\"30s\"`, `\"5m\"`; " +
+				"default `\"1m\"`). `timeouts.create` bounds the whole download.",
 			Validators: []validator.String{durationValidator{}},
 		},
 	}
@@ -156,6 +157,20 @@ func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRe
 	resp.TypeName = req.ProviderTypeName + "_output_file"
 }
 
+// outputFileDoc is svc_output_file's description.
+const outputFileDoc = "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
+	"written to a temporary name and renamed into place (mode `0644`), so `path` never holds a partial download. A file " +
+	"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.\n\n" +
+	"The bytes stored are exactly the bytes the service serves: the download asks for no compression, and a " +
+	"body the server still sends `Content-Encoding: gzip` is stored compressed, as served, never inflated. " +
+	"A download that fails for a transient reason (a connection refused or reset, `408`, `429`, `5xx`, a body " +
+	"cut short, no byte for `stall_timeout`) is tried again, as `Retry-After` asks or backing off, until " +
+	"`timeouts.create`: from where it stopped when the server honours a range request, else from the start " +
+	"(the bytes already written must come again unchanged), and with `asset_id` with a URL signed for each " +
+	"attempt. A download stops with an error, and leaves no file, when the body is longer than the asset record's " +
+	"`size_bytes` (with `asset_id`), than its `Content-Length`, or than `max_size_bytes`; when the service " +
+	"refuses it (`403`, `404`, `410`, ...); or when `timeouts.create` runs out."
+
 func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attributes := map[string]schema.Attribute{
 		"id": schema.StringAttribute{
@@ -174,15 +189,8 @@ func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaReques
 	maps.Copy(attributes, outputFileCheckAttributes())
 	maps.Copy(attributes, outputFileFactAttributes())
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
-			"written to a temporary name and renamed into place (mode `0644`), so `path` never holds a partial download. A file " +
-			"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.\n\n" +
-			"The bytes stored are exactly the bytes the service serves: the download asks for no compression, and a " +
-			"body the server still sends `Content-Encoding: gzip` is stored compressed, as served, never inflated. " +
-			"A download stops with an error, and leaves no file, when the body is longer than the asset record's " +
-			"`size_bytes` (with `asset_id`), than its `Content-Length`, or than `max_size_bytes`; when no byte arrives " +
-			"for `stall_timeout`; or when `timeouts.create` runs out.",
-		Attributes: attributes,
+		MarkdownDescription: outputFileDoc,
+		Attributes:          attributes,
 	}
 }
 
@@ -281,8 +289,8 @@ func describeDownloadError(ctx context.Context, err error, createTimeout time.Du
 }
 
 // fetch streams the configured source into w. With asset_id it reads the asset record first,
-// for a freshly signed URL used at once (and never stored), the declared size and, when the
-// service computed it, the hash: recordHash.
+// for a freshly signed URL used at once (and never stored; each further attempt reads the record
+// again), the declared size and, when the service computed it, the hash: recordHash.
 func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io.Writer) (got *client.Download, recordHash string, err error) {
 	switch {
 	case m.View != nil:
@@ -295,7 +303,7 @@ func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io
 		}, w, m.limits())
 		return got, "", err
 	case m.AssetID.ValueString() != "":
-		asset, err := r.data.client.GetAsset(ctx, m.AssetID.ValueString())
+		asset, err := r.data.client.GetAssetRidingOut(ctx, m.AssetID.ValueString())
 		if err != nil {
 			return nil, "", err
 		}
@@ -304,7 +312,10 @@ func (r *outputFileResource) fetch(ctx context.Context, m *outputFileModel, w io
 		if asset.Hash != nil {
 			recordHash = *asset.Hash
 		}
-		got, err = r.data.client.DownloadTo(ctx, asset.URL, w, lim)
+		got, last, err := r.data.client.DownloadAsset(ctx, asset, w, lim)
+		if recordHash == "" && last != nil && last.Hash != nil {
+			recordHash = *last.Hash // computed lazily while the download was tried again
+		}
 		return got, recordHash, err
 	default:
 		got, err = r.data.client.DownloadTo(ctx, m.URL.ValueString(), w, m.limits())

@@ -141,17 +141,22 @@ resource "svc_output_file" "f" {
 	}
 }
 
-// A body that stalls after its headers is abandoned by stall_timeout, or by timeouts.create,
-// and the error names the setting. Run through the CLI, which applies the timeouts.
+// A body that stalls after its headers is abandoned after stall_timeout and the download tried
+// again, resumed where it stopped; one that stalls on every attempt, or whose stall_timeout is
+// longer than timeouts.create, ends at timeouts.create, which the error names. Run through the
+// CLI, which applies the timeouts.
 func TestAccOutputFile_stalledBodyIsAbandoned(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
 	tests := []struct {
-		name  string
-		extra string
-		want  string
+		name   string
+		extra  string
+		stalls int    // attempts that stall (0: every one)
+		want   string // "" : the apply succeeds
 	}{
-		{name: "stall timeout", extra: `stall_timeout = "1s"`, want: "Raise stall_timeout"},
+		{name: "stall timeout: tried again", extra: `stall_timeout = "1s"`, stalls: 2},
+		{name: "stall timeout on every attempt", extra: `stall_timeout = "1s"
+  timeouts = { create = "4s" }`, want: "did not finish within timeouts.create (4s)"},
 		{name: "create timeout", extra: `stall_timeout = "1h"
   timeouts = { create = "2s" }`, want: "did not finish within timeouts.create (2s)"},
 	}
@@ -159,22 +164,43 @@ func TestAccOutputFile_stalledBodyIsAbandoned(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newTestServer(t, emulator.Options{})
-			id := srv.PutAsset("stall.bin", "application/octet-stream", make([]byte, 1<<20))
-			srv.Inject(emulator.Fault{Op: emulator.OpAssetContent, Stall: true, StallAfter: 1000})
+			content := make([]byte, 1<<20)
+			for i := range content {
+				content[i] = byte(i % 253)
+			}
+			id := srv.PutAsset("stall.bin", "application/octet-stream", content)
+			fault := emulator.Fault{Op: emulator.OpAssetContent, Stall: true, StallAfter: 1000}
+			if tt.stalls > 0 {
+				fault.Nth, fault.Times = 1, tt.stalls
+			}
+			srv.Inject(fault)
 			tf := newTerraformCLI(t, "")
 			file := filepath.Join(tf.dir, "stall.bin")
 			tf.writeConfig(outputFileAssetConfig(srv, id, file, tt.extra))
 			start := time.Now()
 			out, err := tf.try("apply", "-auto-approve", "-input=false", "-no-color")
 			elapsed := time.Since(start)
+			if elapsed > 60*time.Second {
+				t.Fatalf("apply took %s", elapsed)
+			}
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("apply failed:\n%s", out)
+				}
+				got, err := os.ReadFile(file)
+				if err != nil || !bytes.Equal(got, content) {
+					t.Fatalf("file holds %d bytes (%v), not the %d of the asset", len(got), err, len(content))
+				}
+				if n := srv.Requests(emulator.OpAssetContent); n != tt.stalls+1 {
+					t.Errorf("%d content requests, want %d (each stall tried again once)", n, tt.stalls+1)
+				}
+				return
+			}
 			if err == nil {
 				t.Fatalf("apply succeeded on a stalled body:\n%s", out)
 			}
 			if flat := strings.Join(strings.Fields(out), " "); !strings.Contains(flat, tt.want) {
 				t.Fatalf("apply output does not say %q:\n%s", tt.want, out)
-			}
-			if elapsed > 60*time.Second {
-				t.Fatalf("apply took %s to give up", elapsed)
 			}
 			assertNoFileLeft(t, file)
 		})
