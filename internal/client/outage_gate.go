@@ -139,6 +139,17 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 	}
 }
 
+// failing reports whether the last request the gate heard of failed for a transient reason (the
+// gate is in doubt or closed).
+func (g *outageGate) failing() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed || g.failures > 0
+}
+
 // everAnswered reports whether the service has answered this client at least once. A
 // connection refused by a service that never answered is more likely a wrong endpoint than an
 // outage.

@@ -19,7 +19,7 @@ import (
 // outageSim puts a gateway in front of a simJobs service, on the test's clock: requests take
 // latency there and back, and from at after the first submission for span the gateway answers
 // every request 503 (with Retry-After: retryAfter seconds, when positive) or, with refuse, no
-// connection is accepted. Every request the outage meets is counted by the second it arrived in.
+// connection is accepted and the event streams open are cut. Every request the outage meets is counted by the second it arrived in.
 type outageSim struct {
 	*simJobs
 	latency    time.Duration
@@ -50,8 +50,29 @@ func (o *outageSim) RoundTrip(req *http.Request) (*http.Response, error) {
 			ContentLength: int64(len(body)), Request: req}, nil
 	}
 	resp, err := o.simJobs.RoundTrip(req)
+	if pipe, ok := bodyOf(resp).(*io.PipeReader); ok && o.refuse {
+		o.cutAtOutage(pipe)
+	}
 	time.Sleep(o.latency / 2)
 	return resp, err
+}
+
+func bodyOf(resp *http.Response) io.ReadCloser {
+	if resp == nil {
+		return nil
+	}
+	return resp.Body
+}
+
+// cutAtOutage resets an event stream's connection when the service goes away (refuse): a
+// restarted process drops every connection it had.
+func (o *outageSim) cutAtOutage(stream *io.PipeReader) {
+	o.simJobs.mu.Lock()
+	start := o.began.Add(o.at)
+	o.simJobs.mu.Unlock()
+	if d := time.Until(start); d > 0 {
+		time.AfterFunc(d, func() { stream.CloseWithError(syscall.ECONNRESET) })
+	}
 }
 
 // down reports whether the outage meets a request arriving now, and counts it.
