@@ -89,6 +89,8 @@ type Client struct {
 	// gate is what the waits and submissions of this client learn together about the service
 	// being down (outageGate): while it is, they hold, and one probe at a time goes out.
 	gate *outageGate
+	// reads spaces the reads of this client's waits that fall due together (readSpacing).
+	reads spacedDepartures
 }
 
 // holdReads notes a read answered 429 with Retry-After wait.
@@ -145,6 +147,7 @@ func New(cfg Config) (*Client, error) {
 		c.registryToken = c.apiKey
 	}
 	c.gate = newOutageGate(c.retryWaitMin, c.retryWaitMax)
+	c.reads.gap = readSpacing
 	if !cfg.MaxRetriesSet && c.maxRetries == 0 {
 		c.maxRetries = DefaultMaxRetries
 	}

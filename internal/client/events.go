@@ -82,6 +82,13 @@ func (c *Client) followEvents(ctx context.Context, eventsURL string) *eventConn 
 	conn := &eventConn{wake: wake}
 	go func() {
 		defer close(wake)
+		if c.gate.failing() {
+			// The service may be down: a stream asked for now would meet the outage, one per
+			// wait, past the gate that holds their reads (a restart cuts every stream at once).
+			// The wait polls through the gate instead, and does not redial.
+			c.log.Debug(ctx, "job event stream not asked for while requests fail; polling instead", nil)
+			return
+		}
 		resp, err := c.openEventStream(ctx, eventsURL)
 		if err != nil {
 			c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})

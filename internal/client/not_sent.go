@@ -66,10 +66,12 @@ func hostOf(raw string) string {
 }
 
 // isNotSent reports whether err says the request never reached the service, so nothing exists
-// because of it and sending it again cannot do the work twice.
+// because of it and sending it again cannot do the work twice. An outcome that may exist is
+// not that, even when its last attempt never left (held by the outage gate until the deadline):
+// an earlier one may have arrived.
 func isNotSent(err error) bool {
 	var notSent *NotSentError
-	return errors.As(err, &notSent)
+	return errors.As(err, &notSent) && !outcomeMayExist(err)
 }
 
 // outcomeMayExist reports whether err leaves open that the request took effect: it may have arrived,

@@ -17,14 +17,23 @@ import (
 // answering 503, a restart refusing connections), not that one read was unlucky.
 const outageFailures = 3
 
+// outageProbeMin is the least wait between two probes of a closed gate when the service named
+// no Retry-After: a service that is down is asked about once a second at most.
+const outageProbeMin = time.Second
+
 // outageGate is what the waits and submissions of one client learn together about the service
-// being down. While requests get answers it is open and costs nothing. Once outageFailures
-// transient failures come in a row, it closes: reads and submissions then hold, and one
-// request at a time (the probe) goes out, after a backoff that grows exponentially with full
-// jitter up to the client's largest wait, or as long as the service's Retry-After asks. A probe
-// that fails backs the gate off again; the first answer (of a probe or of any request) opens it
-// for every wait at once. So a batch of any size sends a few requests a second at most while
-// the service is down, instead of its number of waits times their pace.
+// being down. While requests get answers it is open and costs nothing. After one transient
+// failure it is in doubt: the failure may be one unlucky request or the start of an outage, so
+// one request at a time (the scout) goes out until one is answered (the gate is open again) or
+// outageFailures come in a row. Without that, every wait whose read falls due before the
+// third failure comes back would send it: a batch whose rows started together has dozens due
+// within milliseconds. Once outageFailures transient failures come in a row, it closes: reads
+// and submissions then hold, and one request at a time (the probe) goes out, after a backoff
+// that grows exponentially with full jitter from outageProbeMin up to the client's largest
+// wait, or as long as the service's Retry-After asks. A probe that fails backs the gate off
+// again; the first answer (of a probe or of any request) opens it for every wait at once. So a
+// batch of any size sends a few requests a second at most while the service is down, instead
+// of its number of waits times their pace.
 type outageGate struct {
 	minWait, maxWait time.Duration
 
@@ -34,14 +43,14 @@ type outageGate struct {
 	closed   bool      // the service is taken for down
 	backoffs int       // probes that failed since the gate closed
 	probeAt  time.Time // when the next probe may go (closed only)
-	probing  bool      // a probe is out
-	// changed is closed, and replaced, whenever the gate opens or a probe ends: the waits held
-	// by it look again.
+	probing  bool      // a probe (closed) or a scout (in doubt) is out
+	// changed is closed, and replaced, whenever the gate opens or a probe or scout ends: the
+	// waits held by it look again.
 	changed chan struct{}
 }
 
-// gateTicket is what the gate handed a request: whether it is the probe (its outcome must be
-// observed, which frees the gate for the next).
+// gateTicket is what the gate handed a request: whether it is the probe or the scout (its
+// outcome must be observed, which frees the gate for the next).
 type gateTicket struct{ probe bool }
 
 func newOutageGate(minWait, maxWait time.Duration) *outageGate {
@@ -56,13 +65,13 @@ func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed {
+	if !g.closed && g.failures == 0 {
 		return 0, nil, gateTicket{}
 	}
-	if g.probing { // until the probe's outcome, which rings changed
+	if g.probing { // until the probe's or scout's outcome, which rings changed
 		return g.maxWait, g.changed, gateTicket{}
 	}
-	if d := time.Until(g.probeAt); d > 0 {
+	if d := time.Until(g.probeAt); g.closed && d > 0 {
 		return d, g.changed, gateTicket{}
 	}
 	g.probing = true
@@ -105,29 +114,40 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if t.probe {
+	if t.probe { // whatever its outcome, the waits held until it look again
 		g.probing = false
+		defer g.ringLocked()
 	}
 	switch outcome {
 	case gateAnswered:
+		inDoubt := g.closed || g.failures > 0
 		g.failures, g.answered = 0, true
-		if g.closed {
-			g.closed, g.backoffs = false, 0
+		g.closed, g.backoffs = false, 0
+		if inDoubt && !t.probe {
 			g.ringLocked()
 		}
 	case gateFailed:
 		g.failures++
-		if t.probe || (!g.closed && g.failures >= outageFailures) {
+		if (g.closed && t.probe) || (!g.closed && g.failures >= outageFailures) {
 			g.closed = true
 			g.probeAt = time.Now().Add(g.backoffLocked(retryAfter))
 			g.backoffs++
-			g.ringLocked()
-		}
-	default:
-		if t.probe { // a probe cut short: the next one may go
-			g.ringLocked()
+			if !t.probe {
+				g.ringLocked()
+			}
 		}
 	}
+}
+
+// failing reports whether the last request the gate heard of failed for a transient reason (the
+// gate is in doubt or closed).
+func (g *outageGate) failing() bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closed || g.failures > 0
 }
 
 // everAnswered reports whether the service has answered this client at least once. A
@@ -143,12 +163,12 @@ func (g *outageGate) everAnswered() bool {
 }
 
 // backoffLocked is the wait before the next probe: the service's Retry-After when it gave one,
-// else exponential with full jitter from minWait up to maxWait.
+// else exponential with full jitter from outageProbeMin (or minWait, when larger) up to maxWait.
 func (g *outageGate) backoffLocked(retryAfter time.Duration) time.Duration {
 	if retryAfter >= g.minWait {
 		return retryAfter
 	}
-	return jitteredBackoff(g.minWait, g.maxWait, g.backoffs+1)
+	return jitteredBackoff(max(g.minWait, outageProbeMin), max(g.maxWait, outageProbeMin), g.backoffs+1)
 }
 
 func (g *outageGate) ringLocked() {

@@ -40,8 +40,9 @@ func (systemClock) Now() time.Time { return time.Now() }
 // through waitShare): how long a read due now is held, and what each read told.
 type readShare interface {
 	// hold returns how long a read due now must wait (0: read now, with the ticket), and a
-	// channel closed when that may have changed (nil: none).
-	hold() (time.Duration, <-chan struct{}, gateTicket)
+	// channel closed when that may have changed (nil: none). It may block briefly (until ctx
+	// ends) to space reads that fall due together.
+	hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket)
 	// observe is told the outcome of every read (nil: it succeeded).
 	observe(t gateTicket, err error)
 	// rideOut is the wait before reading again after the given number of transient
@@ -60,8 +61,23 @@ func readingInWait(ctx context.Context) bool { v, _ := ctx.Value(inWaitKey{}).(b
 // waitShare is the Client's readShare.
 type waitShare struct{ c *Client }
 
-func (s waitShare) hold() (time.Duration, <-chan struct{}, gateTicket) {
-	if d := s.c.readsHeldFor(); d > 0 { // the service's rate limit, for every wait at once
+func (s waitShare) hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket) {
+	d, changed, t := s.look()
+	if d > 0 || t.probe { // held, or the gate's lone probe or scout: nothing to space
+		return d, changed, t
+	}
+	// Reads due together leave readSpacing apart (see there); what the gate learned meanwhile
+	// holds those still to leave. A context that ended lets the read fail at once.
+	if s.c.reads.depart(ctx) != nil {
+		return 0, nil, gateTicket{}
+	}
+	return s.look()
+}
+
+// look is the hold of a read due now: the service's rate limit, for every wait at once, then
+// the outage gate.
+func (s waitShare) look() (time.Duration, <-chan struct{}, gateTicket) {
+	if d := s.c.readsHeldFor(); d > 0 {
 		return d, nil, gateTicket{}
 	}
 	return s.c.gate.hold()
@@ -243,7 +259,7 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		case <-heldUntilChange:
 		case <-timer.t.C:
 		}
-		ticket, held, wait := w.shareHold(timer)
+		ticket, held, wait := w.shareHold(ctx, timer)
 		if heldUntilChange = held; wait {
 			continue
 		}
@@ -274,11 +290,11 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 
 // shareHold asks the client's share whether a read due now may go. When it must wait, the timer
 // is reset to the share's wait and held is the channel that tells of a change sooner.
-func (w *waitLoop[R]) shareHold(timer *dueTimer) (ticket gateTicket, held <-chan struct{}, wait bool) {
+func (w *waitLoop[R]) shareHold(ctx context.Context, timer *dueTimer) (ticket gateTicket, held <-chan struct{}, wait bool) {
 	if w.share == nil {
 		return gateTicket{}, nil, false
 	}
-	d, changed, t := w.share.hold()
+	d, changed, t := w.share.hold(ctx)
 	if d > 0 {
 		timer.reset(d)
 		return gateTicket{}, changed, true

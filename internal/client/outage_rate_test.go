@@ -1,0 +1,187 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// outageSim puts a gateway in front of a simJobs service, on the test's clock: requests take
+// latency there and back, and from at after the first submission for span the gateway answers
+// every request 503 (with Retry-After: retryAfter seconds, when positive) or, with refuse, no
+// connection is accepted and the event streams open are cut. Every request the outage meets is counted by the second it arrived in.
+type outageSim struct {
+	*simJobs
+	latency    time.Duration
+	at, span   time.Duration
+	retryAfter int
+	refuse     bool
+
+	mu        sync.Mutex
+	perSecond []int
+}
+
+func (o *outageSim) RoundTrip(req *http.Request) (*http.Response, error) {
+	time.Sleep(o.latency / 2)
+	if o.down(time.Now()) {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		time.Sleep(o.latency / 2)
+		if o.refuse {
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}
+		h := http.Header{"Content-Type": {"application/json"}}
+		if o.retryAfter > 0 {
+			h.Set("Retry-After", fmt.Sprint(o.retryAfter))
+		}
+		body := `{"error":{"code":"upstream_error","message":"the service is temporarily unavailable"}}`
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: h, Body: io.NopCloser(strings.NewReader(body)),
+			ContentLength: int64(len(body)), Request: req}, nil
+	}
+	resp, err := o.simJobs.RoundTrip(req)
+	if pipe, ok := bodyOf(resp).(*io.PipeReader); ok && o.refuse {
+		o.cutAtOutage(pipe)
+	}
+	time.Sleep(o.latency / 2)
+	return resp, err
+}
+
+func bodyOf(resp *http.Response) io.ReadCloser {
+	if resp == nil {
+		return nil
+	}
+	return resp.Body
+}
+
+// cutAtOutage resets an event stream's connection when the service goes away (refuse): a
+// restarted process drops every connection it had.
+func (o *outageSim) cutAtOutage(stream *io.PipeReader) {
+	o.simJobs.mu.Lock()
+	start := o.began.Add(o.at)
+	o.simJobs.mu.Unlock()
+	if d := time.Until(start); d > 0 {
+		time.AfterFunc(d, func() { stream.CloseWithError(syscall.ECONNRESET) })
+	}
+}
+
+// down reports whether the outage meets a request arriving now, and counts it.
+func (o *outageSim) down(now time.Time) bool {
+	o.simJobs.mu.Lock()
+	began := o.began
+	o.simJobs.mu.Unlock()
+	if began.IsZero() || now.Before(began.Add(o.at)) || !now.Before(began.Add(o.at+o.span)) {
+		return false
+	}
+	sec := int(now.Sub(began.Add(o.at)) / time.Second)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.perSecond) <= sec {
+		o.perSecond = append(o.perSecond, 0)
+	}
+	o.perSecond[sec]++
+	return true
+}
+
+// simulateBatch runs a batch of rows jobs of one shape, inFlight at a time, as the provider's
+// batch engine does (submit, then wait, one DurationEstimator for the batch), and fails unless
+// every job succeeded. It must run inside a synctest bubble.
+func simulateBatch(t *testing.T, transport http.RoundTripper, rows, inFlight int) {
+	t.Helper()
+	c, err := New(Config{Endpoint: "http://svc.test", HTTPClient: &http.Client{Transport: transport}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := json.RawMessage(`{"1":{"class_type":"EmptyImage","inputs":{"width":8}},"2":{"class_type":"SaveImage","inputs":{"images":["1",0]}}}`)
+	durations := NewDurationEstimator()
+	slots := make(chan struct{}, inFlight)
+	var wg sync.WaitGroup
+	for i := range rows {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			ctx := context.WithoutCancel(t.Context())
+			job, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: wf, IdempotencyKey: fmt.Sprint("key-", i)})
+			if err != nil {
+				t.Errorf("row %d: submit: %v", i, err)
+				return
+			}
+			final, err := c.WaitJob(ctx, job, WaitOptions{Durations: durations, Shape: WorkflowShape(wf)})
+			if err != nil || final.Status != JobSucceeded {
+				t.Errorf("row %d: WaitJob = %+v, %v", i, final, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// During a 60 s outage, a batch of 1,000 rows with 64 in flight sends at most 5 requests in
+// every second of it, the first included, counted where they arrive: its waits learn together
+// that the service is down (one scout after the first failure, then one probe at a time), and
+// reads that fall due together leave spaced, so that few are under way when the outage begins.
+// The outage begins 1 s after the first submission, when the rows' first reads fall due
+// together; the service answers in 1 ms. Across a 503 with and without Retry-After, refused
+// connections, and a friendly service (event streams) or a strict one (no streams, Retry-After
+// on every read of an unfinished job).
+func TestBatchOutageRequestRate(t *testing.T) {
+	t.Parallel()
+	const rows, inFlight, maxPerSecond = 1000, 64, 5
+	tests := []struct {
+		name       string
+		strict     bool
+		retryAfter int
+		refuse     bool
+	}{
+		{name: "friendly, 503 with Retry-After", retryAfter: 2},
+		{name: "friendly, 503 without Retry-After"},
+		{name: "friendly, refused", refuse: true},
+		{name: "strict, 503 with Retry-After", strict: true, retryAfter: 2},
+		{name: "strict, 503 without Retry-After", strict: true},
+		{name: "strict, refused", strict: true, refuse: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var perSecond []int
+			synctest.Test(t, func(t *testing.T) {
+				jobs := newSimJobs(inFlight, func(int) time.Duration { return 3 * time.Second })
+				if tt.strict {
+					jobs.retryAfter = 1
+				} else {
+					jobs.events = true
+				}
+				sim := &outageSim{simJobs: jobs, latency: time.Millisecond, at: time.Second, span: 60 * time.Second,
+					retryAfter: tt.retryAfter, refuse: tt.refuse}
+				simulateBatch(t, sim, rows, inFlight)
+				perSecond = sim.perSecond
+			})
+			t.Logf("requests met by the outage, per second: %v", perSecond)
+			if total := sumInts(perSecond); total < outageFailures {
+				t.Fatalf("the outage met %d requests; want at least %d (the failures that tell the client)", total, outageFailures)
+			}
+			for sec, n := range perSecond {
+				if n > maxPerSecond {
+					t.Errorf("second %d of the outage: %d requests; want at most %d", sec, n, maxPerSecond)
+				}
+			}
+		})
+	}
+}
+
+func sumInts(ns []int) int {
+	total := 0
+	for _, n := range ns {
+		total += n
+	}
+	return total
+}
