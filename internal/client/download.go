@@ -159,7 +159,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 // gate) and returns the ticket the gate handed the request.
 func holdForShare(ctx context.Context, s readShare) (gateTicket, error) {
 	for {
-		d, changed, t := s.hold()
+		d, changed, t := s.hold(ctx)
 		if d <= 0 {
 			return t, nil
 		}

@@ -310,7 +310,7 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 		w.sock.redialPending = false // the prompt ended meanwhile: its terminal message is not resent
 		return false
 	}
-	d, changed, ticket := w.share.hold()
+	d, changed, ticket := w.share.hold(ctx)
 	if d > 0 {
 		w.afterOrChange(d, changed, w.onRedialDue)
 		return false
