@@ -229,10 +229,12 @@ func TestDownloadAssetRidesOutFailures(t *testing.T) {
 			wantErr: "not from byte 300000", wantReqs: 2,
 		},
 		{
-			name:        "503 with Retry-After three times, then the content",
-			sim:         simScript{steps: append(rep(3, simStep{status: 503, retryAfter: 2}), simStep{})},
-			wantReqs:    4,
-			wantElapsed: [2]time.Duration{6 * time.Second, 6 * time.Second},
+			name:     "503 with Retry-After three times, then the content",
+			sim:      simScript{steps: append(rep(3, simStep{status: 503, retryAfter: 2}), simStep{})},
+			wantReqs: 4,
+			// Three waits of 2 s; a record read and its content request, due together, leave
+			// readSpacing apart.
+			wantElapsed: [2]time.Duration{6 * time.Second, 6*time.Second + 8*readSpacing},
 		},
 		{
 			name:     "refused for a while, then the content",
