@@ -21,16 +21,21 @@ const outageFailures = 3
 // no Retry-After: a service that is down is asked about once a second at most.
 const outageProbeMin = time.Second
 
+// outageProbeMax is the longest wait between two probes of a closed gate when the service named
+// no Retry-After: a service that comes back is found within a few seconds, for one request every
+// few seconds while it is down.
+const outageProbeMax = 5 * time.Second
+
 // outageGate is what the waits and submissions of one client learn together about the service
-// being down. While requests get answers it is open and costs nothing. After one transient
-// failure it is in doubt: the failure may be one unlucky request or the start of an outage, so
+// being down. While requests get answers it is open and costs nothing (a 429 is an answer: the
+// service is up and paces this client itself). After one transient failure it is in doubt: the failure may be one unlucky request or the start of an outage, so
 // one request at a time (the scout) goes out until one is answered (the gate is open again) or
 // outageFailures come in a row. Without that, every wait whose read falls due before the
 // third failure comes back would send it: a batch whose rows started together has dozens due
 // within milliseconds. Once outageFailures transient failures come in a row, it closes: reads
 // and submissions then hold, and one request at a time (the probe) goes out, after a backoff
-// that grows exponentially with full jitter from outageProbeMin up to the client's largest
-// wait, or as long as the service's Retry-After asks. A probe that fails backs the gate off
+// that grows exponentially with full jitter from outageProbeMin up to outageProbeMax, or as
+// long as the service's Retry-After asks. A probe that fails backs the gate off
 // again; the first answer (of a probe or of any request) opens it for every wait at once. So a
 // batch of any size sends a few requests a second at most while the service is down, instead
 // of its number of waits times their pace.
@@ -163,12 +168,15 @@ func (g *outageGate) everAnswered() bool {
 }
 
 // backoffLocked is the wait before the next probe: the service's Retry-After when it gave one,
-// else exponential with full jitter from outageProbeMin (or minWait, when larger) up to maxWait.
+// else exponential with full jitter from outageProbeMin up to outageProbeMax, both held within
+// the client's own retry waits (a client built to retry within milliseconds, in tests, probes as
+// fast).
 func (g *outageGate) backoffLocked(retryAfter time.Duration) time.Duration {
 	if retryAfter >= g.minWait {
 		return retryAfter
 	}
-	return jitteredBackoff(max(g.minWait, outageProbeMin), max(g.maxWait, outageProbeMin), g.backoffs+1)
+	floor := max(g.minWait, min(outageProbeMin, g.maxWait))
+	return jitteredBackoff(floor, max(min(g.maxWait, outageProbeMax), floor), g.backoffs+1)
 }
 
 func (g *outageGate) ringLocked() {
@@ -182,7 +190,7 @@ func readOutcome(err error) (gateOutcome, time.Duration) {
 	switch {
 	case err == nil:
 		return gateAnswered, 0
-	case transientFailure(err):
+	case transientFailure(err) && !rateLimited(err):
 		return gateFailed, retryAfterOf(err)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return gateNothing, 0
@@ -203,10 +211,18 @@ func responseOutcome(resp *http.Response, err error) (gateOutcome, time.Duration
 		return gateNothing, 0
 	}
 	wait, _ := parseRetryAfter(resp.Header.Get("Retry-After"))
-	if transientStatus(resp.StatusCode) {
+	if transientStatus(resp.StatusCode) && resp.StatusCode != http.StatusTooManyRequests {
 		return gateFailed, wait
 	}
 	return gateAnswered, 0
+}
+
+// rateLimited reports whether err is a 429. A rate limit is the service answering: it is up,
+// and asks this client to slow down, which the request's own Retry-After (or backoff) does. It
+// is transient for the request, never a sign of an outage for the gate.
+func rateLimited(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests
 }
 
 // transientStatus reports the answers that say "not now" rather than "no": 408, 429, 500, 502,
