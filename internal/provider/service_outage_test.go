@@ -111,7 +111,9 @@ func assertAllRanOnce(t *testing.T, cli *terraformCLI, srv *emulator.Server, job
 // started together) leave spaced, so that few are under way when the outage begins. Counted at
 // the server, per second of the outage, on the friendly and the strict server (whose reads of
 // unfinished jobs ask Retry-After). make test runs a 20 s outage; SVC_SOAK=1 (make soak) the
-// full 60 s.
+// full 60 s. The provider is the built plugin, as users run it: how many reads are under way
+// before the first failure comes back depends on how fast the provider learns of it, and the
+// test process runs under the race detector in make test, several times slower.
 func TestCLI_batchOutageRequestRate(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
@@ -122,7 +124,7 @@ func TestCLI_batchOutageRequestRate(t *testing.T) {
 	}
 	srv := newTestServer(t, emulator.Options{Workers: inFlight, StepDuration: 100 * time.Millisecond}) // a job runs 3 s
 	srv.OutageAfterSubmission(time.Second, outage, 2)
-	cli := newTerraformCLI(t, "")
+	cli := newBinaryTerraform(t, buildProvider(t))
 	cli.writeConfig(batchConfig(srv, batchSamplerTemplate(30),
 		fmt.Sprintf(`{ for i in range(%d) : "r${i}" => { "2" = { seed = i } } }`, rows), fmt.Sprintf("max_in_flight = %d", inFlight)))
 
