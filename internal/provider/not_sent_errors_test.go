@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"net"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -17,6 +16,11 @@ import (
 // A billable send that never reached the service says so, names what to check, and creates
 // nothing: a closed port, https against the plain-HTTP reference server, and a server whose
 // certificate is not trusted; for a v2 job, a router request and a v1 prompt.
+// closedEndpoint is an address where nothing listens: a port below the ephemeral range, which no
+// other test's server can be handed (a port listened on and closed again can be, while the tests
+// run in parallel, and a submission there is then answered).
+const closedEndpoint = "http://127.0.0.1:1"
+
 func TestAcc_notSentIsReportedAsNotSent(t *testing.T) {
 	t.Parallel()
 	emu := emulator.New(emulator.Options{Token: v1AccKey})
@@ -24,12 +28,7 @@ func TestAcc_notSentIsReportedAsNotSent(t *testing.T) {
 	t.Cleanup(plain.Close)
 	untrusted := httptest.NewTLSServer(emu.Handler())
 	t.Cleanup(untrusted.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := closedEndpoint
 
 	endpoints := []struct{ name, endpoint, want string }{
 		{"closed port", closed, `Nothing listens at`},
@@ -86,12 +85,7 @@ resource "svc_job" "test" {
 // A request that was not sent to an endpoint taken from SVC_ENDPOINT says where the value came from.
 // Not parallel: it sets the environment of the provider, which runs in this process.
 func TestAccProvider_notSentNamesSVCEndpoint(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := closedEndpoint
 	t.Setenv("SVC_ENDPOINT", closed)
 	for name, res := range map[string]string{
 		"svc_job":            `resource "svc_job" "test" { workflow = ` + imageWorkflowHCL(1) + ` }`,
