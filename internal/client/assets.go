@@ -103,32 +103,7 @@ func (c *Client) DownloadAsset(ctx context.Context, rec *Asset, w io.Writer, lim
 // (a refused or reset connection, 408, 429, 5xx) is read again, held with the client's waits and
 // backing off as Retry-After asks or with jitter, until ctx ends.
 func (c *Client) GetAssetRidingOut(ctx context.Context, id string) (*Asset, error) {
-	share := waitShare{c}
-	var lastFailure error
-	for failures := 1; ; failures++ {
-		ticket, err := holdForShare(ctx, share)
-		if err != nil {
-			return nil, downloadEnded(err, lastFailure, failures-1)
-		}
-		a, err := c.GetAsset(readOnce(ctx), id)
-		share.observe(ticket, err)
-		switch {
-		case err == nil:
-			return a, nil
-		case ctx.Err() != nil:
-			return nil, downloadEnded(err, lastFailure, failures-1)
-		case !transientFailure(err):
-			return nil, err
-		}
-		lastFailure = err
-		t := time.NewTimer(share.rideOut(failures, err))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, downloadEnded(ctx.Err(), lastFailure, failures)
-		case <-t.C:
-		}
-	}
+	return readRidingOut(ctx, c, func(ctx context.Context) (*Asset, error) { return c.GetAsset(ctx, id) })
 }
 
 // downloadHeader asks for the stored bytes as they are. With Accept-Encoding set explicitly,

@@ -123,7 +123,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 	for {
 		ticket, err := holdForShare(ctx, share)
 		if err != nil {
-			return nil, downloadEnded(err, lastFailure, failures)
+			return nil, rideOutEnded(err, lastFailure, failures)
 		}
 		got, err, fromService := d.attempt(readOnce(ctx), src)
 		outcome, retryAfter := d.outcome(err, fromService, src)
@@ -134,7 +134,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		again := src.retryNow(err) || d.retryNow(err)
 		switch {
 		case ctx.Err() != nil:
-			return nil, downloadEnded(err, lastFailure, failures)
+			return nil, rideOutEnded(err, lastFailure, failures)
 		case d.sink.failed(err):
 			return nil, err
 		case again:
@@ -145,12 +145,8 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		failures++
 		lastFailure = err
 		c.log.Debug(ctx, "download failed; trying again", map[string]any{"failures": failures, "bytes": d.sink.n, "error": err.Error()})
-		t := time.NewTimer(share.rideOut(failures, err))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, downloadEnded(ctx.Err(), lastFailure, failures)
-		case <-t.C:
+		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
+			return nil, rideOutEnded(err, lastFailure, failures)
 		}
 	}
 }
@@ -158,31 +154,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 // holdForShare waits while the client's waits are held (the service's rate limit, the outage
 // gate) and returns the ticket the gate handed the request.
 func holdForShare(ctx context.Context, s readShare) (gateTicket, error) {
-	for {
-		d, changed, t := s.hold(ctx)
-		if d <= 0 {
-			return t, nil
-		}
-		timer := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return gateTicket{}, ctx.Err()
-		case <-changed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-}
-
-// downloadEnded is the error of a download whose context ended: err (which wraps the context's
-// error) and, after transient failures, the last of them, told rather than wrapped (the download
-// ended at its deadline: that is what a caller asking what the error means must find).
-func downloadEnded(err, lastFailure error, failures int) error {
-	if lastFailure == nil {
-		return err
-	}
-	return fmt.Errorf("%w (%d attempt(s) failed before; the last: %v)", err, failures, lastFailure) //nolint:errorlint // see above
+	return awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return s.hold(ctx) })
 }
 
 // resumable is the state of one download across its attempts.

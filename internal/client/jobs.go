@@ -220,19 +220,7 @@ func (c *Client) GetJob(ctx context.Context, id string) (*Job, error) {
 // connection, 408, 429, 5xx) is read again, as Retry-After asks or backing off, until ctx ends.
 // A resumed wait starts with it, so a service restarting when the apply begins ends nothing.
 func (c *Client) GetJobRidingOut(ctx context.Context, id string) (*Job, error) {
-	for failures := 1; ; failures++ {
-		job, err := c.GetJob(ctx, id)
-		if err == nil || ctx.Err() != nil || !transientFailure(err) {
-			return job, err
-		}
-		t := time.NewTimer(rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, err
-		case <-t.C:
-		}
-	}
+	return readRidingOut(ctx, c, func(ctx context.Context) (*Job, error) { return c.GetJob(ctx, id) })
 }
 
 func (c *Client) jobURL(id string) (string, error) {

@@ -85,8 +85,14 @@ func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
 
 // admit blocks until the gate lets a request go (or ctx ends) and returns its ticket.
 func (g *outageGate) admit(ctx context.Context) (gateTicket, error) {
+	return awaitRelease(ctx, g.hold)
+}
+
+// awaitRelease asks hold until it lets the request go (a wait of 0), sleeping as long as it says
+// or until the channel it gives rings, and returns the ticket it handed; or ctx's error.
+func awaitRelease(ctx context.Context, hold func() (time.Duration, <-chan struct{}, gateTicket)) (gateTicket, error) {
 	for {
-		d, changed, t := g.hold()
+		d, changed, t := hold()
 		if d <= 0 {
 			return t, nil
 		}

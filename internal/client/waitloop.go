@@ -108,15 +108,56 @@ const (
 	defaultRideOutMax = 30 * time.Second
 )
 
-// rideOutEnded is the context's error at the end of a wait that was riding out failing reads:
-// it names the last failure (errors.Is still finds the context's error).
+// rideOutEnded is the context's error at the end of a wait, a download or a read that was riding
+// out failing attempts: it names the last failure (errors.Is still finds the context's error).
 func rideOutEnded(ctxErr, lastFailure error, failures int) error {
 	if lastFailure == nil {
 		return ctxErr
 	}
 	// The last failure is told, not wrapped: the wait ended at its deadline, and a caller asking
 	// what the error means must find that, not a transient read failure it rode out.
-	return fmt.Errorf("%w (the last %d read(s) failed; the last: %v)", ctxErr, failures, lastFailure) //nolint:errorlint // see above
+	return fmt.Errorf("%w (the last %d attempt(s) failed; the last: %v)", ctxErr, failures, lastFailure) //nolint:errorlint // see above
+}
+
+// readRidingOut reads once per attempt, as a wait's reads go (held with the client's waits, its
+// outcome told to them), and reads again after a transient failure, as Retry-After asks or
+// backing off with jitter, until ctx ends. What is not transient ends it at once.
+func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.Context) (T, error)) (T, error) {
+	share := waitShare{c}
+	var zero T
+	var lastFailure error
+	for failures := 1; ; failures++ {
+		ticket, err := holdForShare(ctx, share)
+		if err != nil {
+			return zero, rideOutEnded(err, lastFailure, failures-1)
+		}
+		v, err := read(readOnce(ctx))
+		share.observe(ticket, err)
+		switch {
+		case err == nil:
+			return v, nil
+		case ctx.Err() != nil:
+			return zero, rideOutEnded(err, lastFailure, failures-1)
+		case !transientFailure(err):
+			return zero, err
+		}
+		lastFailure = err
+		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
+			return zero, rideOutEnded(err, lastFailure, failures)
+		}
+	}
+}
+
+// sleepUnlessDone waits d, or until ctx ends (its error).
+func sleepUnlessDone(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // growingInterval starts at a floor and grows by half at each step up to a cap: the wait
