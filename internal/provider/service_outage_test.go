@@ -56,18 +56,7 @@ func TestCLI_serviceOutageIsRiddenOut(t *testing.T) {
 			srv := newTestServer(t, emulator.Options{Workers: jobs + 8, StepDuration: 100 * time.Millisecond}) // a job runs 2 s
 			tt.arm(srv)
 			cli := newTerraformCLI(t, "")
-			cli.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
-resource "svc_job" "test" {
-  count    = %d
-  workflow = %s
-}
-
-resource "svc_job_batch" "b" {
-  workflow      = %s
-  rows          = { for i in range(%d) : "r${i}" => { "2" = { seed = i } } }
-  max_in_flight = 8
-}
-`, jobs, samplerWorkflowHCL(20), batchSamplerTemplate(20), rows))
+			cli.writeConfig(jobsAndBatchConfig(srv, jobs, rows, 8, 20))
 
 			start := time.Now()
 			out := cli.run("apply", "-auto-approve", "-no-color", fmt.Sprintf("-parallelism=%d", jobs+1))
@@ -168,4 +157,21 @@ func sum(ns []int) int {
 		total += n
 	}
 	return total
+}
+
+// jobsAndBatchConfig is jobs svc_job and a batch of rows (inFlight at a time), every job of the
+// given sampler steps, against srv.
+func jobsAndBatchConfig(srv *emulator.Server, jobs, rows, inFlight, steps int) string {
+	return providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  count    = %d
+  workflow = %s
+}
+
+resource "svc_job_batch" "b" {
+  workflow      = %s
+  rows          = { for i in range(%d) : "r${i}" => { "2" = { seed = i } } }
+  max_in_flight = %d
+}
+`, jobs, samplerWorkflowHCL(steps), batchSamplerTemplate(steps), rows, inFlight)
 }

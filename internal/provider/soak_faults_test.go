@@ -38,18 +38,7 @@ func TestSoakServiceFaults(t *testing.T) {
 			srv.SetChaos(&emulator.Chaos{Seed: seed, Rate: 0.2})
 			srv.OutageAfterSubmission(time.Second, outage, 1)
 			tf := newBinaryTerraform(t, pluginDir)
-			tf.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
-resource "svc_job" "test" {
-  count    = %d
-  workflow = %s
-}
-
-resource "svc_job_batch" "b" {
-  workflow      = %s
-  rows          = { for i in range(%d) : "r${i}" => { "2" = { seed = i } } }
-  max_in_flight = %d
-}
-`, jobs, samplerWorkflowHCL(10), batchSamplerTemplate(10), rows, inFlight))
+			tf.writeConfig(jobsAndBatchConfig(srv, jobs, rows, inFlight, 10))
 			apply := []string{"apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(parallelism+1)}
 
 			// SIGTERM once a seed-chosen share (a quarter to three quarters) of the jobs exist.
