@@ -119,6 +119,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	})
 	fs.DurationVar(&o.ReadMinInterval, "read-min-interval", 0, "answer a read of a job sooner than this `duration` after the last one with 429 rate_limited and Retry-After (0: never)")
 	fs.IntVar(&o.Workers, "workers", 1, "`jobs` running at once")
+	fs.DurationVar(&o.Latency, "latency", 0, "hold every request this `duration` before answering it, as a service far away")
 	fs.DurationVar(&o.QueueDelay, "queue-delay", 0, "`duration` a submitted job stays queued before it may start")
 	fs.DurationVar(&o.NodeDuration, "node-duration", 0, "`duration` of each node")
 	fs.DurationVar(&o.StepDuration, "step-duration", 0, "`duration` of each sampler step (ImageNoiseSampler runs one per step)")

@@ -96,6 +96,9 @@ type Options struct {
 	EventsTerminalFlood time.Duration
 
 	IdempotencyTTL time.Duration // how long an Idempotency-Key stays claimed (default 24h)
+	// Latency holds every request of the v2, v1 and asset routes this long before the server
+	// sees it (an outage's answer included): a service far away, or a machine slow to answer.
+	Latency time.Duration
 
 	// Now is the server's clock (default time.Now): every timestamp it writes and every expiry
 	// it checks (expires_at and retention, signed URL lifetimes, Idempotency-Key claims) reads
@@ -332,6 +335,9 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 		o(&cfg)
 	}
 	s.mux.HandleFunc(full, func(w http.ResponseWriter, r *http.Request) {
+		if !s.travel(r) {
+			return
+		}
 		setRequestID(w)
 		f := s.faults.record(op, r)
 		if retryAfter, down := s.outageAnswer(op); down {
@@ -355,6 +361,23 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 			inner(w, r)
 		}
 	})
+}
+
+// travel holds a request for Options.Latency; it reports false when the client went meanwhile
+// (or the server closed).
+func (s *Server) travel(r *http.Request) bool {
+	if s.opts.Latency <= 0 {
+		return true
+	}
+	t := time.NewTimer(s.opts.Latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-s.done:
+	}
+	return false
 }
 
 // bearerAuth is the v2 credential check.
