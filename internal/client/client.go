@@ -89,8 +89,15 @@ type Client struct {
 	// gate is what the waits and submissions of this client learn together about the service
 	// being down (outageGate): while it is, they hold, and one probe at a time goes out.
 	gate *outageGate
-	// reads spaces the reads of this client's waits that fall due together (readSpacing).
-	reads spacedDepartures
+	// reads lets the reads of this client's waits that fall due together leave one by one
+	// (readSpacing).
+	reads *spacedDepartures
+}
+
+// observeRead tells the outage gate and the spaced departures how a read let go with t went.
+func (c *Client) observeRead(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+	c.reads.answer(t, outcome)
+	c.gate.observe(t, outcome, retryAfter)
 }
 
 // holdReads notes a read answered 429 with Retry-After wait.
@@ -147,7 +154,7 @@ func New(cfg Config) (*Client, error) {
 		c.registryToken = c.apiKey
 	}
 	c.gate = newOutageGate(c.retryWaitMin, c.retryWaitMax)
-	c.reads.gap = readSpacing
+	c.reads = newSpacedDepartures()
 	if !cfg.MaxRetriesSet && c.maxRetries == 0 {
 		c.maxRetries = DefaultMaxRetries
 	}

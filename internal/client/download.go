@@ -127,7 +127,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		}
 		got, err, fromService := d.attempt(readOnce(ctx), src)
 		outcome, retryAfter := d.outcome(err, fromService, src)
-		c.gate.observe(ticket, outcome, retryAfter)
+		c.observeRead(ticket, outcome, retryAfter)
 		if err == nil {
 			return got, nil
 		}

@@ -55,8 +55,9 @@ type outageGate struct {
 }
 
 // gateTicket is what the gate handed a request: whether it is the probe or the scout (its
-// outcome must be observed, which frees the gate for the next).
-type gateTicket struct{ probe bool }
+// outcome must be observed, which frees the gate for the next), and whether it is a read let go
+// by the client's spaced departures (its answer must be told to them).
+type gateTicket struct{ probe, departed bool }
 
 func newOutageGate(minWait, maxWait time.Duration) *outageGate {
 	return &outageGate{minWait: minWait, maxWait: maxWait, changed: make(chan struct{})}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -141,6 +142,8 @@ func TestBatchOutageRequestRate(t *testing.T) {
 		strict     bool
 		retryAfter int
 		refuse     bool
+		latency    time.Duration // there and back (default 1 ms)
+		at         time.Duration // after the first submission (default 1 s)
 	}{
 		{name: "friendly, 503 with Retry-After", retryAfter: 2},
 		{name: "friendly, 503 without Retry-After"},
@@ -148,6 +151,12 @@ func TestBatchOutageRequestRate(t *testing.T) {
 		{name: "strict, 503 with Retry-After", strict: true, retryAfter: 2},
 		{name: "strict, 503 without Retry-After", strict: true},
 		{name: "strict, refused", strict: true, refuse: true},
+		{name: "friendly, 503, 20 ms away", retryAfter: 2, latency: 20 * time.Millisecond},
+		{name: "strict, 503, 20 ms away", strict: true, retryAfter: 2, latency: 20 * time.Millisecond},
+		{name: "friendly, refused, 100 ms away", refuse: true, latency: 100 * time.Millisecond},
+		{name: "strict, 503, 100 ms away", strict: true, latency: 100 * time.Millisecond},
+		{name: "strict, 503 as the first rows end", strict: true, retryAfter: 2, at: 3100 * time.Millisecond},
+		{name: "friendly, 503 as the first rows end", retryAfter: 2, at: 3100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,7 +169,7 @@ func TestBatchOutageRequestRate(t *testing.T) {
 				} else {
 					jobs.events = true
 				}
-				sim := &outageSim{simJobs: jobs, latency: time.Millisecond, at: time.Second, span: 60 * time.Second,
+				sim := &outageSim{simJobs: jobs, latency: cmp.Or(tt.latency, time.Millisecond), at: cmp.Or(tt.at, time.Second), span: 60 * time.Second,
 					retryAfter: tt.retryAfter, refuse: tt.refuse}
 				simulateBatch(t, sim, rows, inFlight)
 				perSecond = sim.perSecond

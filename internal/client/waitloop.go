@@ -66,12 +66,9 @@ func (s waitShare) hold(ctx context.Context) (time.Duration, <-chan struct{}, ga
 	if d > 0 || t.probe { // held, or the gate's lone probe or scout: nothing to space
 		return d, changed, t
 	}
-	// Reads due together leave readSpacing apart (see there); what the gate learned meanwhile
+	// Reads due together leave one by one (spacedDepartures); what the gate learned meanwhile
 	// holds those still to leave. A context that ended lets the read fail at once.
-	if s.c.reads.depart(ctx) != nil {
-		return 0, nil, gateTicket{}
-	}
-	return s.look()
+	return s.c.reads.depart(ctx, s.look)
 }
 
 // look is the hold of a read due now: the service's rate limit, for every wait at once, then
@@ -85,7 +82,7 @@ func (s waitShare) look() (time.Duration, <-chan struct{}, gateTicket) {
 
 func (s waitShare) observe(t gateTicket, err error) {
 	outcome, wait := readOutcome(err)
-	s.c.gate.observe(t, outcome, wait)
+	s.c.observeRead(t, outcome, wait)
 }
 
 func (s waitShare) rideOut(failures int, err error) time.Duration {
