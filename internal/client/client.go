@@ -7,6 +7,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -89,14 +90,26 @@ type Client struct {
 	// gate is what the waits and submissions of this client learn together about the service
 	// being down (outageGate): while it is, they hold, and one probe at a time goes out.
 	gate *outageGate
-	// reads lets the reads of this client's waits that fall due together leave one by one
-	// (readSpacing).
-	reads *spacedDepartures
+	// departures lets the requests of this client's waits and submissions that fall due
+	// together leave one by one (departureSpacing).
+	departures *spacedDepartures
 }
 
-// observeRead tells the outage gate and the spaced departures how a read let go with t went.
-func (c *Client) observeRead(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
-	c.reads.answer(t, outcome)
+// hold is how long a request due now must wait (0: send it now, with the ticket), and a channel
+// closed when that may have changed (nil: nothing to watch), as look (the outage gate, and for
+// reads the rate limit) and the client's departures say. It may block briefly, until the
+// request's turn among those due together, or until ctx ends (then it lets the request fail).
+func (c *Client) hold(ctx context.Context, look func() (time.Duration, <-chan struct{}, gateTicket)) (time.Duration, <-chan struct{}, gateTicket) {
+	d, changed, t := look()
+	if d > 0 || t.probe { // held, or the gate's lone probe or scout: nothing to space
+		return d, changed, t
+	}
+	return c.departures.depart(ctx, look)
+}
+
+// observe tells the outage gate and the departures how a request let go with t went.
+func (c *Client) observe(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+	c.departures.answer(t, outcome)
 	c.gate.observe(t, outcome, retryAfter)
 }
 
@@ -154,7 +167,7 @@ func New(cfg Config) (*Client, error) {
 		c.registryToken = c.apiKey
 	}
 	c.gate = newOutageGate(c.retryWaitMin, c.retryWaitMax)
-	c.reads = newSpacedDepartures()
+	c.departures = newSpacedDepartures()
 	if !cfg.MaxRetriesSet && c.maxRetries == 0 {
 		c.maxRetries = DefaultMaxRetries
 	}

@@ -125,9 +125,11 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		if err != nil {
 			return nil, rideOutEnded(err, lastFailure, failures)
 		}
+		d.answered, ticket.departed = c.departures.answerOnce(ticket), false
 		got, err, fromService := d.attempt(readOnce(ctx), src)
+		d.answered(err)
 		outcome, retryAfter := d.outcome(err, fromService, src)
-		c.observeRead(ticket, outcome, retryAfter)
+		c.observe(ticket, outcome, retryAfter)
 		if err == nil {
 			return got, nil
 		}
@@ -163,6 +165,9 @@ type resumable struct {
 	lim     DownloadLimits
 	sink    *prefixSink
 	noRange bool // the server refused a range (416): ask for the whole content
+	// answered tells the client's departures that the attempt's request was answered (or
+	// failed): once its headers are in, a body that takes its time holds no other request.
+	answered func(err error)
 }
 
 // attempt runs one attempt; fromService reports whether its outcome came from the service's
@@ -208,6 +213,7 @@ func (d *resumable) stream(ctx context.Context, cl call) (*Download, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	resp, err := d.c.do(ctx, cl)
+	d.answered(err)
 	if err != nil {
 		return nil, err
 	}

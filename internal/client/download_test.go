@@ -233,8 +233,8 @@ func TestDownloadAssetRidesOutFailures(t *testing.T) {
 			sim:      simScript{steps: append(rep(3, simStep{status: 503, retryAfter: 2}), simStep{})},
 			wantReqs: 4,
 			// Three waits of 2 s; a record read and its content request, due together, leave
-			// readSpacing apart.
-			wantElapsed: [2]time.Duration{6 * time.Second, 6*time.Second + 8*readSpacing},
+			// departureSpacing apart.
+			wantElapsed: [2]time.Duration{6 * time.Second, 6*time.Second + 8*departureSpacing},
 		},
 		{
 			name:     "refused for a while, then the content",

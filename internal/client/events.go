@@ -82,14 +82,14 @@ func (c *Client) followEvents(ctx context.Context, eventsURL string) *eventConn 
 	conn := &eventConn{wake: wake}
 	go func() {
 		defer close(wake)
-		if c.gate.failing() {
-			// The service may be down: a stream asked for now would meet the outage, one per
-			// wait, past the gate that holds their reads (a restart cuts every stream at once).
-			// The wait polls through the gate instead, and does not redial.
+		ticket, ok := c.streamMayLeave(ctx)
+		if !ok {
 			c.log.Debug(ctx, "job event stream not asked for while requests fail; polling instead", nil)
 			return
 		}
 		resp, err := c.openEventStream(ctx, eventsURL)
+		outcome, retryAfter := readOutcome(err)
+		c.observe(ticket, outcome, retryAfter)
 		if err != nil {
 			c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
 			return
@@ -109,6 +109,26 @@ func (c *Client) followEvents(ctx context.Context, eventsURL string) *eventConn 
 		}
 	}()
 	return conn
+}
+
+// streamMayLeave waits for an event stream's turn among the client's requests due together, and
+// reports whether it may be asked for, with the ticket it leaves with. While requests fail the
+// service may be down: a stream asked for then would meet the outage, one per wait, past the
+// gate that holds their reads (a restart cuts every stream at once), so the wait polls through
+// the gate instead, and does not redial.
+func (c *Client) streamMayLeave(ctx context.Context) (gateTicket, bool) {
+	if c.gate.failing() {
+		return gateTicket{}, false
+	}
+	wait, _, ticket := c.hold(ctx, c.gate.hold)
+	if wait > 0 {
+		return gateTicket{}, false
+	}
+	if ctx.Err() != nil { // the wait ended in the stream's turn: it never left
+		c.observe(ticket, gateNothing, 0)
+		return gateTicket{}, false
+	}
+	return ticket, true
 }
 
 // offerWakeup hands a wake-up to the loop without blocking: one pending wake-up covers any

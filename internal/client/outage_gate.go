@@ -55,9 +55,12 @@ type outageGate struct {
 }
 
 // gateTicket is what the gate handed a request: whether it is the probe or the scout (its
-// outcome must be observed, which frees the gate for the next), and whether it is a read let go
-// by the client's spaced departures (its answer must be told to them).
-type gateTicket struct{ probe, departed bool }
+// outcome must be observed, which frees the gate for the next), and whether the client's
+// departures let it go (its answer must be told to them).
+type gateTicket struct {
+	probe, departed bool
+	left            time.Time // when the departures let it go
+}
 
 func newOutageGate(minWait, maxWait time.Duration) *outageGate {
 	return &outageGate{minWait: minWait, maxWait: maxWait, changed: make(chan struct{})}
@@ -82,11 +85,6 @@ func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
 	}
 	g.probing = true
 	return 0, nil, gateTicket{probe: true}
-}
-
-// admit blocks until the gate lets a request go (or ctx ends) and returns its ticket.
-func (g *outageGate) admit(ctx context.Context) (gateTicket, error) {
-	return awaitRelease(ctx, g.hold)
 }
 
 // awaitRelease asks hold until it lets the request go (a wait of 0), sleeping as long as it says
@@ -281,14 +279,18 @@ func retryAfterOf(err error) time.Duration {
 }
 
 // gatedTransport lets each attempt of the requests it carries (submissions) through the
-// client's outage gate, and tells the gate how each went.
+// client's outage gate and departures, and tells them how each went.
 type gatedTransport struct {
 	next http.RoundTripper
-	gate *outageGate
+	c    *Client
 }
 
 func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ticket, err := t.gate.admit(req.Context())
+	ctx := req.Context()
+	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.hold(ctx, t.c.gate.hold) })
+	if err == nil {
+		err = ctx.Err() // the context ended in the attempt's turn
+	}
 	if err != nil { // the context ended while the gate held the attempt: it never left
 		if req.Body != nil {
 			_ = req.Body.Close()
@@ -297,6 +299,6 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	outcome, wait := responseOutcome(resp, err)
-	t.gate.observe(ticket, outcome, wait)
+	t.c.observe(ticket, outcome, wait)
 	return resp, err
 }

@@ -39,7 +39,7 @@ func TestOutageGateClosesOnOutagesOnly(t *testing.T) {
 			t.Parallel()
 			g := newOutageGate(minWait, maxWait)
 			for _, resp := range tt.answers {
-				ticket, err := g.admit(t.Context())
+				ticket, err := awaitRelease(t.Context(), g.hold)
 				if err != nil {
 					t.Fatal(err)
 				}

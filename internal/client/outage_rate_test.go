@@ -129,11 +129,11 @@ func simulateBatch(t *testing.T, transport http.RoundTripper, rows, inFlight int
 // During a 60 s outage, a batch of 1,000 rows with 64 in flight sends at most 5 requests in
 // every second of it, the first included, counted where they arrive: its waits learn together
 // that the service is down (one scout after the first failure, then one probe at a time), and
-// reads that fall due together leave spaced, so that few are under way when the outage begins.
-// The outage begins 1 s after the first submission, when the rows' first reads fall due
-// together; the service answers in 1 ms. Across a 503 with and without Retry-After, refused
-// connections, and a friendly service (event streams) or a strict one (no streams, Retry-After
-// on every read of an unfinished job).
+// its requests leave one by one, a few at most unanswered, so that few are under way when the
+// outage begins. The outage begins 1 s after the first submission, when the rows' first reads
+// fall due together, or as the first rows end; the service answers in 1 ms, 20 ms or 100 ms.
+// Across a 503 with and without Retry-After, refused connections, and a friendly service
+// (event streams) or a strict one (no streams, Retry-After on every read of an unfinished job).
 func TestBatchOutageRequestRate(t *testing.T) {
 	t.Parallel()
 	const rows, inFlight, maxPerSecond = 1000, 64, 5
@@ -185,6 +185,51 @@ func TestBatchOutageRequestRate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whenever an outage begins (every 100 ms from 1 s to 7 s after the first submission: the
+// rows' first reads, their ends and the next rows' submissions, event streams and reads), a
+// batch of 300 rows with 64 in flight sends at most 5 requests in its first second, on a
+// service answering in 1, 5 or 15 ms (a loaded machine): the requests under way when it began,
+// the client's window at most, then the gate's scout. Slower answers open the window further
+// to keep 250 requests a second leaving (up to 14 in the first second 50 ms away).
+func TestOutageRequestRateWheneverItBegins(t *testing.T) {
+	t.Parallel()
+	const rows, inFlight, maxPerSecond = 300, 64, 5
+	for _, latency := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 15 * time.Millisecond} {
+		for _, strict := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v away, strict %v", latency, strict), func(t *testing.T) {
+				t.Parallel()
+				for at := time.Second; at < 7*time.Second; at += 100 * time.Millisecond {
+					first := firstSecondOfOutage(t, latency, at, strict, rows, inFlight)
+					if first > maxPerSecond {
+						t.Errorf("an outage from %v met %d requests in its first second; want at most %d", at, first, maxPerSecond)
+					}
+				}
+			})
+		}
+	}
+}
+
+// firstSecondOfOutage runs a batch through a 5 s outage from at after the first submission and
+// returns the requests the outage met in its first second.
+func firstSecondOfOutage(t *testing.T, latency, at time.Duration, strict bool, rows, inFlight int) int {
+	t.Helper()
+	first := 0
+	synctest.Test(t, func(t *testing.T) {
+		jobs := newSimJobs(inFlight, func(int) time.Duration { return 3 * time.Second })
+		if strict {
+			jobs.retryAfter = 1
+		} else {
+			jobs.events = true
+		}
+		sim := &outageSim{simJobs: jobs, latency: latency, at: at, span: 5 * time.Second, retryAfter: 2}
+		simulateBatch(t, sim, rows, inFlight)
+		if len(sim.perSecond) > 0 {
+			first = sim.perSecond[0]
+		}
+	})
+	return first
 }
 
 func sumInts(ns []int) int {

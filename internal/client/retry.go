@@ -467,10 +467,11 @@ func submissionMayHaveArrived(ctx context.Context, resp *http.Response, err erro
 	return resp.StatusCode != http.StatusTooManyRequests && transientStatus(resp.StatusCode)
 }
 
-// gated is base with every attempt let through the client's outage gate (gatedTransport).
+// gated is base with every attempt let through the client's outage gate and departures
+// (gatedTransport).
 func (c *Client) gated(base *http.Client) *http.Client {
 	return &http.Client{
-		Transport:     gatedTransport{next: orDefaultTransport(base.Transport), gate: c.gate},
+		Transport:     gatedTransport{next: orDefaultTransport(base.Transport), c: c},
 		Timeout:       base.Timeout,
 		CheckRedirect: base.CheckRedirect,
 		Jar:           base.Jar,

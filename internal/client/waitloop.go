@@ -62,13 +62,7 @@ func readingInWait(ctx context.Context) bool { v, _ := ctx.Value(inWaitKey{}).(b
 type waitShare struct{ c *Client }
 
 func (s waitShare) hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket) {
-	d, changed, t := s.look()
-	if d > 0 || t.probe { // held, or the gate's lone probe or scout: nothing to space
-		return d, changed, t
-	}
-	// Reads due together leave one by one (spacedDepartures); what the gate learned meanwhile
-	// holds those still to leave. A context that ended lets the read fail at once.
-	return s.c.reads.depart(ctx, s.look)
+	return s.c.hold(ctx, s.look)
 }
 
 // look is the hold of a read due now: the service's rate limit, for every wait at once, then
@@ -82,7 +76,7 @@ func (s waitShare) look() (time.Duration, <-chan struct{}, gateTicket) {
 
 func (s waitShare) observe(t gateTicket, err error) {
 	outcome, wait := readOutcome(err)
-	s.c.observeRead(t, outcome, wait)
+	s.c.observe(t, outcome, wait)
 }
 
 func (s waitShare) rideOut(failures int, err error) time.Duration {

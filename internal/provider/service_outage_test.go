@@ -96,12 +96,12 @@ func assertAllRanOnce(t *testing.T, cli *terraformCLI, srv *emulator.Server, job
 // During an outage, a batch of 1,000 rows with 64 in flight sends a handful of requests per
 // second, not 64 waits' worth, in every second of it, the first included: its waits learn
 // together that the service is down (after one failure a single scout goes at a time, after
-// three one probe at a time finds the service back), and reads that fall due together (the rows
-// started together) leave one by one, at most two unanswered, so that few are under way when the
-// outage begins, however slowly answers come back on a loaded machine. Counted at the server,
-// per second of the outage, on the friendly and the strict server (whose reads of unfinished
-// jobs ask Retry-After), nearby and 50 ms away. make test runs a 20 s outage; SVC_SOAK=1 (make soak) the full 60 s. The
-// provider is the built plugin, as users run it.
+// three one probe at a time finds the service back), and its requests leave one by one, a few
+// at most unanswered (two when a burst begins, as the rows' first reads do), so that few are
+// under way when the outage begins, however slowly answers come back on a loaded machine.
+// Counted at the server, per second of the outage, on the friendly and the strict server (whose
+// reads of unfinished jobs ask Retry-After), nearby and 50 ms away. make test runs a 20 s outage;
+// SVC_SOAK=1 (make soak) the full 60 s. The provider is the built plugin, as users run it.
 func TestCLI_batchOutageRequestRate(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()

@@ -8,10 +8,12 @@ import (
 	"time"
 )
 
-// Reads that fall due together leave readSpacing apart, a burst opening as its answers come
-// back: before the first answer, burstWindow reads at most are under way, whatever the answers'
-// latency; a failure closes the window again; answers later than answerWait no longer hold a
-// burst; reads that fall due alone are never delayed.
+// Requests leave departureSpacing apart at least, and only while fewer are unanswered than a
+// window that opens as answers come back (burstWindow, then up to burstWindowMax, or what keeps
+// floorRate leaving when answers are slow): before the first answer, burstWindow requests at
+// most are under way, whatever the answers' latency; a failure closes the window again (two
+// under way, two answer times per two requests); answers later than answerWait no longer hold
+// the next request; requests due further apart than the answers take are not delayed.
 func TestSpacedDeparturesOpenBurstsAsAnswersComeBack(t *testing.T) {
 	t.Parallel()
 	const never = gateNothing // no answer comes
@@ -26,18 +28,23 @@ func TestSpacedDeparturesOpenBurstsAsAnswersComeBack(t *testing.T) {
 		wantBeforeAnswer, wantUnanswered int
 		wantLast                         time.Duration
 	}{
-		{name: "answers within a millisecond", reads: 64, latency: time.Millisecond, outcome: gateAnswered,
-			wantBeforeAnswer: 1, wantUnanswered: 1, wantLast: 63 * readSpacing},
+		{name: "answers within a millisecond", reads: 64, latency: 500 * time.Microsecond, outcome: gateAnswered,
+			wantBeforeAnswer: 1, wantUnanswered: 1, wantLast: 63 * departureSpacing},
+		// Answers this slow would hold burstWindowMax to fewer than floorRate a second: the
+		// window grows to what keeps floorRate leaving (6 at 20 ms, 26 at 100 ms), as the
+		// smoothed answer time comes to the answers' latency.
 		{name: "answers in 20 ms", reads: 64, latency: 20 * time.Millisecond, outcome: gateAnswered,
-			wantBeforeAnswer: burstWindow, wantUnanswered: 11, wantLast: 158 * time.Millisecond},
+			wantBeforeAnswer: burstWindow, wantUnanswered: 5, wantLast: 282 * time.Millisecond},
 		{name: "answers in 100 ms", reads: 64, latency: 100 * time.Millisecond, outcome: gateAnswered,
-			wantBeforeAnswer: burstWindow, wantUnanswered: 33, wantLast: 502 * time.Millisecond},
+			wantBeforeAnswer: burstWindow, wantUnanswered: 25, wantLast: 508 * time.Millisecond},
 		{name: "failures in 20 ms", reads: 64, latency: 20 * time.Millisecond, outcome: gateFailed,
-			wantBeforeAnswer: burstWindow, wantUnanswered: burstWindow, wantLast: 31*20*time.Millisecond + readSpacing},
+			wantBeforeAnswer: burstWindow, wantUnanswered: burstWindow, wantLast: 621 * time.Millisecond},
 		{name: "no answer", reads: 6, latency: time.Hour, outcome: never,
-			wantBeforeAnswer: 6, wantUnanswered: 6, wantLast: readSpacing + 4*answerWait},
-		{name: "reads due alone, answers in 95 ms", reads: 20, every: 10 * time.Millisecond, latency: 95 * time.Millisecond,
-			outcome: gateAnswered, wantBeforeAnswer: 10, wantUnanswered: 10, wantLast: 19 * 10 * time.Millisecond},
+			wantBeforeAnswer: 6, wantUnanswered: 6, wantLast: departureSpacing + 4*answerWait},
+		{name: "due 10 ms apart, answers in 95 ms", reads: 20, every: 10 * time.Millisecond, latency: 95 * time.Millisecond,
+			outcome: gateAnswered, wantBeforeAnswer: burstWindow, wantUnanswered: 10, wantLast: 290 * time.Millisecond},
+		{name: "due 40 ms apart, answers in 95 ms", reads: 20, every: 40 * time.Millisecond, latency: 95 * time.Millisecond,
+			outcome: gateAnswered, wantBeforeAnswer: burstWindow, wantUnanswered: 3, wantLast: 19 * 40 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +95,7 @@ func TestSpacedDeparturesOpenBurstsAsAnswersComeBack(t *testing.T) {
 	}
 }
 
-// A read that the gate holds once its turn comes does not leave: it is not counted as under way,
+// A request that the gate holds once its turn comes does not leave: it is not counted as under way,
 // and the next read's turn does not wait for its answer.
 func TestSpacedDeparturesCountOnlyReadsThatLeave(t *testing.T) {
 	t.Parallel()
@@ -106,8 +113,8 @@ func TestSpacedDeparturesCountOnlyReadsThatLeave(t *testing.T) {
 				t.Fatalf("depart = %+v; want departed", ticket)
 			}
 		}
-		if waited := time.Since(start); waited > readSpacing*burstWindow {
-			t.Errorf("the first reads after the held ones waited %v; want at most %v", waited, readSpacing*burstWindow)
+		if waited := time.Since(start); waited > departureSpacing*burstWindow {
+			t.Errorf("the first reads after the held ones waited %v; want at most %v", waited, departureSpacing*burstWindow)
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
 		defer cancel()
