@@ -160,6 +160,22 @@ func (g *outageGate) failing() bool {
 	return g.closed || g.failures > 0
 }
 
+// whileClosed is, while the gate is closed, a channel closed when it changes (it opens, or a
+// probe ends); nil while it is open or in doubt. A request riding out failures watches it, so
+// that it hears of the service's return from the gate's probe rather than at the end of its own
+// backoff.
+func (g *outageGate) whileClosed() <-chan struct{} {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		return nil
+	}
+	return g.changed
+}
+
 // everAnswered reports whether the service has answered this client at least once. A
 // connection refused by a service that never answered is more likely a wrong endpoint than an
 // outage.
@@ -288,10 +304,11 @@ type gatedTransport struct {
 func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.hold(ctx, t.c.gate.hold) })
-	if err == nil {
-		err = ctx.Err() // the context ended in the attempt's turn
+	if err == nil && ctx.Err() != nil { // the context ended in the attempt's turn
+		t.c.observe(ticket, gateNothing, 0)
+		err = ctx.Err()
 	}
-	if err != nil { // the context ended while the gate held the attempt: it never left
+	if err != nil { // the context ended while the gate or the departures held the attempt: it never left
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}

@@ -239,3 +239,53 @@ func sumInts(ns []int) int {
 	}
 	return total
 }
+
+// Once the service is back, a batch's waits find it within the gate's probe backoff, not their
+// own ride-out backoffs (up to 30 s after a minute of failures): a closed gate that opens wakes
+// every wait riding out failures, and a submission's attempts wait on the gate, not on a backoff
+// grown through the outage. A 40-row batch, 8 in flight, jobs of 1 s, meets a minute of refused
+// connections (a restart) or of 503 without Retry-After from 1 s after the first submission; its
+// last row ends within outageProbeMax of the service's return, and the 32 rows left then (four
+// waves of about 1.5 s: submission, run, read).
+func TestWaitsFindTheServiceBackWithTheGate(t *testing.T) {
+	t.Parallel()
+	const rows, inFlight = 40, 8
+	tests := []struct {
+		name   string
+		refuse bool
+	}{
+		{name: "refused", refuse: true},
+		{name: "503 without Retry-After"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// The backoffs are jittered: the worst of ten runs.
+			var worst time.Duration
+			for range 10 {
+				worst = max(worst, lagAfterTheServiceIsBack(t, rows, inFlight, tt.refuse))
+			}
+			t.Logf("the batch ended at worst %v after the service was back", worst)
+			if want := outageProbeMax + 4*1500*time.Millisecond; worst > want {
+				t.Errorf("the batch ended %v after the service was back; want at most %v", worst, want)
+			}
+		})
+	}
+}
+
+// lagAfterTheServiceIsBack runs a batch, jobs of 1 s, through a minute of outage from 1 s after
+// the first submission and returns how long after the service was back its last row ended.
+func lagAfterTheServiceIsBack(t *testing.T, rows, inFlight int, refuse bool) time.Duration {
+	t.Helper()
+	var lag time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		jobs := newSimJobs(inFlight, func(int) time.Duration { return time.Second })
+		sim := &outageSim{simJobs: jobs, latency: time.Millisecond, at: time.Second, span: time.Minute, refuse: refuse}
+		simulateBatch(t, sim, rows, inFlight)
+		jobs.mu.Lock()
+		back := jobs.began.Add(sim.at + sim.span)
+		jobs.mu.Unlock()
+		lag = time.Since(back)
+	})
+	return lag
+}

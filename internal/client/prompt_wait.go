@@ -408,7 +408,8 @@ func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gat
 		}
 		f.dialFailures++
 		f.redialPending = true
-		return nil, share.rideOut(f.dialFailures, err), true
+		wait, _ := share.rideOut(f.dialFailures, err) // the redial is held by the gate itself (onRedialDue)
+		return nil, wait, true
 	}
 	f.dialFailures = 0
 	f.c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": f.promptID, "attempt": *redials})

@@ -379,6 +379,20 @@ func (c *Client) backoffOrDefault() retryablehttp.Backoff {
 	return backoff
 }
 
+// pacedByTheGate is backoff for requests whose attempts pass the outage gate (gated): while the
+// gate is closed, the gate paces them (it holds each attempt until its probe finds the service
+// back, and lets it go then), so the wait between attempts is the least one; a backoff grown
+// through a long outage would otherwise keep a submission sleeping well after the service is
+// back.
+func (c *Client) pacedByTheGate(backoff retryablehttp.Backoff) retryablehttp.Backoff {
+	return func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+		if c.gate.whileClosed() != nil {
+			return minWait
+		}
+		return backoff(minWait, maxWait, attempt, resp)
+	}
+}
+
 // resendSubmission is the CheckRetry of a v2 job submission. Its Idempotency-Key is single-use:
 // the service runs the first request presenting it and refuses every later one with 422
 // idempotency_key_reuse, never running it again. So the same request under the same key is
@@ -510,11 +524,11 @@ func routerStillRunningAnswer(status int, h http.Header) bool {
 // retryingClient builds the go-retryablehttp client for one operation. last, when not nil,
 // receives the last "come back later" answer of policies that wait on them until the deadline.
 func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBackAnswer, answerLost *bool) *retryablehttp.Client {
-	check, retryMax := c.checkRetry(p), c.maxRetries
+	check, retryMax, wait := c.checkRetry(p), c.maxRetries, c.backoffOrDefault()
 	switch p {
 	case retryJobSubmit:
 		check, retryMax = c.resendSubmission(last, answerLost), math.MaxInt32
-		base = c.gated(base)
+		base, wait = c.gated(base), c.pacedByTheGate(wait)
 	case retryRouterInvoke:
 		check, retryMax = c.untilDeadlineOn(routerStillRunning, check, last), math.MaxInt32
 	}
@@ -530,7 +544,7 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 		RetryWaitMax: c.retryWaitMax,
 		RetryMax:     retryMax,
 		CheckRetry:   check,
-		Backoff:      c.backoffOrDefault(),
+		Backoff:      wait,
 		// Hand back the last response or error as it is, so the caller decodes the service's
 		// error rather than seeing "giving up after N attempts".
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,

@@ -46,8 +46,9 @@ type readShare interface {
 	// observe is told the outcome of every read (nil: it succeeded).
 	observe(t gateTicket, err error)
 	// rideOut is the wait before reading again after the given number of transient
-	// failures in a row, the last one err.
-	rideOut(failures int, err error) time.Duration
+	// failures in a row, the last one err, and a channel closed when the service may be back
+	// sooner (nil: none).
+	rideOut(failures int, err error) (time.Duration, <-chan struct{})
 }
 
 type inWaitKey struct{}
@@ -79,8 +80,8 @@ func (s waitShare) observe(t gateTicket, err error) {
 	s.c.observe(t, outcome, wait)
 }
 
-func (s waitShare) rideOut(failures int, err error) time.Duration {
-	return rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
+func (s waitShare) rideOut(failures int, err error) (time.Duration, <-chan struct{}) {
+	return rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err), s.c.gate.whileClosed()
 }
 
 // rideOutWait is the wait after the given number of transient read failures in a row: the
@@ -133,19 +134,22 @@ func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.
 			return zero, err
 		}
 		lastFailure = err
-		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
+		wait, sooner := share.rideOut(failures, err)
+		if err := sleepUnlessDone(ctx, wait, sooner); err != nil {
 			return zero, rideOutEnded(err, lastFailure, failures)
 		}
 	}
 }
 
-// sleepUnlessDone waits d, or until ctx ends (its error).
-func sleepUnlessDone(ctx context.Context, d time.Duration) error {
+// sleepUnlessDone waits d, or until sooner rings (nil: never), or until ctx ends (its error).
+func sleepUnlessDone(ctx context.Context, d time.Duration, sooner <-chan struct{}) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-sooner:
+		return nil
 	case <-t.C:
 		return nil
 	}
@@ -307,7 +311,9 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 			}
 			failures++
 			lastFailure = err
-			timer.reset(w.rideOut(failures, err))
+			var wait time.Duration
+			wait, heldUntilChange = w.rideOut(failures, err)
+			timer.reset(wait)
 			continue
 		}
 		failures, lastFailure = 0, nil
@@ -341,12 +347,13 @@ func (w *waitLoop[R]) observe(ticket gateTicket, err error) {
 	}
 }
 
-// rideOut is the wait before reading again after failures transient failures in a row.
-func (w *waitLoop[R]) rideOut(failures int, err error) time.Duration {
+// rideOut is the wait before reading again after failures transient failures in a row, and
+// the channel that rings when the service may be back sooner (nil: none).
+func (w *waitLoop[R]) rideOut(failures int, err error) (time.Duration, <-chan struct{}) {
 	if w.share != nil {
 		return w.share.rideOut(failures, err)
 	}
-	return rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err)
+	return rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err), nil
 }
 
 // eventSource opens a record's event stream, one connection at a time; the wait loop redials a

@@ -36,7 +36,8 @@ func TestCLI_serviceOutageIsRiddenOut(t *testing.T) {
 				if len(outages) != 1 || sum(outages[0].PerSecond) == 0 || applyEnd.Before(outages[0].To) {
 					t.Fatalf("outages %+v, apply ended %s; want one that answered requests, before the apply ended", outages, applyEnd)
 				}
-				t.Logf("the outage answered %d requests in 20 s, per second: %v", sum(outages[0].PerSecond), outages[0].PerSecond)
+				t.Logf("the outage answered %d requests in 20 s, per second: %v; the apply ended %.1f s after it", sum(outages[0].PerSecond),
+					outages[0].PerSecond, applyEnd.Sub(outages[0].To).Seconds())
 			},
 		},
 		{
@@ -47,6 +48,7 @@ func TestCLI_serviceOutageIsRiddenOut(t *testing.T) {
 				if err != nil || len(downtimes) != 1 || downtimes[0].To.Sub(downtimes[0].From) < 60*time.Second || applyEnd.Before(downtimes[0].To) {
 					t.Fatalf("downtimes %+v (%v), apply ended %s; want 60 s down, over before the apply ended", downtimes, err, applyEnd)
 				}
+				t.Logf("the apply ended %.1f s after the service was back", applyEnd.Sub(downtimes[0].To).Seconds())
 			},
 		},
 	}
