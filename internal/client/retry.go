@@ -386,10 +386,11 @@ func (c *Client) backoffOrDefault() retryablehttp.Backoff {
 // back.
 func (c *Client) pacedByTheGate(backoff retryablehttp.Backoff) retryablehttp.Backoff {
 	return func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
+		wait := backoff(minWait, maxWait, attempt, resp)
 		if c.gate.whileClosed() != nil {
 			return minWait
 		}
-		return backoff(minWait, maxWait, attempt, resp)
+		return wait
 	}
 }
 
