@@ -40,8 +40,8 @@ func (systemClock) Now() time.Time { return time.Now() }
 // through waitShare): how long a read due now is held, and what each read told.
 type readShare interface {
 	// hold returns how long a read due now must wait (0: read now, with the ticket), and a
-	// channel closed when that may have changed (nil: none). It may block briefly (until ctx
-	// ends) to space reads that fall due together.
+	// channel closed when that may have changed (nil: none). It may block until the read's turn
+	// among the client's requests (spacedDepartures), or until ctx ends.
 	hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket)
 	// observe is told the outcome of every read (nil: it succeeded).
 	observe(t gateTicket, err error)
