@@ -37,7 +37,7 @@ import (
 // downloadSource gives each attempt of a download its request.
 type downloadSource interface {
 	// request returns the request of the next attempt (reading, for an asset, its record for a
-	// freshly signed URL) and whether the request goes to the service itself.
+	// freshly signed URL).
 	request(ctx context.Context) (call, error)
 	// retryNow is told every failed attempt and reports whether it is worth one more at once,
 	// outside the backoff (a signed URL that may have expired).
