@@ -254,13 +254,16 @@ func sumInts(ns []int) int {
 // waves of about 1.5 s: submission, run, read).
 func TestWaitsFindTheServiceBackWithTheGate(t *testing.T) {
 	t.Parallel()
-	const rows, inFlight = 40, 8
 	tests := []struct {
-		name   string
-		refuse bool
+		name           string
+		rows, inFlight int
+		refuse         bool
 	}{
-		{name: "refused", refuse: true},
-		{name: "503 without Retry-After"},
+		{name: "refused", rows: 40, inFlight: 8, refuse: true},
+		{name: "503 without Retry-After", rows: 40, inFlight: 8},
+		// A lone wait has no other wait to probe for it: its own reads are the gate's probes.
+		{name: "a lone wait, refused", rows: 1, inFlight: 1, refuse: true},
+		{name: "a lone wait, 503 without Retry-After", rows: 1, inFlight: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,7 +271,7 @@ func TestWaitsFindTheServiceBackWithTheGate(t *testing.T) {
 			// The backoffs are jittered: the worst of ten runs.
 			var worst time.Duration
 			for range 10 {
-				worst = max(worst, lagAfterTheServiceIsBack(t, rows, inFlight, tt.refuse))
+				worst = max(worst, lagAfterTheServiceIsBack(t, tt.rows, tt.inFlight, tt.refuse))
 			}
 			t.Logf("the batch ended at worst %v after the service was back", worst)
 			if want := outageProbeMax + 4*1500*time.Millisecond; worst > want {

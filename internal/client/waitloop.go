@@ -80,8 +80,18 @@ func (s waitShare) observe(t gateTicket, err error) {
 	s.c.observe(t, outcome, wait)
 }
 
+// rideOut is the wait before a request riding out failures goes again: its own backoff
+// (rideOutWait) while the outage gate is open or in doubt. While the gate is closed, the gate
+// paces the request instead (hold lets one probe out at a time, a few seconds apart or as
+// Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
+// otherwise keep the request asleep well after the service is back, and a lone wait has no
+// other request to probe for it.
 func (s waitShare) rideOut(failures int, err error) (time.Duration, <-chan struct{}) {
-	return rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err), s.c.gate.whileClosed()
+	wait := rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
+	if closed := s.c.gate.whileClosed(); closed != nil {
+		return min(wait, s.c.retryWaitMin), closed
+	}
+	return wait, nil
 }
 
 // rideOutWait is the wait after the given number of transient read failures in a row: the
