@@ -125,8 +125,10 @@ func (s *Server) Outages() []OutageReport {
 }
 
 // outageAnswer notes a request of op and reports whether an outage answers it, and with what
-// Retry-After. The first submission starts what was armed to follow it.
-func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
+// Retry-After, or whether a restart it arms with no wait takes the server down before it is
+// answered (restartNow, the downtime; the caller restarts the server and leaves the request
+// unanswered). The first submission starts what was armed to follow it.
+func (s *Server) outageAnswer(op string) (retryAfter int, down bool, restartNow time.Duration) {
 	now := s.opts.Now()
 	st := &s.whole
 	st.mu.Lock()
@@ -155,10 +157,10 @@ func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
 				o.perSecond = append(o.perSecond, 0)
 			}
 			o.perSecond[sec]++
-			return o.retryAfter, true
+			return o.retryAfter, true, 0
 		}
 	}
-	s.armRestartsAfterLocked(op)
+	restartNow = s.armRestartsAfterLocked(op)
 	for _, o := range st.outages { // after the check: the request that starts one is answered
 		if o.from.IsZero() && o.afterOp == op {
 			if o.afterN--; o.afterN == 0 {
@@ -166,7 +168,23 @@ func (s *Server) outageAnswer(op string) (retryAfter int, down bool) {
 			}
 		}
 	}
-	return 0, false
+	return 0, false, restartNow
+}
+
+// answeredByAnOutage handles a request of op the service's outages or restarts take: an outage
+// answers it as a gateway would, a restart it arms with no wait takes the server down before it
+// is answered. It reports whether the request was taken so.
+func (s *Server) answeredByAnOutage(w http.ResponseWriter, op string) bool {
+	retryAfter, down, restartNow := s.outageAnswer(op)
+	switch {
+	case down:
+		writeOutage(w, op, retryAfter)
+	case restartNow > 0:
+		_ = s.Restart(restartNow) // closes this request's connection too; fails only when already down
+	default:
+		return false
+	}
+	return true
 }
 
 // writeOutage answers a request of op as a gateway in front of a service that is down.
@@ -197,11 +215,12 @@ func (s *Server) StopListening() error {
 	if srv == nil || closed {
 		return errors.New("emulator: not listening")
 	}
-	err := srv.Close()
-	s.DropSockets() // hijacked connections: http.Server.Close does not know them
+	// Noted first: a client that sees its connection close finds the downtime already begun.
 	s.whole.mu.Lock()
 	s.whole.downtimes = append(s.whole.downtimes, Downtime{From: time.Now()})
 	s.whole.mu.Unlock()
+	err := srv.Close()
+	s.DropSockets() // hijacked connections: http.Server.Close does not know them
 	return err
 }
 
@@ -278,7 +297,8 @@ func (s *Server) RestartAfterSubmission(after, down time.Duration) {
 }
 
 // RestartAfterRequest is Restart(down), after past the nth request of op the server receives
-// (counted from now): a download cut short by the restart, say.
+// (counted from now): a download cut short by the restart, say. With no wait (after <= 0) the
+// server goes down as that request arrives, and it is never answered: its connection closes.
 func (s *Server) RestartAfterRequest(op string, n int, after, down time.Duration) {
 	st := &s.whole
 	st.mu.Lock()
@@ -287,20 +307,26 @@ func (s *Server) RestartAfterRequest(op string, n int, after, down time.Duration
 }
 
 // armRestartsAfterLocked counts a request of op towards the restarts armed after requests of
-// it, starting those whose count is reached; s.whole.mu must be held.
-func (s *Server) armRestartsAfterLocked(op string) {
+// it, starting those whose count is reached, and returns the downtime of one armed with no wait,
+// which the request that reached it starts itself (0: none); s.whole.mu must be held.
+func (s *Server) armRestartsAfterLocked(op string) (restartNow time.Duration) {
 	st := &s.whole
 	kept := st.restarts[:0]
 	for _, r := range st.restarts {
 		if r.afterOp == op {
 			if r.afterN--; r.afterN == 0 {
-				s.restartAfter(r.after, r.down)
+				if r.after <= 0 {
+					restartNow = max(restartNow, r.down)
+				} else {
+					s.restartAfter(r.after, r.down)
+				}
 				continue
 			}
 		}
 		kept = append(kept, r)
 	}
 	st.restarts = kept
+	return restartNow
 }
 
 // restartAfter restarts the server after a wait (none when it is not positive).

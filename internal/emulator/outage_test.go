@@ -182,7 +182,7 @@ func TestRestartRefusesConnectionsAndComesBackWithItsJobs(t *testing.T) {
 		{
 			name: "RestartAfterRequest, armed before the request",
 			goDown: func(t *testing.T, s *Server) func() {
-				s.RestartAfterRequest(OpJobEvents, 1, 0, 300*time.Millisecond)
+				s.RestartAfterRequest(OpJobEvents, 1, 50*time.Millisecond, 300*time.Millisecond)
 				if d, _ := s.Downtimes(); len(d) != 0 {
 					t.Fatal("down before the request")
 				}
@@ -195,6 +195,21 @@ func TestRestartRefusesConnectionsAndComesBackWithItsJobs(t *testing.T) {
 					d, _ := s.Downtimes()
 					return len(d) == 1
 				})
+				return nil
+			},
+		},
+		{
+			name: "RestartAfterRequest with no wait: the request is never answered",
+			goDown: func(t *testing.T, s *Server) func() {
+				s.RestartAfterRequest(OpJobEvents, 1, 0, 300*time.Millisecond)
+				resp, err := http.Get(s.URL() + "/api/v2/jobs/00000000-0000-0000-0000-000000000000/events")
+				if err == nil {
+					resp.Body.Close()
+					t.Fatalf("answered %s; want the connection closed unanswered", resp.Status)
+				}
+				if d, _ := s.Downtimes(); len(d) != 1 {
+					t.Fatalf("downtimes %+v as the request failed; want the server down already", d)
+				}
 				return nil
 			},
 		},

@@ -217,8 +217,7 @@ func New(opts Options) *Server {
 	s.startStorage()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		setRequestID(w)
-		if retryAfter, down := s.outageAnswer(""); down {
-			writeOutage(w, "", retryAfter)
+		if s.answeredByAnOutage(w, "") {
 			return
 		}
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path, nil)
@@ -340,8 +339,7 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 		}
 		setRequestID(w)
 		f := s.faults.record(op, r)
-		if retryAfter, down := s.outageAnswer(op); down {
-			writeOutage(w, op, retryAfter)
+		if s.answeredByAnOutage(w, op) {
 			return
 		}
 		inner := func(w http.ResponseWriter, r *http.Request) {
