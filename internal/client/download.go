@@ -126,9 +126,9 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 			return nil, rideOutEnded(err, lastFailure, failures)
 		}
 		d.answered, ticket.departed = c.departures.answerOnce(ticket), false
-		got, err, fromService := d.attempt(readOnce(ctx), src)
+		got, reached, err := d.attempt(readOnce(ctx), src)
 		d.answered(err)
-		outcome, retryAfter := d.outcome(err, fromService, src)
+		outcome, retryAfter := reached.outcome(err)
 		c.observe(ticket, outcome, retryAfter)
 		if err == nil {
 			return got, nil
@@ -171,25 +171,41 @@ type resumable struct {
 	answered func(err error)
 }
 
-// attempt runs one attempt; fromService reports whether its outcome came from the service's
-// origin (a record read, or content served there) rather than another host's.
-func (d *resumable) attempt(ctx context.Context, src downloadSource) (got *Download, err error, fromService bool) {
+// attempt runs one attempt and says which hosts it reached.
+func (d *resumable) attempt(ctx context.Context, src downloadSource) (*Download, attemptReach, error) {
 	cl, err := src.request(ctx)
-	if err != nil {
-		return nil, err, true
+	if err != nil { // the record read failed: the service's own answer or failure
+		return nil, attemptReach{endedOnService: true}, err
 	}
-	u, _ := url.Parse(cl.url) // parsed by request already
-	got, err = d.stream(ctx, cl)
-	return got, err, origin(u) == origin(d.c.endpoint)
+	ctx, followed := followingRedirects(ctx)
+	got, err := d.stream(ctx, cl)
+	service := origin(d.c.endpoint)
+	asked, _ := url.Parse(cl.url) // parsed by request already
+	last := asked
+	if to := followed.lastURL(); to != nil {
+		last = to
+	}
+	return got, attemptReach{
+		endedOnService: origin(last) == service,
+		// A record read, or a redirect the service answered, before the content.
+		serviceAnswered: src.readsRecord() || (last != asked && origin(asked) == service),
+	}, err
 }
 
-// outcome is what an attempt tells the outage gate: a failure on another host says nothing of
-// the service, but a record read before it says the service answered.
-func (d *resumable) outcome(err error, fromService bool, src downloadSource) (gateOutcome, time.Duration) {
+// attemptReach is where one attempt went: whether it ended on the service's origin (its answer
+// or failure is the service's), and whether the service answered it something on the way.
+type attemptReach struct {
+	endedOnService, serviceAnswered bool
+}
+
+// outcome is what an attempt tells the outage gate: a failure on another host (a signed storage
+// URL, a redirect to one) says nothing of the service, but a record read or a redirect the
+// service answered before it says the service is up.
+func (r attemptReach) outcome(err error) (gateOutcome, time.Duration) {
 	switch {
-	case fromService:
+	case r.endedOnService:
 		return readOutcome(err)
-	case src.readsRecord():
+	case r.serviceAnswered:
 		return gateAnswered, 0
 	}
 	return gateNothing, 0

@@ -451,3 +451,81 @@ func TestDownloadsShareTheOutageGate(t *testing.T) {
 		t.Logf("%d downloads: %d requests during a minute of 503, done %v after it began", downloads, down, time.Since(sim.downUntil.Add(-time.Minute)))
 	})
 }
+
+// simStorage is a service whose view route redirects to a storage host, in the test's process:
+// each answers 503 while it is down, storage refuses connections when refused is set.
+type simStorage struct {
+	content                    []byte
+	serviceDown, storageDown   bool
+	storageRefused             bool
+	mu                         sync.Mutex
+	serviceAsked, storageAsked int
+}
+
+func (s *simStorage) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req.URL.Host == "svc.test" {
+		s.serviceAsked++
+		if s.serviceDown {
+			return simError(req, simStep{status: http.StatusServiceUnavailable}), nil
+		}
+		h := http.Header{"Location": {"http://storage.test/obj?sig=" + strconv.Itoa(s.serviceAsked)}}
+		return simResponse(req, http.StatusFound, h, http.NoBody, 0), nil
+	}
+	s.storageAsked++
+	switch {
+	case s.storageRefused:
+		return nil, errSimRefused
+	case s.storageDown:
+		return simError(req, simStep{status: http.StatusServiceUnavailable}), nil
+	}
+	h := http.Header{"Content-Type": {"application/octet-stream"}}
+	return simResponse(req, http.StatusOK, h, io.NopCloser(bytes.NewReader(s.content)), int64(len(s.content))), nil
+}
+
+// Only the service's own failures tell the outage gate it is down: a storage host that fails
+// behind the view route's redirect, or a URL given on another host, is not the service (its
+// other waits go on), while the view route failing itself is.
+func TestDownloadFailuresElsewhereLeaveTheGateOpen(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                                     string
+		serviceDown, storageDown, storageRefused bool
+		given                                    string // DownloadTo this URL instead of the view route
+		wantClosed                               bool
+	}{
+		{name: "storage behind the view redirect answers 503", storageDown: true},
+		{name: "storage behind the view redirect refuses connections", storageRefused: true},
+		{name: "a URL given on another host answers 503", storageDown: true, given: "http://storage.test/obj?sig=given"},
+		{name: "the view route answers 503", serviceDown: true, wantClosed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				sim := &simStorage{content: simContent(), serviceDown: tt.serviceDown, storageDown: tt.storageDown, storageRefused: tt.storageRefused}
+				c, err := New(Config{Endpoint: "http://svc.test", HTTPClient: &http.Client{Transport: sim}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				if tt.given != "" {
+					_, err = c.DownloadTo(ctx, tt.given, io.Discard, DownloadLimits{})
+				} else {
+					_, err = c.DownloadView(ctx, ViewFile{Filename: "out.png", Type: "output"}, io.Discard, DownloadLimits{})
+				}
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("download: %v; want it to ride out the failures until its deadline", err)
+				}
+				sim.mu.Lock()
+				asked := sim.serviceAsked + sim.storageAsked
+				sim.mu.Unlock()
+				if closed := c.gate.whileClosed() != nil; closed != tt.wantClosed || asked < 2*outageFailures {
+					t.Errorf("after %d requests the gate is closed: %v; want %v", asked, closed, tt.wantClosed)
+				}
+			})
+		})
+	}
+}

@@ -1,9 +1,12 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"sync"
 )
 
 // RedirectRefusedError is a redirect the client did not follow: the request carried a body or
@@ -50,7 +53,41 @@ func policeRedirect(req *http.Request, via []*http.Request) error {
 		}
 		return refused
 	}
-	return stripCredentialsOnRedirect(req, via)
+	if err := stripCredentialsOnRedirect(req, via); err != nil {
+		return err
+	}
+	if f, ok := req.Context().Value(followedKey{}).(*followedRedirects); ok {
+		f.note(req.URL)
+	}
+	return nil
+}
+
+type followedKey struct{}
+
+// followedRedirects records, for the requests of one context, the URL of the last redirect
+// the client followed: the host an answer or a failure came from, when it is not the one asked.
+type followedRedirects struct {
+	mu   sync.Mutex
+	last *url.URL
+}
+
+// followingRedirects returns a context whose requests record the redirects they follow.
+func followingRedirects(ctx context.Context) (context.Context, *followedRedirects) {
+	f := &followedRedirects{}
+	return context.WithValue(ctx, followedKey{}, f), f
+}
+
+func (f *followedRedirects) note(u *url.URL) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = u
+}
+
+// lastURL is the URL of the last redirect followed, nil when none was.
+func (f *followedRedirects) lastURL() *url.URL {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.last
 }
 
 // refusedRedirect reports whether err is a redirect policeRedirect refused.
