@@ -180,25 +180,6 @@ func TestRestartRefusesConnectionsAndComesBackWithItsJobs(t *testing.T) {
 			},
 		},
 		{
-			name: "RestartAfterRequest, armed before the request",
-			goDown: func(t *testing.T, s *Server) func() {
-				s.RestartAfterRequest(OpJobEvents, 1, 50*time.Millisecond, 300*time.Millisecond)
-				if d, _ := s.Downtimes(); len(d) != 0 {
-					t.Fatal("down before the request")
-				}
-				stream, err := http.Get(s.URL() + "/api/v2/jobs/00000000-0000-0000-0000-000000000000/events")
-				if err != nil {
-					t.Fatal(err)
-				}
-				stream.Body.Close()
-				waitUntil(t, "the server never went down", func() bool {
-					d, _ := s.Downtimes()
-					return len(d) == 1
-				})
-				return nil
-			},
-		},
-		{
 			name: "RestartAfterRequest with no wait: the request is never answered",
 			goDown: func(t *testing.T, s *Server) func() {
 				s.RestartAfterRequest(OpJobEvents, 1, 0, 300*time.Millisecond)
