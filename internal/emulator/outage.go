@@ -215,6 +215,7 @@ func (s *Server) StopListening() error {
 	if srv == nil || closed {
 		return errors.New("emulator: not listening")
 	}
+	s.submissions.drain(submissionDrainLimit)
 	// Noted first: a client that sees its connection close finds the downtime already begun.
 	s.whole.mu.Lock()
 	s.whole.downtimes = append(s.whole.downtimes, Downtime{From: time.Now()})
@@ -222,6 +223,69 @@ func (s *Server) StopListening() error {
 	err := srv.Close()
 	s.DropSockets() // hijacked connections: http.Server.Close does not know them
 	return err
+}
+
+// submissionDrainLimit is how long a restart waits for the submissions under way to be
+// answered before it closes their connections anyway.
+const submissionDrainLimit = 2 * time.Second
+
+// submissionDrain lets a restart answer the submissions under way before it goes down, as a
+// service draining its requests does in a deploy: a restart never creates a job and loses its
+// answer (that is a fault of its own, Fault.AfterHandling with Drop). A submission that arrives
+// once the drain began is not handled at all.
+type submissionDrain struct {
+	mu       sync.Mutex
+	underWay int
+	draining bool
+	idle     chan struct{} // closed when underWay reaches 0 during a drain
+}
+
+// enter reports whether a submission may be handled, counting it under way.
+func (d *submissionDrain) enter() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.draining {
+		return false
+	}
+	d.underWay++
+	return true
+}
+
+// leave sends the submission's answer on its way and counts it done.
+func (d *submissionDrain) leave(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.underWay--; d.underWay == 0 && d.idle != nil {
+		close(d.idle)
+		d.idle = nil
+	}
+}
+
+// drain refuses new submissions and waits, at most limit, for those under way.
+func (d *submissionDrain) drain(limit time.Duration) {
+	d.mu.Lock()
+	d.draining = true
+	if d.underWay == 0 {
+		d.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	d.idle = idle
+	d.mu.Unlock()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}
+
+// reopen lets submissions in again.
+func (d *submissionDrain) reopen() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.draining, d.idle = false, nil
 }
 
 // ResumeListening listens again on the address StopListening closed, with every job as it is.
@@ -235,6 +299,7 @@ func (s *Server) ResumeListening() error {
 	if err != nil {
 		return err
 	}
+	s.submissions.reopen()
 	if err := s.serve(ln); err != nil {
 		return err
 	}

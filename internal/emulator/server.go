@@ -158,10 +158,12 @@ type Server struct {
 	handler http.Handler
 	secret  []byte // signs asset content urls
 
-	faults   faultState
-	chaos    chaosState
-	whole    wholeServiceFaults // outages and restarts (outage.go)
-	registry *registry.Registry // node registry: its own lock, independent of the job state
+	faults faultState
+	chaos  chaosState
+	whole  wholeServiceFaults // outages and restarts (outage.go)
+	// submissions under way, which a restart answers before it goes down (outage.go)
+	submissions submissionDrain
+	registry    *registry.Registry // node registry: its own lock, independent of the job state
 
 	// mu guards the job and asset state below.
 	mu             sync.Mutex
@@ -341,6 +343,12 @@ func (s *Server) route(pattern, op string, h http.HandlerFunc, options ...routeO
 		f := s.faults.record(op, r)
 		if s.answeredByAnOutage(w, op) {
 			return
+		}
+		if submitOps[op] {
+			if !s.submissions.enter() {
+				panic(http.ErrAbortHandler) // going down: the connection closes, nothing done
+			}
+			defer s.submissions.leave(w)
 		}
 		inner := func(w http.ResponseWriter, r *http.Request) {
 			if cfg.auth != nil && !cfg.auth(w, r) {

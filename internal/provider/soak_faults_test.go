@@ -60,11 +60,17 @@ func TestSoakServiceFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			applies := 1
-			if res := <-done; res.err != nil {
+			res := <-done
+			if res.err != nil {
 				t.Errorf("the apply after SIGTERM failed:\n%s", tail(res.out, 40))
 				tf.run(apply...)
 				applies++
 			}
+			defer func() {
+				if t.Failed() && res.err == nil {
+					t.Logf("the apply after SIGTERM:\n%s", tail(res.out, 60))
+				}
+			}()
 			applyTime := time.Since(start)
 			faults := srv.ChaosSummary()
 			srv.SetChaos(nil) // as in TestSoak: the faults are for the applies under test
