@@ -129,7 +129,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.faults.outageFor, "outage-for", 0, "answer every request of every API 503 (upstream_error; the router's service_unavailable) with Retry-After for this `duration`, from -outage-after (0: no outage)")
 	fs.IntVar(&cfg.faults.outageRetryAfter, "outage-retry-after", emulator.DefaultOutageRetryAfter, "`seconds` the outage's answers send in Retry-After")
 	fs.DurationVar(&cfg.faults.restartAfter, "restart-after", 0, "restart this `duration` after the first submission")
-	fs.DurationVar(&cfg.faults.restartFor, "restart-for", 0, "stop listening (connections refused) for this `duration` from -restart-after, then listen again on the same address with every job as it was; jobs run on meanwhile (0: no restart)")
+	fs.DurationVar(&cfg.faults.restartFor, "restart-for", 0, "answer the submissions under way, then stop listening (connections refused) for this `duration` from -restart-after, then listen again on the same address with every job as it was; jobs run on meanwhile (0: no restart)")
 	fs.Var(&cfg.seed.files, "seed", "read registry content from this JSON `file` (format below); repeatable")
 	fs.Var(pairFlag(cfg.seed.addRegistryToken), "registry-token", "registry bearer token and the user it acts as, as `TOKEN=USER`; repeatable")
 	fs.Var(pairFlag(cfg.seed.addPublisher), "publisher", "publisher and one of its members, as `PUBLISHER=USER`; repeatable")

@@ -203,9 +203,9 @@ func writeOutage(w http.ResponseWriter, op string, retryAfter int) {
 	}
 }
 
-// StopListening closes the server's listener and every connection open on it (event streams
-// and v1 sockets included), as a process that went away: connections are refused until
-// ResumeListening. Jobs go on running; nothing of their state is lost.
+// StopListening answers the submissions under way (submissionDrain), then closes the server's
+// listener and every connection open on it (event streams and v1 sockets included), as a
+// process that went away: connections are refused until ResumeListening. Jobs go on running; nothing of their state is lost.
 func (s *Server) StopListening() error {
 	s.mu.Lock()
 	srv := s.httpSrv
