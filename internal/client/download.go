@@ -147,8 +147,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		failures++
 		lastFailure = err
 		c.log.Debug(ctx, "download failed; trying again", map[string]any{"failures": failures, "bytes": d.sink.n, "error": err.Error()})
-		wait, sooner := share.rideOut(failures, err)
-		if err := sleepUnlessDone(ctx, wait, sooner); err != nil {
+		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
 			return nil, rideOutEnded(err, lastFailure, failures)
 		}
 	}

@@ -522,7 +522,7 @@ func TestDownloadFailuresElsewhereLeaveTheGateOpen(t *testing.T) {
 				sim.mu.Lock()
 				asked := sim.serviceAsked + sim.storageAsked
 				sim.mu.Unlock()
-				if closed := c.gate.whileClosed() != nil; closed != tt.wantClosed || asked < 2*outageFailures {
+				if closed := c.gate.isClosed(); closed != tt.wantClosed || asked < 2*outageFailures {
 					t.Errorf("after %d requests the gate is closed: %v; want %v", asked, closed, tt.wantClosed)
 				}
 			})

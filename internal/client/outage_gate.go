@@ -160,20 +160,16 @@ func (g *outageGate) failing() bool {
 	return g.closed || g.failures > 0
 }
 
-// whileClosed is, while the gate is closed, a channel closed when it changes (it opens, or a
-// probe ends); nil while it is open or in doubt. A request riding out failures watches it, so
-// that it hears of the service's return from the gate's probe rather than at the end of its own
-// backoff.
-func (g *outageGate) whileClosed() <-chan struct{} {
+// isClosed reports whether the service is taken for down. While it is, the gate paces every
+// request riding out failures (its probe finds the service back), so they wait the least
+// between attempts rather than a backoff grown through the outage.
+func (g *outageGate) isClosed() bool {
 	if g == nil {
-		return nil
+		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed {
-		return nil
-	}
-	return g.changed
+	return g.closed
 }
 
 // everAnswered reports whether the service has answered this client at least once. A

@@ -315,12 +315,12 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 		w.afterOrChange(d, changed, w.onRedialDue)
 		return false
 	}
-	events, retryIn, sooner, retry := w.sock.redial(ctx, w.share, ticket, &w.res.Redials)
+	events, retryIn, retry := w.sock.redial(ctx, w.share, ticket, &w.res.Redials)
 	switch {
 	case events != nil:
 		w.follow(events)
 	case retry:
-		w.afterOrChange(retryIn, sooner, w.onRedialDue)
+		w.after(retryIn, w.onRedialDue)
 	}
 	return false
 }
@@ -392,9 +392,9 @@ func (f *socketFollower) closed(wanted bool) (time.Duration, bool) {
 
 // redial reconnects with the same client id, the share's ticket in hand; redials counts the
 // attempts. It returns the new connection's events or, after an attempt that failed for a
-// transient reason, the wait before the next one (the share's backoff) and the channel that
-// rings when the service may be back sooner; after one that failed for good, neither.
-func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gateTicket, redials *int) (events <-chan SocketEvent, retryIn time.Duration, sooner <-chan struct{}, retry bool) {
+// transient reason, the wait before the next one (the share's backoff); after one that failed
+// for good, neither.
+func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gateTicket, redials *int) (events <-chan SocketEvent, retryIn time.Duration, retry bool) {
 	f.redialPending = false
 	*redials++
 	next, err := f.c.DialSocket(ctx, f.sock.clientID)
@@ -404,18 +404,17 @@ func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gat
 		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials,
 			"error": err.Error(), "trying_again": transient})
 		if !transient || ctx.Err() != nil {
-			return nil, 0, nil, false
+			return nil, 0, false
 		}
 		f.dialFailures++
 		f.redialPending = true
-		retryIn, sooner = share.rideOut(f.dialFailures, err)
-		return nil, retryIn, sooner, true
+		return nil, share.rideOut(f.dialFailures, err), true
 	}
 	f.dialFailures = 0
 	f.c.log.Debug(ctx, "socket reconnected; messages sent while it was closed are lost", map[string]any{"prompt_id": f.promptID, "attempt": *redials})
 	f.close()
 	f.sock, f.listening = next, true
-	return next.Events(), 0, nil, false
+	return next.Events(), 0, false
 }
 
 // close closes the current connection unless it is the caller's.

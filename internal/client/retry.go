@@ -387,7 +387,7 @@ func (c *Client) backoffOrDefault() retryablehttp.Backoff {
 func (c *Client) pacedByTheGate(backoff retryablehttp.Backoff) retryablehttp.Backoff {
 	return func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 		wait := backoff(minWait, maxWait, attempt, resp)
-		if c.gate.whileClosed() != nil {
+		if c.gate.isClosed() {
 			return minWait
 		}
 		return wait

@@ -46,9 +46,8 @@ type readShare interface {
 	// observe is told the outcome of every read (nil: it succeeded).
 	observe(t gateTicket, err error)
 	// rideOut is the wait before reading again after the given number of transient
-	// failures in a row, the last one err, and a channel closed when the service may be back
-	// sooner (nil: none).
-	rideOut(failures int, err error) (time.Duration, <-chan struct{})
+	// failures in a row, the last one err.
+	rideOut(failures int, err error) time.Duration
 }
 
 type inWaitKey struct{}
@@ -86,12 +85,12 @@ func (s waitShare) observe(t gateTicket, err error) {
 // Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
 // otherwise keep the request asleep well after the service is back, and a lone wait has no
 // other request to probe for it.
-func (s waitShare) rideOut(failures int, err error) (time.Duration, <-chan struct{}) {
+func (s waitShare) rideOut(failures int, err error) time.Duration {
 	wait := rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
-	if closed := s.c.gate.whileClosed(); closed != nil {
-		return min(wait, s.c.retryWaitMin), closed
+	if s.c.gate.isClosed() {
+		return min(wait, s.c.retryWaitMin)
 	}
-	return wait, nil
+	return wait
 }
 
 // rideOutWait is the wait after the given number of transient read failures in a row: the
@@ -144,22 +143,19 @@ func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.
 			return zero, err
 		}
 		lastFailure = err
-		wait, sooner := share.rideOut(failures, err)
-		if err := sleepUnlessDone(ctx, wait, sooner); err != nil {
+		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
 			return zero, rideOutEnded(err, lastFailure, failures)
 		}
 	}
 }
 
-// sleepUnlessDone waits d, or until sooner rings (nil: never), or until ctx ends (its error).
-func sleepUnlessDone(ctx context.Context, d time.Duration, sooner <-chan struct{}) error {
+// sleepUnlessDone waits d, or until ctx ends (its error).
+func sleepUnlessDone(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-sooner:
-		return nil
 	case <-t.C:
 		return nil
 	}
@@ -321,9 +317,7 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 			}
 			failures++
 			lastFailure = err
-			var wait time.Duration
-			wait, heldUntilChange = w.rideOut(failures, err)
-			timer.reset(wait)
+			timer.reset(w.rideOut(failures, err))
 			continue
 		}
 		failures, lastFailure = 0, nil
@@ -357,13 +351,12 @@ func (w *waitLoop[R]) observe(ticket gateTicket, err error) {
 	}
 }
 
-// rideOut is the wait before reading again after failures transient failures in a row, and
-// the channel that rings when the service may be back sooner (nil: none).
-func (w *waitLoop[R]) rideOut(failures int, err error) (time.Duration, <-chan struct{}) {
+// rideOut is the wait before reading again after failures transient failures in a row.
+func (w *waitLoop[R]) rideOut(failures int, err error) time.Duration {
 	if w.share != nil {
 		return w.share.rideOut(failures, err)
 	}
-	return rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err), nil
+	return rideOutWait(defaultRideOutMin, defaultRideOutMax, failures, err)
 }
 
 // eventSource opens a record's event stream, one connection at a time; the wait loop redials a
