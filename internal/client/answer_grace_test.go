@@ -50,7 +50,7 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 			requests: 0, within: 200 * time.Millisecond,
 		},
 		{
-			name: "its resend due after a 503: no resend, an unknown outcome naming the key",
+			name:     "its resend due after a 503: no resend, an unknown outcome naming the key",
 			stopWhen: func(_, resendDue <-chan struct{}) <-chan struct{} { return resendDue },
 			want: func(t *testing.T, _ *Job, err error) {
 				var unknown *UnknownOutcomeError
