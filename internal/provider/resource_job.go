@@ -42,6 +42,10 @@ type jobResource struct {
 
 func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_job"
+	// A submission a stop left unanswered is kept by its key, with an empty id in its identity
+	// (the framework requires one after every create), which becomes the job's id once the
+	// resend names it: the only change the identity ever makes.
+	resp.ResourceBehavior.MutableIdentity = true
 }
 
 func (r *jobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -98,14 +102,22 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	// Every path that puts the job in state (its wait's end, a refused record) gives its identity.
 	defer func() {
 		if held, ok := decodeJob(resp.State.Raw); ok {
-			setJobIdentity(resp.Identity, held.ID.ValueString())
+			setHeldJobIdentity(resp.Identity, &held)
 		}
 	}()
-	in, diags := readJobCreateInput(ctx, req)
+	in, diags := readJobCreateInput(ctx, req.Plan, req.Config)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.submitAndWait(ctx, in, &resp.State, &resp.Diagnostics)
+}
+
+// submitAndWait submits in's workflow under its key (drawn now when unset) and waits for the
+// job as in asks, saving state on every way out that knows of the job: its id, or, when the
+// submission may have reached the service without an answer, its key (keepUnanswered). Create
+// runs it, and an update that resends a key held that way.
+func (r *jobResource) submitAndWait(ctx context.Context, in jobCreateInput, state *tfsdk.State, diags *diag.Diagnostics) {
 	// The write-only credentials are secrets of this apply: masked like the provider's.
 	data := r.data.withSecrets(in.apiKeyWO, in.authTokenWO)
 	ctx = data.logContext(ctx)
@@ -119,8 +131,9 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		in.key = uuid.NewString()
 	}
 
-	// A submission on the wire when Terraform is interrupted is let finish, so that the id of a
-	// job the service created reaches state; the create timeout still bounds it.
+	// Once Terraform stops, nothing is sent that was not on the wire; a submission on the wire
+	// is given a short grace to be answered, so that the id of a job the service created
+	// reaches state. The create timeout still bounds it.
 	submitCtx, stopSubmit := outlivingInterrupt(ctx)
 	deadline, _ := waitCtx.Deadline()
 	submitCtx, stopAtDeadline := context.WithDeadline(submitCtx, deadline)
@@ -132,21 +145,14 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	stopAtDeadline()
 	stopSubmit()
 	if err != nil {
-		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
-		var refused *client.RefusedJobRecordError
-		if errors.As(err, &refused) {
-			// The job exists even though its record was refused: keep its id (the resource is
-			// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
-			m, _ := in.stateOf(&client.Job{ID: refused.JobID, Status: refused.Status}, &resp.Diagnostics)
-			saveJob(&resp.State, &m, &resp.Diagnostics)
-		}
+		r.reportSubmitFailure(ctx, data, in, err, state, diags)
 		return
 	}
 	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
 
 	if !in.waitForCompletion {
-		m, _ := in.stateOf(job, &resp.Diagnostics)
-		saveJob(&resp.State, &m, &resp.Diagnostics)
+		m, _ := in.stateOf(job, diags)
+		saveJob(state, &m, diags)
 		return
 	}
 	final, waitErr := data.client.WaitJob(waitCtx, job, data.jobWaitOptions(ctx, job, newJSONSemanticValue(in.workflow)))
@@ -156,10 +162,62 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	// Terraform receives the state when Create returns: setting it once, here, on every path
 	// out of the wait (its failure, timeout and interruption included) puts the id in state
 	// whatever happened while waiting, so the job is not lost.
-	m, omitted := in.stateOf(final, &resp.Diagnostics)
-	saveJob(&resp.State, &m, &resp.Diagnostics)
-	warnOmittedOutputs(&resp.Diagnostics, int64(omitted), job.ID)
-	data.reportJobWaitEnd(ctx, &resp.Diagnostics, final, waitErr, in.createTimeout, true)
+	m, omitted := in.stateOf(final, diags)
+	saveJob(state, &m, diags)
+	warnOmittedOutputs(diags, int64(omitted), job.ID)
+	data.reportJobWaitEnd(ctx, diags, final, waitErr, in.createTimeout, true)
+}
+
+// reportSubmitFailure turns a failed submission into diagnostics, and keeps in state what the
+// service may hold of it: a job whose record was refused, by its id; a submission that may
+// have arrived unanswered, by its key (keepUnanswered).
+func (r *jobResource) reportSubmitFailure(ctx context.Context, data *providerData, in jobCreateInput, err error, state *tfsdk.State, diags *diag.Diagnostics) {
+	var refused *client.RefusedJobRecordError
+	var unknown *client.UnknownOutcomeError
+	switch {
+	case errors.As(err, &unknown) && !unknown.FirstArrived:
+		keepUnanswered(ctx, data, in, err, state, diags)
+		return
+	case errors.As(err, &refused):
+		// The job exists even though its record was refused: keep its id (the resource is
+		// tainted), so it is not lost; the user can untaint it, or let the next apply replace it.
+		m, _ := in.stateOf(&client.Job{ID: refused.JobID, Status: refused.Status}, diags)
+		saveJob(state, &m, diags)
+	}
+	diags.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+}
+
+// keepUnanswered saves a submission that may have reached the service without its answer
+// coming back: state holds its key and no id, and the next apply resends that same key (the
+// service runs a key once: a first attempt that arrived makes the resend a refused reuse, one
+// that did not makes it run now), never a new one. When Terraform stopped, that is a warning:
+// the resource stays untainted and the next apply resends it. Otherwise (the create timeout)
+// it is an error, which taints the resource so that nothing uses its outputs; untainting it
+// lets the next apply resend the key.
+func keepUnanswered(ctx context.Context, data *providerData, in jobCreateInput, err error, state *tfsdk.State, diags *diag.Diagnostics) {
+	m := in.planned
+	m.ID = types.StringNull()
+	m.IdempotencyKey = types.StringValue(in.key)
+	m.jobStateRecord = nullStateRecord()
+	if !saveJob(state, &m, diags) {
+		return
+	}
+	if waitInterrupted(ctx, err) {
+		diags.AddWarning("Job submission unanswered: the next apply resends it",
+			fmt.Sprintf("Terraform stopped while the submission under Idempotency-Key %s was unanswered, so whether the "+
+				"service created a job is not known yet. The key is saved in state (not tainted, with no job id). The next "+
+				"`terraform apply` resends the same request under the same key: if the first attempt never arrived, the "+
+				"job runs then; if it did, the service refuses the used key and nothing runs twice.", in.key))
+		return
+	}
+	diags.AddError(errorSummary(err, familyService, "Job submission unanswered"), data.redact(fmt.Sprintf(
+		"The submission under Idempotency-Key %s may have reached the service, but no answer came back before the "+
+			"create timeout: %v\n\n"+
+			"The key is saved in state, with no job id, and the resource is tainted. Once the service answers again, run "+
+			"`terraform untaint <address>` and apply: the same request is resent under the same key, so if the first "+
+			"attempt created a job the service refuses the used key and nothing runs twice. Applying without untainting "+
+			"replaces it with a new submission under a new key (unless idempotency_key is set), which could run the "+
+			"workflow twice.", in.key, err)))
 }
 
 // jobCreateInput is what svc_job's Create acts on, read from the plan and the configuration.
@@ -172,11 +230,11 @@ type jobCreateInput struct {
 	apiKeyWO, authTokenWO types.String
 }
 
-func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCreateInput, diag.Diagnostics) {
+func readJobCreateInput(ctx context.Context, plan tfsdk.Plan, config tfsdk.Config) (jobCreateInput, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	var in jobCreateInput
-	planned, okPlan := decodeJob(req.Plan.Raw)
-	config, okConfig := decodeJob(req.Config.Raw)
+	planned, okPlan := decodeJob(plan.Raw)
+	configured, okConfig := decodeJob(config.Raw)
 	if !okPlan || !okConfig {
 		diags.AddError("Reading the plan failed", "The plan or the configuration of svc_job is not a known object. "+
 			"Nothing was submitted. This is a bug in the provider.")
@@ -186,8 +244,8 @@ func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCre
 	in.workflow = planned.Workflow.ValueString()
 	in.key = planned.IdempotencyKey.ValueString()
 	in.waitForCompletion = planned.WaitForCompletion.ValueBool()
-	in.apiKeyWO = config.PartnerAPIKeyWO
-	in.authTokenWO = config.PartnerAuthTokenWO
+	in.apiKeyWO = configured.PartnerAPIKeyWO
+	in.authTokenWO = configured.PartnerAuthTokenWO
 	in.createTimeout, diags = jobTimeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
 }
@@ -249,7 +307,10 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	setJobIdentity(resp.Identity, held.ID.ValueString())
+	setHeldJobIdentity(resp.Identity, &held)
+	if held.unanswered() {
+		return // no job named yet: nothing to read; the next apply resends its key
+	}
 	if record := settledRecordOf(&held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
@@ -317,6 +378,10 @@ func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, re
 			"This is a bug in the provider.")
 		return
 	}
+	if held.unanswered() {
+		r.resendUnanswered(ctx, req, resp, held)
+		return
+	}
 	resp.State.Raw = req.Plan.Raw
 	job := held.heldJob()
 	setJobIdentity(resp.Identity, job.ID)
@@ -336,8 +401,8 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
-	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) {
-		return // nothing runs; the job is forgotten, the service keeps it until it expires
+	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) || held.unanswered() {
+		return // nothing runs, or no job is named to cancel; the service keeps it until it expires
 	}
 	deleteTimeout, diags := jobTimeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)

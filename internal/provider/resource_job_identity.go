@@ -24,3 +24,13 @@ func setJobIdentity(identity *tfsdk.ResourceIdentity, id string) {
 	}
 	identity.Raw = jobIdentityValue(id)
 }
+
+// setHeldJobIdentity sets the identity of the job m holds: its id, or an empty one for a
+// submission held by its key alone (unanswered).
+func setHeldJobIdentity(identity *tfsdk.ResourceIdentity, m *jobModel) {
+	if identity != nil && m.unanswered() {
+		identity.Raw = jobIdentityValue("")
+		return
+	}
+	setJobIdentity(identity, m.ID.ValueString())
+}

@@ -266,3 +266,11 @@ func unknownStateRecord() jobStateRecord {
 		Outputs: jobOutputList{State: attr.ValueStateUnknown}, Error: jobErrorObject{State: attr.ValueStateUnknown},
 	}
 }
+
+// nullStateRecord is the record of a submission no answer named a job for: nothing known.
+func nullStateRecord() jobStateRecord {
+	return jobStateRecord{
+		Status: types.StringNull(), CompletedAt: types.StringNull(), ExpiresAt: types.StringNull(),
+		Outputs: jobOutputList{State: attr.ValueStateNull}, Error: jobErrorObject{State: attr.ValueStateNull},
+	}
+}

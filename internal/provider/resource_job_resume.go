@@ -28,6 +28,16 @@ func planJobResume(ctx context.Context, req resource.ModifyPlanRequest, resp *re
 	if !okPlan || !okState {
 		return
 	}
+	if held.unanswered() {
+		planned.ID = types.StringUnknown() // the resend's answer names the job
+		planned.jobStateRecord = unknownStateRecord()
+		savePlannedJob(&resp.Plan, &planned, &resp.Diagnostics)
+		resp.Diagnostics.AddWarning("Job submission unanswered: this apply resends it",
+			fmt.Sprintf("An earlier apply stopped before the service answered the submission under Idempotency-Key %s. "+
+				"Applying resends the same request under the same key: if the first attempt never arrived, the job runs "+
+				"now; if it did, the service refuses the used key and nothing runs twice.", held.IdempotencyKey.ValueString()))
+		return
+	}
 	id, status := held.ID.ValueString(), held.Status.ValueString()
 	if !planned.WaitForCompletion.ValueBool() || !jobInFlight(id, status) {
 		return
@@ -103,5 +113,28 @@ func (d *providerData) reportJobWaitEnd(ctx context.Context, diags *diag.Diagnos
 		diags.AddError("Job did not finish", d.redact(describeWaitError(ctx, waitErr, final, limit, inCreate)))
 	case final.Status != client.JobSucceeded:
 		diags.AddError(fmt.Sprintf("Job %s", final.Status), d.redact(describeUnsuccessfulJob(final, inCreate)))
+	}
+}
+
+// unanswered reports whether state holds a submission that may have reached the service
+// without its answer naming a job: a key and no id (keepUnanswered).
+func (m *jobModel) unanswered() bool {
+	return m.ID.ValueString() == "" && m.IdempotencyKey.ValueString() != ""
+}
+
+// resendUnanswered is the update of a submission held by its key alone: the same request is
+// resent under that key, and waited for, as Create does.
+func (r *jobResource) resendUnanswered(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, held jobModel) {
+	in, diags := readJobCreateInput(ctx, req.Plan, req.Config)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	in.key = held.IdempotencyKey.ValueString()
+	logInfo(ctx, "resending a submission left unanswered", map[string]any{"idempotency_key": in.key})
+	resp.State.Raw = req.State.Raw // what is known should the resend not get an answer
+	r.submitAndWait(ctx, in, &resp.State, &resp.Diagnostics)
+	if job, ok := decodeJob(resp.State.Raw); ok {
+		setHeldJobIdentity(resp.Identity, &job)
 	}
 }

@@ -130,7 +130,7 @@ func TestJobCreateStateMatchesTheModelPath(t *testing.T) {
 				ctx := context.Background()
 				plan := tfsdk.Plan{Schema: schema.Schema, Raw: newJobPlan(typ, p.plan)}
 				config := tfsdk.Config{Schema: schema.Schema, Raw: newJobConfig(typ, p.config)}
-				in, diags := readJobCreateInput(ctx, resource.CreateRequest{Plan: plan, Config: config})
+				in, diags := readJobCreateInput(ctx, plan, config)
 				if diags.HasError() {
 					t.Fatal(diags)
 				}
@@ -169,7 +169,7 @@ func TestJobCreateTimeoutUnparseable(t *testing.T) {
 		"create": tftypes.NewValue(tftypes.String, "soon"), "delete": tftypes.NewValue(tftypes.String, nil)})
 	plan := tfsdk.Plan{Schema: schema.Schema, Raw: newJobPlan(typ, map[string]tftypes.Value{"timeouts": timeouts})}
 	config := tfsdk.Config{Schema: schema.Schema, Raw: newJobConfig(typ, nil)}
-	_, diags := readJobCreateInput(context.Background(), resource.CreateRequest{Plan: plan, Config: config})
+	_, diags := readJobCreateInput(context.Background(), plan, config)
 	if !diags.HasError() || !strings.Contains(diags.Errors()[0].Summary(), "Timeout Cannot Be Parsed") {
 		t.Fatalf("diagnostics %v, want Timeout Cannot Be Parsed", diags)
 	}

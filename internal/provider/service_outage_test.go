@@ -195,3 +195,44 @@ resource "svc_job_batch" "b" {
 }
 `, jobs, samplerWorkflowHCL(steps), batchSamplerTemplate(steps), rows, inFlight)
 }
+
+// A 10 s create timeout inside a 30 s outage that began once the job was created: the error
+// names the failing answers (the 503s) beside the timeout, the job is kept in state (tainted,
+// as after any create timeout), and the untaint-and-apply the error suggests waits for that
+// same job once the service is back, submitting nothing.
+func TestCLI_createTimeoutInAnOutageNamesIt(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{StepDuration: 250 * time.Millisecond}) // the job runs 5 s
+	srv.OutageAfterSubmission(time.Second, 30*time.Second, 2)
+	cli := newTerraformCLI(t, "")
+	cli.writeConfig(providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  workflow = %s
+  timeouts = { create = "10s" }
+}
+`, samplerWorkflowHCL(20)))
+
+	out, err := cli.try("apply", "-auto-approve", "-no-color")
+	if err == nil {
+		t.Fatalf("the apply ended well inside the outage:\n%s", out)
+	}
+	for _, want := range []string{"create timeout (10s) passed with the service failing", "503", "terraform untaint"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the error does not say %q:\n%s", want, out)
+		}
+	}
+	res := cli.stateResource("svc_job.test")
+	if res == nil || !res.Tainted || res.Values["id"] == "" {
+		t.Fatalf("svc_job.test in state: %+v; want its job, tainted", res)
+	}
+	waitForTheServiceBack(t, srv)
+	cli.run("untaint", "svc_job.test")
+	cli.run("apply", "-auto-approve", "-no-color")
+	if jobs := srv.JobCount(); jobs != 1 {
+		t.Fatalf("%d jobs on the server; want the one, waited for again", jobs)
+	}
+	if res := cli.stateResource("svc_job.test"); res == nil || res.Tainted || res.Values["status"] != "succeeded" {
+		t.Fatalf("svc_job.test in state: %+v; want it succeeded, untainted", res)
+	}
+}
