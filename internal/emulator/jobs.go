@@ -38,7 +38,6 @@ var extraDataKeys = map[string]bool{"api_key_svc_org": true, "auth_token_svc_org
 // job is one execution of a workflow. All fields are guarded by Server.mu.
 type job struct {
 	id          string
-	key         string // the Idempotency-Key it was submitted under ("" without one)
 	status      string
 	createdAt   time.Time
 	startedAt   time.Time
@@ -299,7 +298,6 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	j := s.createJobLocked(wf, extra, now)
-	j.key = key
 	rec := s.renderLocked(r, j, now)
 	s.mu.Unlock()
 	w.Header().Set("Location", rec.URLs.Self)
@@ -499,16 +497,6 @@ func (s *Server) JobCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.jobOrder)
-}
-
-// JobIdempotencyKey is the Idempotency-Key job id was submitted under ("" when unknown).
-func (s *Server) JobIdempotencyKey(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if j := s.jobs[id]; j != nil {
-		return j.key
-	}
-	return ""
 }
 
 // JobIDs lists the ids of the jobs still on record, in creation order.

@@ -64,6 +64,10 @@ type routerRequestModel struct {
 
 func (r *routerRequestResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_router_request"
+	// A queued request a stop left unanswered is kept under a placeholder id naming its key,
+	// which becomes the router's request id once the resend names it: the only change its
+	// identity ever makes.
+	resp.ResourceBehavior.MutableIdentity = true
 }
 
 func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -292,7 +296,19 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		r.createSync(ctx, &plan, in, resp)
 		return
 	}
-	q, err := r.data.client.SubmitModelRequest(ctx, in)
+	// Once Terraform stops, nothing is sent that was not on the wire, and a submission on the
+	// wire gets a short grace for the handle in its answer.
+	submitCtx, stopSubmit := outlivingInterrupt(ctx)
+	q, err := r.data.client.SubmitModelRequest(submitCtx, in)
+	stopSubmit()
+	if err != nil && q == nil && waitInterrupted(ctx, err) {
+		// The router may have accepted it: kept by its key, so that the next apply resends the
+		// same key (which replays the accepted run) rather than draw a new one.
+		queuedInterrupted(&plan, in)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.AddWarning("Model request unanswered: the next apply resends it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+		return
+	}
 	if q != nil {
 		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
 		// The handle reaches state now, even with an error: the router accepted the run, so
@@ -399,8 +415,8 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	r.noticeResultFileDrift(ctx, &state, resp)
-	if state.Mode.ValueString() == modeSync {
-		return // a synchronous call leaves no record on the service to read
+	if state.Mode.ValueString() == modeSync || unansweredQueued(state) {
+		return // no record on the service is named to read (a synchronous call, an unanswered submission)
 	}
 	ctx = r.data.logContext(ctx)
 	if r.data.configUnknown {
@@ -508,8 +524,8 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 		resp.Diagnostics.AddError("Deleting the result file failed", err.Error())
 		return
 	}
-	if state.Mode.ValueString() == modeSync || state.Status.ValueString() == client.RouterCompleted || state.ID.IsNull() {
-		return // nothing runs; the record ages out on the service
+	if state.Mode.ValueString() == modeSync || state.Status.ValueString() == client.RouterCompleted || state.ID.IsNull() || unansweredQueued(state) {
+		return // nothing runs, or nothing is named to cancel; the record ages out on the service
 	}
 	deleteTimeout, diags := state.Timeouts.Delete(ctx, defaultRouterDeleteTimeout)
 	resp.Diagnostics.Append(diags...)

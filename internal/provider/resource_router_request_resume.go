@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -22,7 +25,13 @@ func planRouterResume(ctx context.Context, req resource.ModifyPlanRequest, resp 
 	if !ok || !plan.WaitForCompletion.ValueBool() || !routerStillRunning(state) {
 		return
 	}
-	resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRecordAttrTypes, "status_url", "response_url", "cancel_url")...)
+	if unansweredQueued(state) {
+		// The resend's answer names the request and its links.
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root("id"), types.StringUnknown())...)
+		resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRecordAttrTypes)...)
+	} else {
+		resp.Diagnostics.Append(planRecordUnknown(ctx, &resp.Plan, routerRecordAttrTypes, "status_url", "response_url", "cancel_url")...)
+	}
 	resp.Diagnostics.AddWarning("Model request still running: this apply waits for it",
 		fmt.Sprintf("Request %s of %s was %s when last read. Applying does not start a new run: svc_router_request is "+
 			"updated in place, waiting for this same request (Idempotency-Key %s, up to timeouts.create) and collecting "+
@@ -50,11 +59,47 @@ func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *rout
 		r.resumeSync(waitCtx, plan, diags)
 		return
 	}
+	if unansweredQueued(state) {
+		r.resendQueued(ctx, waitCtx, plan, limit, diags)
+		return
+	}
 	held, err := state.heldRequest(r.data.client)
 	if err != nil {
 		diags.AddError("Resuming the wait failed", r.data.redact(err.Error()))
 		return
 	}
+	r.awaitQueued(ctx, waitCtx, plan, held, limit, diags)
+}
+
+// resendQueued resends a queued request kept by its key alone (queuedInterrupted), under that
+// key, and waits for the request the router names.
+func (r *routerRequestResource) resendQueued(ctx, waitCtx context.Context, plan *routerRequestModel, limit time.Duration, diags *diag.Diagnostics) {
+	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
+	submitCtx, stopSubmit := outlivingInterrupt(waitCtx)
+	q, err := r.data.client.SubmitModelRequest(submitCtx, in)
+	stopSubmit()
+	if err != nil && q == nil {
+		if waitInterrupted(waitCtx, err) {
+			queuedInterrupted(plan, in)
+			diags.AddWarning("Model request unanswered: the next apply resends it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+			return
+		}
+		queuedInterrupted(plan, in) // still kept by its key
+		diags.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		return
+	}
+	plan.ID = types.StringValue(q.RequestID)
+	plan.setQueue(q)
+	plan.Replayed = types.BoolValue(q.Replayed)
+	if err != nil {
+		diags.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf("The router accepted request %s, but %v", q.RequestID, err)))
+		return
+	}
+	r.awaitQueued(ctx, waitCtx, plan, q, limit, diags)
+}
+
+// awaitQueued waits for the queued request held and collects its result.
+func (r *routerRequestResource) awaitQueued(ctx, waitCtx context.Context, plan *routerRequestModel, held *client.QueueRequest, limit time.Duration, diags *diag.Diagnostics) {
 	final, res, err := r.data.client.AwaitModelResult(waitCtx, held, client.RouterWaitOptions{OnUpdate: newRouterProgressLog(ctx, held).router})
 	plan.setQueue(final)
 	switch {
@@ -89,6 +134,24 @@ func (r *routerRequestResource) resumeSync(ctx context.Context, plan *routerRequ
 	plan.Status = types.StringValue(client.RouterCompleted)
 	plan.Replayed = types.BoolValue(res.Replayed)
 	r.keepResult(ctx, plan, res, diags)
+}
+
+// queuedInterrupted saves a queued request whose submission a stop left unanswered in state
+// (untainted) under a placeholder id naming its key, so that the next apply resends it with
+// the same key and input (the router replays the request it accepted, or queues it now) and
+// waits for it, instead of submitting it again under a new key.
+func queuedInterrupted(plan *routerRequestModel, in client.InvokeInput) {
+	plan.ID = types.StringValue(unansweredRouterIDPrefix + in.IdempotencyKey)
+	plan.Status = types.StringValue(client.RouterInQueue)
+	plan.Replayed = types.BoolValue(false)
+}
+
+// unansweredRouterIDPrefix starts the id of a queued request kept by its key alone.
+const unansweredRouterIDPrefix = "unanswered-"
+
+// unansweredQueued reports whether state holds a queued request kept by its key alone.
+func unansweredQueued(state routerRequestModel) bool {
+	return state.Mode.ValueString() != modeSync && strings.HasPrefix(state.ID.ValueString(), unansweredRouterIDPrefix)
 }
 
 // syncInterrupted saves an interrupted synchronous call in state (untainted) so that the next
