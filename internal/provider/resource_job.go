@@ -203,7 +203,7 @@ func keepUnanswered(ctx context.Context, data *providerData, in jobCreateInput, 
 		return
 	}
 	if waitInterrupted(ctx, err) {
-		diags.AddWarning("Job submission unanswered: the next apply resends it",
+		diags.AddWarning("Job submission unanswered: the next apply waits for it, resent under its key",
 			fmt.Sprintf("Terraform stopped while the submission under Idempotency-Key %s was unanswered, so whether the "+
 				"service created a job is not known yet. The key is saved in state (not tainted, with no job id). The next "+
 				"`terraform apply` resends the same request under the same key: if the first attempt never arrived, the "+

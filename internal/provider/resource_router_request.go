@@ -306,7 +306,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		// same key (which replays the accepted run) rather than draw a new one.
 		queuedInterrupted(&plan, in)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.AddWarning("Model request unanswered: the next apply resends it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+		resp.Diagnostics.AddWarning("Model request unanswered: the next apply waits for it, resent under its key", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
 		return
 	}
 	if q != nil {

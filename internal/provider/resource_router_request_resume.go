@@ -81,7 +81,7 @@ func (r *routerRequestResource) resendQueued(ctx, waitCtx context.Context, plan 
 	if err != nil && q == nil {
 		if waitInterrupted(waitCtx, err) {
 			queuedInterrupted(plan, in)
-			diags.AddWarning("Model request unanswered: the next apply resends it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+			diags.AddWarning("Model request unanswered: the next apply waits for it, resent under its key", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
 			return
 		}
 		queuedInterrupted(plan, in) // still kept by its key
