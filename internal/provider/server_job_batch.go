@@ -275,41 +275,11 @@ func planConfiguredRows(prior *jobBatchModel, rows any, book batchBook) (plan *b
 	return planBatchRows(inputs, held, prior.settings(nil)), true
 }
 
+// ApplyResourceChange answers every apply of svc_job_batch itself (create, update, destroy),
+// through applyBatch: the framework's Create, Update and Delete are that same call.
 func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
 	if req.TypeName != jobBatchTypeName {
 		return s.ProviderServer.ApplyResourceChange(ctx, req)
 	}
-	if s.forget(req) {
-		gone, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, nil))
-		if err == nil {
-			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
-		}
-	}
-	if resp := s.applyRows(ctx, req); resp != nil {
-		return resp, nil
-	}
-	return s.ProviderServer.ApplyResourceChange(ctx, req)
-}
-
-// forget destroys, without a request, a batch with no row running or not to cancel: it
-// removes the downloaded files, as Delete does, and reports whether it did.
-func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	// Only a destroy plans a null state: any other plan is not decoded here.
-	if !isMsgpackNull(msgpackOf(req.PlannedState)) {
-		return false
-	}
-	prior, ok := s.decode(req.PriorState)
-	if !ok || prior == nil {
-		return false
-	}
-	held := batchHeld{results: prior.Results.Rows, book: privateBatchBook(req.PlannedPrivate)}
-	if prior.CancelOnDestroy.ValueBool() && anyRowRunning(held.results) {
-		return false
-	}
-	if isBucketURL(prior.OutputDir.ValueString()) {
-		return false // its objects are deleted by Delete, with the request's context
-	}
-	e := &batchEngine{outputDir: prior.OutputDir.ValueString()}
-	e.removeAllFiles(context.Background(), held) // a local directory: no request
-	return len(e.news.downloadErrors) == 0
+	return s.apply(ctx, req), nil
 }
