@@ -17,9 +17,13 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// batchEngine runs the rows of one apply: at most maxInFlight rows submitted or waited for at
-// once, every wait sharing one duration estimator (the provider's), so the jobs of the batch
-// pace each other's polls.
+// batchEngine runs the rows of one apply in two lanes, each with its own limit: the jobs (at
+// most maxInFlight rows submitted or waited for at once, every wait sharing one duration
+// estimator, the provider's, so the jobs of the batch pace each other's polls) and the
+// transfers of the outputs of the rows that succeeded to output_dir (at most maxInFlight at
+// once, each holding at most one part of an upload). A row that succeeded queues its transfer
+// and its job worker takes the next row: a destination that is slow or unreachable for a while
+// delays only the transfers, which catch up when it is back.
 type batchEngine struct {
 	data        *providerData
 	extra       map[string]string
@@ -33,6 +37,15 @@ type batchEngine struct {
 	mu   sync.Mutex
 	rows map[string]*batchRow
 	news batchNews
+
+	transfers chan batchTransfer // the transfers lane's queue, while run runs
+}
+
+// batchTransfer is a row whose outputs are to be transferred to output_dir: a descriptor, not
+// the outputs' bytes.
+type batchTransfer struct {
+	key string
+	row *batchRow
 }
 
 func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.String) *batchEngine {
@@ -58,23 +71,40 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	defer cancel()
 	submitCtx, stopSubmits := outlivingInterrupt(ctx)
 	defer stopSubmits()
+	// Each row queues one transfer at most: the queue never blocks a job worker.
+	e.transfers = make(chan batchTransfer, len(tasks))
+	transfers := e.lane(min(e.maxInFlight, len(tasks)), func() {
+		for t := range e.transfers {
+			e.transfer(ctx, t.key, t.row)
+		}
+	})
 	queue := make(chan batchTask)
-	var wg sync.WaitGroup
-	for range min(e.maxInFlight, len(tasks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range queue {
-				e.runTask(ctx, submitCtx, t)
-			}
-		}()
-	}
+	jobs := e.lane(min(e.maxInFlight, len(tasks)), func() {
+		for t := range queue {
+			e.runTask(ctx, submitCtx, t)
+		}
+	})
 	for _, t := range tasks {
 		queue <- t
 	}
 	close(queue)
-	wg.Wait()
+	jobs.Wait()
+	close(e.transfers)
+	transfers.Wait()
 	return e.rows
+}
+
+// lane starts n workers running work and returns what waits for them all.
+func (e *batchEngine) lane(n int, work func()) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	return &wg
 }
 
 func (e *batchEngine) set(key string, row *batchRow) {
@@ -94,7 +124,7 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 		e.resume(ctx, t)
 	case sameInput && held.Status == client.JobSucceeded:
 		e.set(t.in.key, held) // its files only
-		e.download(ctx, t.in.key, held)
+		e.download(t.in.key, held)
 	default:
 		if held != nil && held.inFlight() && e.cancelRuns {
 			e.cancel(submitCtx, t.in.key, held) // its input changed: the old run is not wanted
@@ -238,7 +268,7 @@ func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Jo
 	case row.failedRow():
 		e.note(func(n *batchNews) { n.failed = append(n.failed, rowNote{in.key, row, nil}) })
 	case row.Status == client.JobSucceeded:
-		e.download(ctx, in.key, row)
+		e.download(in.key, row)
 	}
 }
 
