@@ -64,7 +64,9 @@ func TestCLI_batchBucketOutageDelaysOnlyTransfers(t *testing.T) {
 func runBatchIntoBucket(t *testing.T, b *testBucket, prefix string, rows int, outage time.Duration, down bool) bucketOutageRun {
 	t.Helper()
 	srv := newTestServer(t, emulator.Options{Workers: 8, NodeDuration: outage * 2 / 15})
-	served := func() int { return srv.Requests(emulator.OpSubmitJob) + srv.Requests(emulator.OpGetJob) + srv.Requests(emulator.OpJobEvents) }
+	served := func() int {
+		return srv.Requests(emulator.OpSubmitJob) + srv.Requests(emulator.OpGetJob) + srv.Requests(emulator.OpJobEvents)
+	}
 	window := make(chan bucketOutageRun, 1)
 	// A transfer starts with the read of the output's asset, as its row ends.
 	whenRequested(t, srv, emulator.OpGetAsset, 10, func() {
