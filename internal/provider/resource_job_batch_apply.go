@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -124,6 +125,9 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 	return &planned
 }
 
+// newBatchID is the id of a new batch.
+func newBatchID() types.String { return types.StringValue(uuid.NewString()) }
+
 func countRow(row *batchRow, succeeded, failed int64) (int64, int64) {
 	switch {
 	case row.Status == "succeeded":
@@ -150,8 +154,10 @@ func batchTasks(inputs []batchRowInput, planned map[string]batchResult, held bat
 			continue
 		}
 		t := batchTask{in: in}
-		if row, ok := held.row(in.key); ok {
-			t.held = adoptInput(row, in)
+		if _, ok := held.results[in.key]; ok { // a row new to state has nothing to adopt
+			if row, ok := held.row(in.key); ok {
+				t.held = adoptInput(row, in)
+			}
 		}
 		tasks = append(tasks, t)
 	}

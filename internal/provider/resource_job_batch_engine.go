@@ -27,7 +27,7 @@ import (
 type batchEngine struct {
 	data        *providerData
 	extra       map[string]string
-	shape       string
+	shape       func() string // the workflow's shape, for the waits' duration estimates
 	maxInFlight int
 	outputDir   string
 	files       batchDest // output_dir, opened once per apply
@@ -55,7 +55,7 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 	}
 	return &batchEngine{
 		data: data, extra: data.partnerExtraData(apiKeyWO, types.StringNull()),
-		shape:       client.WorkflowShape([]byte(planned.Workflow.ValueString())),
+		shape:       sync.OnceValue(func() string { return client.WorkflowShape([]byte(planned.Workflow.ValueString())) }),
 		maxInFlight: n, outputDir: planned.OutputDir.ValueString(), cancelRuns: planned.CancelOnDestroy.ValueBool(),
 		rerunFailed: planned.RerunFailed.ValueBool(),
 		rows:        map[string]*batchRow{},
@@ -252,7 +252,7 @@ func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Jo
 	var err error
 	if !job.Terminal() {
 		// Progress is logged as for svc_job: one line per change of phase, naming the job.
-		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape}
+		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape()}
 		final, err = e.data.client.WaitJob(ctx, job, opts)
 		if final == nil {
 			final = job

@@ -63,23 +63,6 @@ func newJobBatchServer(next tfprotov6.ProviderServer, configured func() *provide
 	return s
 }
 
-// decode is a batch value as its model, nil for a null value; ok is false when it cannot be
-// read or is unknown.
-func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (m *jobBatchModel, ok bool) {
-	if v == nil {
-		return nil, false
-	}
-	value, err := v.Unmarshal(s.typ)
-	if err != nil || !value.IsKnown() {
-		return nil, false
-	}
-	if value.IsNull() {
-		return nil, true
-	}
-	decoded, ok := decodeJobBatch(value)
-	return &decoded, ok
-}
-
 // ValidateResourceConfig hands the framework the configuration with its rows replaced by an
 // empty object when they are known: the framework's validation of svc_job_batch reads nothing
 // of the rows but whether they are null or unknown (the attribute is required and write-only,
@@ -233,24 +216,6 @@ func (s *jobBatchServer) plannedWithRows(req *tfprotov6.PlanResourceChangeReques
 	return resp
 }
 
-// msgpackOf is a value's MessagePack encoding; nil when Terraform sent it otherwise.
-func msgpackOf(v *tfprotov6.DynamicValue) []byte {
-	if v == nil {
-		return nil
-	}
-	return v.MsgPack
-}
-
-// privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
-// JSON object of keys to (base64) values.
-func privateBatchBook(private []byte) batchBook {
-	var keys map[string][]byte
-	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
-		return batchBook{}
-	}
-	return decodeBatchBook(keys[batchBookKey])
-}
-
 // rowsPassCheck reports whether the rows an apply submits pass ModifyPlan's check against the
 // service's node classes without a word (or are not checked, as ModifyPlan would not). Anything
 // it would say, an error or a warning that it could not check, the framework's path says.
@@ -273,13 +238,4 @@ func planConfiguredRows(prior *jobBatchModel, rows any, book batchBook) (plan *b
 	}
 	held := batchHeld{results: prior.Results.Rows, book: book}
 	return planBatchRows(inputs, held, prior.settings(nil)), true
-}
-
-// ApplyResourceChange answers every apply of svc_job_batch itself (create, update, destroy),
-// through applyBatch: the framework's Create, Update and Delete are that same call.
-func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req.TypeName != jobBatchTypeName {
-		return s.ProviderServer.ApplyResourceChange(ctx, req)
-	}
-	return s.apply(ctx, req), nil
 }

@@ -16,6 +16,15 @@ import (
 // The apply of jobBatchServer: every apply of svc_job_batch run by the resource's applyBatch,
 // on the values as Terraform sent them, and answered as the framework answers it.
 
+// ApplyResourceChange answers every apply of svc_job_batch itself (create, update, destroy),
+// through applyBatch: the framework's Create, Update and Delete are that same call.
+func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if req.TypeName != jobBatchTypeName {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
+	}
+	return s.apply(ctx, req), nil
+}
+
 // apply applies a create, an update or a destroy of a batch as the framework's path does,
 // without its walks over every value of every row (of the prior state, the plan and the
 // configuration): applyBatch, given the values as Terraform sent them, sets the new state and
