@@ -16,8 +16,9 @@ const jobBatchTypeName = "svc_job_batch"
 // jobBatchServer answers the calls about a settled svc_job_batch itself, without the
 // framework, when their answer is the state as it is, or that state with a few rows changed:
 // the refresh of a batch with no row running, the plan of a batch whose configuration changes
-// nothing but its rows, the plan of its destruction, and its destruction when nothing runs (or
-// nothing is to be canceled). The framework visits every value of every row on each call, with
+// nothing but its rows, and the plan of its destruction. It also answers every apply of the
+// batch (create, update, destroy: ApplyResourceChange in server_job_batch_apply.go) through the
+// resource's applyBatch, which the framework's Create, Update and Delete only wrap. The framework visits every value of every row on each call, with
 // a schema lookup per value: for 10,000 rows that is tens of seconds of CPU per plan, to keep
 // all but a few rows as they are.
 //
@@ -32,8 +33,6 @@ const jobBatchTypeName = "svc_job_batch"
 //     checks the rows an apply submits (which, when it has anything to say, is left to the
 //     framework's path to say).
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
-//   - destroy of a batch with no row running, or not to cancel: Delete sends nothing and only
-//     removes the downloaded files.
 //
 // It also hands back a state of the current schema version as Terraform sent it
 // (UpgradeResourceState, stateAsSent): the framework decodes and re-encodes all of it, three
