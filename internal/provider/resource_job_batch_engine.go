@@ -63,9 +63,9 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 }
 
 // run acts on every task and returns each task's row. It returns once every row is settled for
-// this apply: finished, or, once ctx ends (Ctrl-C or the timeout), as far as it got. A
-// submission already sent when ctx ends is let finish (up to submitGrace) so its id is kept;
-// no new one starts.
+// this apply and its outputs are transferred: finished, or, once ctx ends (Ctrl-C or the
+// timeout), as far as it got. A submission already sent when ctx ends is let finish (up to
+// submitGrace) so its id is kept; no new one starts.
 func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batchTask) map[string]*batchRow {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -73,13 +73,13 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	defer stopSubmits()
 	// Each row queues one transfer at most: the queue never blocks a job worker.
 	e.transfers = make(chan batchTransfer, len(tasks))
-	transfers := e.lane(min(e.maxInFlight, len(tasks)), func() {
+	transfers := startLane(min(e.maxInFlight, len(tasks)), func() {
 		for t := range e.transfers {
 			e.transfer(ctx, t.key, t.row)
 		}
 	})
 	queue := make(chan batchTask)
-	jobs := e.lane(min(e.maxInFlight, len(tasks)), func() {
+	jobs := startLane(min(e.maxInFlight, len(tasks)), func() {
 		for t := range queue {
 			e.runTask(ctx, submitCtx, t)
 		}
@@ -94,8 +94,8 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	return e.rows
 }
 
-// lane starts n workers running work and returns what waits for them all.
-func (e *batchEngine) lane(n int, work func()) *sync.WaitGroup {
+// startLane starts n workers running work and returns what waits for them all.
+func startLane(n int, work func()) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Add(1)
