@@ -71,9 +71,14 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	defer cancel()
 	submitCtx, stopSubmits := outlivingInterrupt(ctx)
 	defer stopSubmits()
-	// Each row queues one transfer at most: the queue never blocks a job worker.
+	// Each row queues one transfer at most: the queue never blocks a job worker. Without
+	// output_dir nothing is transferred, and the lane has no worker.
 	e.transfers = make(chan batchTransfer, len(tasks))
-	transfers := startLane(min(e.maxInFlight, len(tasks)), func() {
+	transferWorkers := min(e.maxInFlight, len(tasks))
+	if e.outputDir == "" {
+		transferWorkers = 0
+	}
+	transfers := startLane(transferWorkers, func() {
 		for t := range e.transfers {
 			e.transfer(ctx, t.key, t.row)
 		}
