@@ -28,7 +28,14 @@ func (d *providerData) logContext(ctx context.Context) context.Context {
 	return withLogSecrets(ctx, d.secrets)
 }
 
-func (d *providerData) redact(text string) string { return redact(text, d.secrets) }
+// redact masks the provider's secrets in text; a provider not configured has none (the destroy
+// of a batch with nothing to cancel runs without one).
+func (d *providerData) redact(text string) string {
+	if d == nil {
+		return text
+	}
+	return redact(text, d.secrets)
+}
 
 // withSecrets returns the provider's data with more secrets to mask: the write-only values of
 // one apply (a partner key, a repository token), so that a service echoing one back cannot put

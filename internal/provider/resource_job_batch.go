@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -232,6 +231,3 @@ func rowNeedsApply(row *batchRow, in batchRowInput, s batchPlanSettings) bool {
 	}
 	return false
 }
-
-// newBatchID is the id of a new batch.
-func newBatchID() types.String { return types.StringValue(uuid.NewString()) }

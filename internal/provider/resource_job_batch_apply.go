@@ -5,20 +5,41 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
+	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// batchApplyRequest is what a create or an update of svc_job_batch acts on.
+// batchApplyRequest is what an apply of svc_job_batch acts on: a create (no prior state), an
+// update, or a destroy (no plan).
 type batchApplyRequest struct {
-	planned jobBatchModel
+	planned *jobBatchModel // the plan; nil for a destroy
 	held    *jobBatchModel // the prior state; nil on create
 	config  batchApplyConfig
 	book    batchBook // the bookkeeping state holds; empty on create
-	update  bool
+}
+
+// applyBatch is svc_job_batch's one apply, whoever calls it (jobBatchServer for Terraform, the
+// framework's Create, Update and Delete in tests): it creates, updates or destroys the batch and
+// returns the new state, nil for none (a batch destroyed). An apply that cannot set a state
+// keeps the prior one: nil on create, where the prior state is none.
+func (r *jobBatchResource) applyBatch(ctx context.Context, req batchApplyRequest, private privateSetter, diags *diag.Diagnostics) *jobBatchModel {
+	if req.planned == nil {
+		if r.destroy(ctx, req, diags) {
+			return nil
+		}
+		return req.held
+	}
+	if applied := r.apply(ctx, req, private, diags); applied != nil {
+		return applied
+	}
+	return req.held
 }
 
 // batchApplyConfig is what an apply reads of the configuration: the write-only values, which the
@@ -56,14 +77,14 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 		diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
 		return nil
 	}
-	planned := req.planned
+	planned := *req.planned
 	inputs, err := req.config.inputs(planned.Workflow.ValueString()) // write-only: in the configuration alone
 	if err != nil {
 		diags.AddError("Invalid row", err.Error()+"\n\nNothing was sent.")
 		return nil
 	}
 	pick := timeouts.Value.Create
-	if req.update {
+	if req.held != nil {
 		pick = timeouts.Value.Update
 	}
 	limit, d := batchTimeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
@@ -104,6 +125,9 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 	return &planned
 }
 
+// newBatchID is the id of a new batch.
+func newBatchID() types.String { return types.StringValue(uuid.NewString()) }
+
 func countRow(row *batchRow, succeeded, failed int64) (int64, int64) {
 	switch {
 	case row.Status == "succeeded":
@@ -130,8 +154,10 @@ func batchTasks(inputs []batchRowInput, planned map[string]batchResult, held bat
 			continue
 		}
 		t := batchTask{in: in}
-		if row, ok := held.row(in.key); ok {
-			t.held = adoptInput(row, in)
+		if _, ok := held.results[in.key]; ok { // a row new to state has nothing to adopt
+			if row, ok := held.row(in.key); ok {
+				t.held = adoptInput(row, in)
+			}
 		}
 		tasks = append(tasks, t)
 	}
@@ -159,4 +185,67 @@ func removedRows(inputs []batchRowInput, held batchHeld) []removedRow {
 		}
 	}
 	return out
+}
+
+// destroy cancels the rows that still run when cancel_on_destroy, waiting for them to stop, and
+// removes the downloaded files (from a bucket, at most 1,000 objects per request); the finished
+// rows of a batch send nothing. It reports whether the batch is gone: a row that did not stop is
+// an error, and state keeps the batch.
+func (r *jobBatchResource) destroy(ctx context.Context, req batchApplyRequest, diags *diag.Diagnostics) bool {
+	held := req.held
+	rows := batchHeld{results: held.Results.Rows, book: req.book}
+	e := &batchEngine{data: r.data, outputDir: held.OutputDir.ValueString(), maxInFlight: max(int(held.MaxInFlight.ValueInt64()), 1), rows: map[string]*batchRow{}}
+	e.removeAllFiles(ctx, rows)
+	running := runningRows(rows)
+	if !held.CancelOnDestroy.ValueBool() || len(running) == 0 {
+		e.report(ctx, diags, 0)
+		return true
+	}
+	limit, d := batchTimeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
+	if diags.Append(d...); diags.HasError() {
+		return false
+	}
+	if r.data == nil {
+		diags.AddError("Provider not configured", "The provider must be configured to cancel the rows that still run. This is a bug in the provider.")
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.data.logContext(ctx), limit)
+	defer cancel()
+	var mu sync.Mutex
+	stillRunning := map[string]error{}
+	forEachRow(running, e.maxInFlight, func(key string, row *batchRow) {
+		if err := r.cancelAndWait(ctx, row); err != nil {
+			mu.Lock()
+			stillRunning[key] = err
+			mu.Unlock()
+		}
+	})
+	for _, key := range slices.Sorted(maps.Keys(stillRunning)) {
+		diags.AddError("Row's job did not stop", r.data.redact(fmt.Sprintf("rows[%q]: cancel of job %s was requested "+
+			"but it did not reach a terminal status within %s: %v", key, running[key].ID, limit, stillRunning[key])))
+	}
+	return len(stillRunning) == 0
+}
+
+// cancelAndWait cancels a row's job and waits until it stops. A job already gone is stopped.
+func (r *jobBatchResource) cancelAndWait(ctx context.Context, row *batchRow) error {
+	job, err := r.data.client.GetJob(ctx, row.ID)
+	if client.Gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if job.Terminal() {
+		return nil
+	}
+	canceled, err := r.data.client.CancelJob(ctx, job)
+	if client.Gone(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = r.data.client.WaitJob(ctx, canceled, client.WaitOptions{})
+	return err
 }

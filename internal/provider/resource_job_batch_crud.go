@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -46,27 +45,43 @@ func anyRowRunning(results map[string]batchResult) bool {
 	return false
 }
 
+// Create, Update and Delete are served by jobBatchServer, which hands every apply of
+// svc_job_batch to applyBatch; each is that same call, for the framework's interface.
 func (r *jobBatchResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	planned, okPlan := decodeJobBatch(req.Plan.Raw)
-	if !okPlan {
-		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
-		return
-	}
-	applied := r.apply(ctx, batchApplyRequest{planned: planned, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)), book: batchBook{}},
-		resp.Private, &resp.Diagnostics)
-	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+	r.applyFramework(ctx, &req.Plan, nil, &req.Config, nil, resp.Private, &resp.State, &resp.Diagnostics)
 }
 
 func (r *jobBatchResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	planned, okPlan := decodeJobBatch(req.Plan.Raw)
-	held, okState := decodeJobBatch(req.State.Raw)
-	if !okPlan || !okState {
-		resp.Diagnostics.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
-		return
+	r.applyFramework(ctx, &req.Plan, &req.State, &req.Config, req.Private, resp.Private, &resp.State, &resp.Diagnostics)
+}
+
+func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	r.applyFramework(ctx, nil, &req.State, nil, req.Private, resp.Private, &resp.State, &resp.Diagnostics)
+}
+
+// applyFramework is applyBatch on the framework's values: a plan (nil for a destroy), the prior
+// state (nil on create) with its private state, and the configuration.
+func (r *jobBatchResource) applyFramework(ctx context.Context, plan *tfsdk.Plan, state *tfsdk.State, config *tfsdk.Config,
+	private privateGetter, out privateSetter, newState *tfsdk.State, diags *diag.Diagnostics,
+) {
+	req := batchApplyRequest{book: batchBook{}}
+	if plan != nil {
+		planned, ok := decodeJobBatch(plan.Raw)
+		if !ok {
+			diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+			return
+		}
+		req.planned, req.config = &planned, batchApplyConfigOf(decodeJobBatch(config.Raw))
 	}
-	applied := r.apply(ctx, batchApplyRequest{planned: planned, held: &held, config: batchApplyConfigOf(decodeJobBatch(req.Config.Raw)),
-		book: readBatchBook(ctx, req.Private), update: true}, resp.Private, &resp.Diagnostics)
-	saveJobBatch(&resp.State, applied, &resp.Diagnostics)
+	if state != nil {
+		held, ok := decodeJobBatch(state.Raw)
+		if !ok {
+			diags.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
+			return
+		}
+		req.held, req.book = &held, readBatchBook(ctx, private)
+	}
+	saveJobBatch(newState, r.applyBatch(ctx, req, out, diags), diags)
 }
 
 // saveJobBatch sets state to m, when an apply left one (nil leaves state as it was).
@@ -157,64 +172,4 @@ func forEachRow(rows map[string]*batchRow, n int, f func(key string, row *batchR
 		}()
 	}
 	wg.Wait()
-}
-
-// Delete cancels the rows that still run when cancel_on_destroy, waiting for them to stop, and
-// removes downloaded files; the finished rows of a batch send nothing.
-func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	held, ok := decodeJobBatch(req.State.Raw)
-	if !ok {
-		resp.Diagnostics.AddError("Reading the state failed", "svc_job_batch's state is not a known object. This is a bug in the provider.")
-		return
-	}
-	rows := batchHeld{results: held.Results.Rows, book: readBatchBook(ctx, req.Private)}
-	e := &batchEngine{data: r.data, outputDir: held.OutputDir.ValueString(), maxInFlight: max(int(held.MaxInFlight.ValueInt64()), 1), rows: map[string]*batchRow{}}
-	e.removeAllFiles(ctx, rows)
-	running := runningRows(rows)
-	if !held.CancelOnDestroy.ValueBool() || len(running) == 0 {
-		e.report(ctx, &resp.Diagnostics, 0)
-		return
-	}
-	limit, diags := batchTimeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
-	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.data.logContext(ctx), limit)
-	defer cancel()
-	var mu sync.Mutex
-	stillRunning := map[string]error{}
-	forEachRow(running, e.maxInFlight, func(key string, row *batchRow) {
-		if err := r.cancelAndWait(ctx, row); err != nil {
-			mu.Lock()
-			stillRunning[key] = err
-			mu.Unlock()
-		}
-	})
-	for _, key := range slices.Sorted(maps.Keys(stillRunning)) {
-		resp.Diagnostics.AddError("Row's job did not stop", r.data.redact(fmt.Sprintf("rows[%q]: cancel of job %s was requested "+
-			"but it did not reach a terminal status within %s: %v", key, running[key].ID, limit, stillRunning[key])))
-	}
-}
-
-// cancelAndWait cancels a row's job and waits until it stops. A job already gone is stopped.
-func (r *jobBatchResource) cancelAndWait(ctx context.Context, row *batchRow) error {
-	job, err := r.data.client.GetJob(ctx, row.ID)
-	if client.Gone(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if job.Terminal() {
-		return nil
-	}
-	canceled, err := r.data.client.CancelJob(ctx, job)
-	if client.Gone(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	_, err = r.data.client.WaitJob(ctx, canceled, client.WaitOptions{})
-	return err
 }

@@ -17,13 +17,17 @@ import (
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
-// batchEngine runs the rows of one apply: at most maxInFlight rows submitted or waited for at
-// once, every wait sharing one duration estimator (the provider's), so the jobs of the batch
-// pace each other's polls.
+// batchEngine runs the rows of one apply in two lanes, each with its own limit: the jobs (at
+// most maxInFlight rows submitted or waited for at once, every wait sharing one duration
+// estimator, the provider's, so the jobs of the batch pace each other's polls) and the
+// transfers of the outputs of the rows that succeeded to output_dir (at most maxInFlight at
+// once, each holding at most one part of an upload). A row that succeeded queues its transfer
+// and its job worker takes the next row: a destination that is slow or unreachable for a while
+// delays only the transfers, which catch up when it is back.
 type batchEngine struct {
 	data        *providerData
 	extra       map[string]string
-	shape       string
+	shape       func() string // the workflow's shape, for the waits' duration estimates
 	maxInFlight int
 	outputDir   string
 	files       batchDest // output_dir, opened once per apply
@@ -33,6 +37,15 @@ type batchEngine struct {
 	mu   sync.Mutex
 	rows map[string]*batchRow
 	news batchNews
+
+	transfers chan batchTransfer // the transfers lane's queue, while run runs
+}
+
+// batchTransfer is a row whose outputs are to be transferred to output_dir: a descriptor, not
+// the outputs' bytes.
+type batchTransfer struct {
+	key string
+	row *batchRow
 }
 
 func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.String) *batchEngine {
@@ -42,7 +55,7 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 	}
 	return &batchEngine{
 		data: data, extra: data.partnerExtraData(apiKeyWO, types.StringNull()),
-		shape:       client.WorkflowShape([]byte(planned.Workflow.ValueString())),
+		shape:       sync.OnceValue(func() string { return client.WorkflowShape([]byte(planned.Workflow.ValueString())) }),
 		maxInFlight: n, outputDir: planned.OutputDir.ValueString(), cancelRuns: planned.CancelOnDestroy.ValueBool(),
 		rerunFailed: planned.RerunFailed.ValueBool(),
 		rows:        map[string]*batchRow{},
@@ -50,31 +63,53 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 }
 
 // run acts on every task and returns each task's row. It returns once every row is settled for
-// this apply: finished, or, once ctx ends (Ctrl-C or the timeout), as far as it got. A
-// submission already sent when ctx ends is let finish (up to submitGrace) so its id is kept;
-// no new one starts.
+// this apply and its outputs are transferred: finished, or, once ctx ends (Ctrl-C or the
+// timeout), as far as it got. A submission already sent when ctx ends is let finish (up to
+// submitGrace) so its id is kept; no new one starts.
 func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batchTask) map[string]*batchRow {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	submitCtx, stopSubmits := outlivingInterrupt(ctx)
 	defer stopSubmits()
-	queue := make(chan batchTask)
-	var wg sync.WaitGroup
-	for range min(e.maxInFlight, len(tasks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := range queue {
-				e.runTask(ctx, submitCtx, t)
-			}
-		}()
+	// Each row queues one transfer at most: the queue never blocks a job worker. Without
+	// output_dir nothing is transferred, and the lane has no worker.
+	e.transfers = make(chan batchTransfer, len(tasks))
+	transferWorkers := min(e.maxInFlight, len(tasks))
+	if e.outputDir == "" {
+		transferWorkers = 0
 	}
+	transfers := startLane(transferWorkers, func() {
+		for t := range e.transfers {
+			e.transfer(ctx, t.key, t.row)
+		}
+	})
+	queue := make(chan batchTask)
+	jobs := startLane(min(e.maxInFlight, len(tasks)), func() {
+		for t := range queue {
+			e.runTask(ctx, submitCtx, t)
+		}
+	})
 	for _, t := range tasks {
 		queue <- t
 	}
 	close(queue)
-	wg.Wait()
+	jobs.Wait()
+	close(e.transfers)
+	transfers.Wait()
 	return e.rows
+}
+
+// startLane starts n workers running work and returns what waits for them all.
+func startLane(n int, work func()) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	return &wg
 }
 
 func (e *batchEngine) set(key string, row *batchRow) {
@@ -94,7 +129,7 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 		e.resume(ctx, t)
 	case sameInput && held.Status == client.JobSucceeded:
 		e.set(t.in.key, held) // its files only
-		e.download(ctx, t.in.key, held)
+		e.download(t.in.key, held)
 	default:
 		if held != nil && held.inFlight() && e.cancelRuns {
 			e.cancel(submitCtx, t.in.key, held) // its input changed: the old run is not wanted
@@ -222,7 +257,7 @@ func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Jo
 	var err error
 	if !job.Terminal() {
 		// Progress is logged as for svc_job: one line per change of phase, naming the job.
-		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape}
+		opts := client.WaitOptions{OnUpdate: newJobProgressLog(ctx, job).job, Durations: e.data.durations, Shape: e.shape()}
 		final, err = e.data.client.WaitJob(ctx, job, opts)
 		if final == nil {
 			final = job
@@ -238,7 +273,7 @@ func (e *batchEngine) wait(ctx context.Context, in batchRowInput, job *client.Jo
 	case row.failedRow():
 		e.note(func(n *batchNews) { n.failed = append(n.failed, rowNote{in.key, row, nil}) })
 	case row.Status == client.JobSucceeded:
-		e.download(ctx, in.key, row)
+		e.download(in.key, row)
 	}
 }
 

@@ -64,13 +64,18 @@ func (e *batchEngine) destination(ctx context.Context) (outputDest, destInventor
 	return e.files.dest, e.files.inv, e.files.err
 }
 
-// download fetches every output of a succeeded row that is not at the destination, by asset id
+// download queues the transfer of a succeeded row's outputs to output_dir, in the transfers
+// lane (see batchEngine).
+func (e *batchEngine) download(rowKey string, row *batchRow) {
+	if e.outputDir != "" {
+		e.transfers <- batchTransfer{key: rowKey, row: row}
+	}
+}
+
+// transfer fetches every output of a succeeded row that is not at the destination, by asset id
 // (a fresh signed URL), streamed into place and verified against the row's hash when it has
 // one. An object in a bucket with that hash already is not sent again.
-func (e *batchEngine) download(ctx context.Context, rowKey string, row *batchRow) {
-	if e.outputDir == "" {
-		return
-	}
+func (e *batchEngine) transfer(ctx context.Context, rowKey string, row *batchRow) {
 	dest, inv, err := e.destination(ctx)
 	if err != nil {
 		e.note(func(n *batchNews) { n.downloadErrors = append(n.downloadErrors, rowNote{rowKey, row, err}) })

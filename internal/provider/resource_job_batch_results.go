@@ -3,6 +3,7 @@ package provider
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -131,7 +132,7 @@ func rowOfResult(res batchResult, book batchBookRow) (*batchRow, bool) {
 		r.Error = &batchRowError{text: e}
 	}
 	// Map elements in key order, then list order: the order bookOf recorded them in.
-	for _, node := range slices.Sorted(mapKeys(res.Outputs)) {
+	for _, node := range slices.Sorted(maps.Keys(res.Outputs)) {
 		for _, id := range res.Outputs[node] {
 			r.Outputs = append(r.Outputs, batchOutput{ID: id, NodeID: node})
 		}

@@ -16,8 +16,9 @@ const jobBatchTypeName = "svc_job_batch"
 // jobBatchServer answers the calls about a settled svc_job_batch itself, without the
 // framework, when their answer is the state as it is, or that state with a few rows changed:
 // the refresh of a batch with no row running, the plan of a batch whose configuration changes
-// nothing but its rows, the plan of its destruction, and its destruction when nothing runs (or
-// nothing is to be canceled). The framework visits every value of every row on each call, with
+// nothing but its rows, and the plan of its destruction. It also answers every apply of the
+// batch (create, update, destroy: ApplyResourceChange in server_job_batch_apply.go) through the
+// resource's applyBatch, which the framework's Create, Update and Delete only wrap. The framework visits every value of every row on each call, with
 // a schema lookup per value: for 10,000 rows that is tens of seconds of CPU per plan, to keep
 // all but a few rows as they are.
 //
@@ -32,8 +33,6 @@ const jobBatchTypeName = "svc_job_batch"
 //     checks the rows an apply submits (which, when it has anything to say, is left to the
 //     framework's path to say).
 //   - destroy plan: ModifyPlan does nothing when the plan is null.
-//   - destroy of a batch with no row running, or not to cancel: Delete sends nothing and only
-//     removes the downloaded files.
 //
 // It also hands back a state of the current schema version as Terraform sent it
 // (UpgradeResourceState, stateAsSent): the framework decodes and re-encodes all of it, three
@@ -61,23 +60,6 @@ func newJobBatchServer(next tfprotov6.ProviderServer, configured func() *provide
 		}
 	}
 	return s
-}
-
-// decode is a batch value as its model, nil for a null value; ok is false when it cannot be
-// read or is unknown.
-func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (m *jobBatchModel, ok bool) {
-	if v == nil {
-		return nil, false
-	}
-	value, err := v.Unmarshal(s.typ)
-	if err != nil || !value.IsKnown() {
-		return nil, false
-	}
-	if value.IsNull() {
-		return nil, true
-	}
-	decoded, ok := decodeJobBatch(value)
-	return &decoded, ok
 }
 
 // ValidateResourceConfig hands the framework the configuration with its rows replaced by an
@@ -233,24 +215,6 @@ func (s *jobBatchServer) plannedWithRows(req *tfprotov6.PlanResourceChangeReques
 	return resp
 }
 
-// msgpackOf is a value's MessagePack encoding; nil when Terraform sent it otherwise.
-func msgpackOf(v *tfprotov6.DynamicValue) []byte {
-	if v == nil {
-		return nil
-	}
-	return v.MsgPack
-}
-
-// privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
-// JSON object of keys to (base64) values.
-func privateBatchBook(private []byte) batchBook {
-	var keys map[string][]byte
-	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
-		return batchBook{}
-	}
-	return decodeBatchBook(keys[batchBookKey])
-}
-
 // rowsPassCheck reports whether the rows an apply submits pass ModifyPlan's check against the
 // service's node classes without a word (or are not checked, as ModifyPlan would not). Anything
 // it would say, an error or a warning that it could not check, the framework's path says.
@@ -273,43 +237,4 @@ func planConfiguredRows(prior *jobBatchModel, rows any, book batchBook) (plan *b
 	}
 	held := batchHeld{results: prior.Results.Rows, book: book}
 	return planBatchRows(inputs, held, prior.settings(nil)), true
-}
-
-func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
-	if req.TypeName != jobBatchTypeName {
-		return s.ProviderServer.ApplyResourceChange(ctx, req)
-	}
-	if s.forget(req) {
-		gone, err := tfprotov6.NewDynamicValue(s.typ, tftypes.NewValue(s.typ, nil))
-		if err == nil {
-			return &tfprotov6.ApplyResourceChangeResponse{NewState: &gone}, nil
-		}
-	}
-	if resp := s.applyRows(ctx, req); resp != nil {
-		return resp, nil
-	}
-	return s.ProviderServer.ApplyResourceChange(ctx, req)
-}
-
-// forget destroys, without a request, a batch with no row running or not to cancel: it
-// removes the downloaded files, as Delete does, and reports whether it did.
-func (s *jobBatchServer) forget(req *tfprotov6.ApplyResourceChangeRequest) bool {
-	// Only a destroy plans a null state: any other plan is not decoded here.
-	if !isMsgpackNull(msgpackOf(req.PlannedState)) {
-		return false
-	}
-	prior, ok := s.decode(req.PriorState)
-	if !ok || prior == nil {
-		return false
-	}
-	held := batchHeld{results: prior.Results.Rows, book: privateBatchBook(req.PlannedPrivate)}
-	if prior.CancelOnDestroy.ValueBool() && anyRowRunning(held.results) {
-		return false
-	}
-	if isBucketURL(prior.OutputDir.ValueString()) {
-		return false // its objects are deleted by Delete, with the request's context
-	}
-	e := &batchEngine{outputDir: prior.OutputDir.ValueString()}
-	e.removeAllFiles(context.Background(), held) // a local directory: no request
-	return len(e.news.downloadErrors) == 0
 }

@@ -13,34 +13,40 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// The apply of jobBatchServer: a create or an update of svc_job_batch run by the resource's own
-// apply, on the values as Terraform sent them, and answered as the framework answers it.
+// The apply of jobBatchServer: every apply of svc_job_batch run by the resource's applyBatch,
+// on the values as Terraform sent them, and answered as the framework answers it.
 
-// applyRows applies a create or an update of a batch as the framework's path does, without its
-// walks over every value of every row (of the prior state, the plan and the configuration): the
-// resource's apply, given the values as Terraform sent them, sets the new state and the
-// bookkeeping; the framework would then keep the plan's private state but for the resource's
-// keys, null the write-only attributes (the plan holds them null already), and find the new
-// state semantically equal to itself. nil, before anything is sent, when the call is one the
-// framework must answer: the provider not configured, a value it cannot read.
-func (s *jobBatchServer) applyRows(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
-	data := s.configured()
-	if data == nil {
-		return nil
+// ApplyResourceChange answers every apply of svc_job_batch itself (create, update, destroy),
+// through applyBatch: the framework's Create, Update and Delete are that same call.
+func (s *jobBatchServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	if req.TypeName != jobBatchTypeName {
+		return s.ProviderServer.ApplyResourceChange(ctx, req)
 	}
-	in, ok := s.applyRequest(req)
-	if !ok {
-		return nil
-	}
+	return s.apply(ctx, req), nil
+}
+
+// apply applies a create, an update or a destroy of a batch as the framework's path does,
+// without its walks over every value of every row (of the prior state, the plan and the
+// configuration): applyBatch, given the values as Terraform sent them, sets the new state and
+// the bookkeeping; the framework would then keep the plan's private state but for the
+// resource's keys (and drop it with the state of a batch destroyed), null the write-only
+// attributes (the plan holds them null already), and find the new state semantically equal to
+// itself. A request it cannot read is answered with an error and the prior state, before
+// anything is sent.
+func (s *jobBatchServer) apply(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) *tfprotov6.ApplyResourceChangeResponse {
+	in, diags := s.applyRequest(req)
 	private, ok := frameworkPrivate(req.PlannedPrivate)
 	if !ok {
-		return nil
+		diags.AddError("Reading the private state failed", "svc_job_batch's private state is not a JSON object of JSON values. Nothing was sent. This is a bug in the provider.")
 	}
-	var diags diag.Diagnostics
-	applied := (&jobBatchResource{data: data}).apply(ctx, in, private, &diags)
-	if applied == nil {
-		applied = in.held // an update that sets no state keeps the prior one; a create, none
+	data := s.configured()
+	if data == nil && in.planned != nil {
+		diags.AddError("Provider not configured", "svc_job_batch was applied before the provider was configured. Nothing was sent. This is a bug in the provider.")
 	}
+	if diags.HasError() {
+		return &tfprotov6.ApplyResourceChangeResponse{NewState: req.PriorState, Private: req.PlannedPrivate, Diagnostics: protocolDiagnostics(diags)}
+	}
+	applied := (&jobBatchResource{data: data}).applyBatch(ctx, in, private, &diags)
 	newState := tftypes.NewValue(s.typ, nil)
 	if applied != nil {
 		var err error
@@ -49,45 +55,53 @@ func (s *jobBatchServer) applyRows(ctx context.Context, req *tfprotov6.ApplyReso
 			newState = tftypes.NewValue(s.typ, nil)
 		}
 	}
-	return s.appliedResponse(newState, private, diags)
+	if in.planned == nil && applied == nil {
+		private = &privateKeys{} // the framework forgets the private state of a batch destroyed
+	}
+	return s.appliedResponse(newState, in.planned != nil, private, diags)
 }
 
 // applyRequest reads an apply's values: the plan and the prior state decoded, and of the
-// configuration only the write-only rows and key (the rows read without building their type, an
-// object of as many attributes as rows when they come from a for expression). ok is false for a
-// destroy or any value it cannot read.
-func (s *jobBatchServer) applyRequest(req *tfprotov6.ApplyResourceChangeRequest) (in batchApplyRequest, ok bool) {
-	planned, ok := s.decode(req.PlannedState)
-	if !ok || planned == nil {
-		return in, false
+// configuration only the write-only rows and key (see applyConfig).
+func (s *jobBatchServer) applyRequest(req *tfprotov6.ApplyResourceChangeRequest) (in batchApplyRequest, diags diag.Diagnostics) {
+	planned, okPlan := s.decode(req.PlannedState)
+	prior, okPrior := s.decode(req.PriorState)
+	if !okPlan || !okPrior || (planned == nil && prior == nil) {
+		diags.AddError("Reading the plan failed", "The plan of svc_job_batch is not a known object. Nothing was sent. This is a bug in the provider.")
+		return in, diags
 	}
-	prior, ok := s.decode(req.PriorState)
-	if !ok {
-		return in, false
+	in = batchApplyRequest{planned: planned, held: prior, book: batchBook{}} // Create starts from no bookkeeping
+	if prior != nil {
+		in.book = privateBatchBook(req.PlannedPrivate)
 	}
-	config, null, ok := msgpackObjectFields(msgpackOf(req.Config))
-	if !ok || null {
-		return in, false
+	if planned != nil {
+		in.config = s.applyConfig(req.Config)
 	}
-	rows, ok := msgpackDynamicGoValue(config["rows"])
-	if !ok {
-		return in, false
-	}
-	apiKeyWO, ok := msgpackStringValue(config["partner_api_key_wo"])
-	if !ok {
-		return in, false
-	}
-	in = batchApplyRequest{planned: *planned, held: prior, book: privateBatchBook(req.PlannedPrivate), update: prior != nil,
-		config: batchApplyConfig{known: true, rows: rows, apiKeyWO: apiKeyWO}}
-	if !in.update {
-		in.book = batchBook{} // Create starts from no bookkeeping
-	}
-	return in, true
+	return in, diags
 }
 
-// appliedResponse is the framework's answer to an apply that left newState, private and diags.
-func (s *jobBatchServer) appliedResponse(newState tftypes.Value, private *privateKeys, diags diag.Diagnostics) *tfprotov6.ApplyResourceChangeResponse {
-	if !diags.HasError() && newState.IsNull() {
+// applyConfig reads of the configuration only the write-only rows and key, the rows without
+// building their type (an object of as many attributes as rows when they come from a for
+// expression); a configuration it cannot read so is decoded whole, as the framework does.
+func (s *jobBatchServer) applyConfig(v *tfprotov6.DynamicValue) batchApplyConfig {
+	if config, null, ok := msgpackObjectFields(msgpackOf(v)); ok && !null {
+		rows, okRows := msgpackDynamicGoValue(config["rows"])
+		apiKeyWO, okKey := msgpackStringValue(config["partner_api_key_wo"])
+		if okRows && okKey {
+			return batchApplyConfig{known: true, rows: rows, apiKeyWO: apiKeyWO}
+		}
+	}
+	config, ok := s.decode(v)
+	if !ok || config == nil {
+		return batchApplyConfig{}
+	}
+	return batchApplyConfigOf(*config, true)
+}
+
+// appliedResponse is the framework's answer to an apply that left newState, private and diags;
+// planned is whether the apply had a plan (a destroy leaves no state).
+func (s *jobBatchServer) appliedResponse(newState tftypes.Value, planned bool, private *privateKeys, diags diag.Diagnostics) *tfprotov6.ApplyResourceChangeResponse {
+	if planned && !diags.HasError() && newState.IsNull() {
 		// The resource's apply sets a state on every way out without an error: this is a bug,
 		// which the framework reports so.
 		diags.AddError("Missing Resource State After Apply", "The Terraform Provider unexpectedly returned no resource state "+

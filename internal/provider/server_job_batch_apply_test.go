@@ -2,9 +2,13 @@ package provider
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +101,45 @@ func normalizedApply(t *testing.T, typ tftypes.Type, resp *tfprotov6.ApplyResour
 	slices.Sort(diags)
 	text := "state: " + state + "\nprivate: " + string(resp.Private) + "\ndiagnostics: " + strings.Join(diags, "\n")
 	return uuidPattern.ReplaceAllString(text, "<uuid>")
+}
+
+// rowPathProbe is the apply of a one-row batch through jobBatchServer, left hanging as its
+// submission reaches the service, for counting the files a row's path visits with the coverage
+// profile (see internal/README.md): SVC_ROW_PATH=base stops before the apply, SVC_ROW_PATH=submit
+// as the submission arrives; the blocks counted in the second profile and not in the first are
+// the path's.
+func TestBatchRowPathProbe(t *testing.T) {
+	phase := os.Getenv("SVC_ROW_PATH")
+	if phase == "" {
+		t.Skip("set SVC_ROW_PATH=base or submit, with -coverprofile")
+	}
+	srv := newTestServer(t, emulator.Options{})
+	arrived := make(chan struct{})
+	var once sync.Once
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/api/v2/jobs") {
+			once.Do(func() { close(arrived) })
+			<-r.Context().Done() // left hanging: the profile is written as it stands
+			return
+		}
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	state, config, proposed, _ := batchStateValue(t, 1)
+	typ := state.Type()
+	framework := releasingServer{providerserver.NewProtocol6(newSvcProvider("test", time.Now))()}
+	configureAt(t, framework, front.URL, false)
+	p := newSvcProvider("test", time.Now)
+	configureAt(t, providerserver.NewProtocol6(p)(), front.URL, false)
+	layer := newJobBatchServer(nil, p.configuredData)
+	unknown := withAttr(t, withAttr(t, proposed, "results", tftypes.NewValue(batchResultsTyp, tftypes.UnknownValue)), "id", tftypes.NewValue(tftypes.String, tftypes.UnknownValue))
+	apply := plannedApply(t, framework, typ, tftypes.NewValue(typ, nil), config, unknown, nil)
+	if phase == "base" {
+		return
+	}
+	go func() { _, _ = layer.ApplyResourceChange(context.Background(), apply) }()
+	select {
+	case <-arrived:
+	case <-time.After(time.Minute):
+		t.Fatal("no submission reached the service")
+	}
 }

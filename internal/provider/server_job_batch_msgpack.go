@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
@@ -256,4 +257,39 @@ func msgpackStringValue(raw []byte) (v types.String, ok bool) {
 		return types.String{}, false
 	}
 	return types.StringValue(s), true
+}
+
+// decode is a batch value as its model, nil for a null value; ok is false when it cannot be
+// read or is unknown.
+func (s *jobBatchServer) decode(v *tfprotov6.DynamicValue) (m *jobBatchModel, ok bool) {
+	if v == nil {
+		return nil, false
+	}
+	value, err := v.Unmarshal(s.typ)
+	if err != nil || !value.IsKnown() {
+		return nil, false
+	}
+	if value.IsNull() {
+		return nil, true
+	}
+	decoded, ok := decodeJobBatch(value)
+	return &decoded, ok
+}
+
+// msgpackOf is a value's MessagePack encoding; nil when Terraform sent it otherwise.
+func msgpackOf(v *tfprotov6.DynamicValue) []byte {
+	if v == nil {
+		return nil
+	}
+	return v.MsgPack
+}
+
+// privateBatchBook is the bookkeeping in private state as Terraform sends it: the framework's
+// JSON object of keys to (base64) values.
+func privateBatchBook(private []byte) batchBook {
+	var keys map[string][]byte
+	if len(private) == 0 || json.Unmarshal(private, &keys) != nil {
+		return batchBook{}
+	}
+	return decodeBatchBook(keys[batchBookKey])
 }

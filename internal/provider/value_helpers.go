@@ -36,14 +36,3 @@ func derefOrUnknown(s *string) string {
 	}
 	return *s
 }
-
-// mapKeys is the keys of m, in no order.
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
