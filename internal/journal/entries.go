@@ -38,8 +38,42 @@ func (j *Journal) SetIDs(ids map[string]string) error {
 	})
 }
 
-// Handed marks entries whose ids Terraform received: they are never adopted again.
+// Returned marks entries whose ids went back to Terraform in a create that returned. Terraform
+// may die before it saves them: they stay adoptable by a later run until HandedIDs (their ids
+// seen in state) or Close (this process ended well, after Terraform saved its state).
+func (j *Journal) Returned(keys ...string) error { return j.mark(opReturned, keys) }
+
+// Handed marks entries whose ids are in Terraform's state: they are never adopted again.
 func (j *Journal) Handed(keys ...string) error { return j.mark(opHanded, keys) }
+
+// HandedIDs marks the entries of the service's ids ids, seen in Terraform's state, as Handed. It
+// costs no lock when the journal, as last read, has no such entry: a refresh of many resources
+// reads the journal once.
+func (j *Journal) HandedIDs(ids ...string) error {
+	if !j.holdsUnhanded(ids) {
+		return nil
+	}
+	return j.change(func() []line {
+		var lines []line
+		for _, id := range ids {
+			if key := j.byID[id]; j.entries[key] != nil && !j.entries[key].handed {
+				lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+			}
+		}
+		return lines
+	})
+}
+
+func (j *Journal) holdsUnhanded(ids []string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, id := range ids {
+		if e := j.entries[j.byID[id]]; e != nil && !e.handed {
+			return true
+		}
+	}
+	return false
+}
 
 // Release gives up this process's claim on entries whose outcome is unknown, so that the next
 // run adopts them.
@@ -144,8 +178,11 @@ func (j *Journal) compact() error {
 			continue
 		}
 		lines = append(lines, line{Op: opPut, Entry: e.Entry, Owner: e.owner})
-		if e.handed {
+		switch {
+		case e.handed:
 			lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+		case e.returned:
+			lines = append(lines, line{Op: opReturned, Entry: Entry{Key: key}})
 		}
 	}
 	if j.offset < 4096 || int64(len(lines))*2*200 > j.offset {

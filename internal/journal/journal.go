@@ -52,12 +52,13 @@ type Entry struct {
 type op string
 
 const (
-	opPut     op = "put"     // a new entry, claimed by owner
-	opID      op = "id"      // the service's id for it
-	opClaim   op = "claim"   // adopted by owner
-	opRelease op = "release" // no longer claimed: adoptable by the next run
-	opHanded  op = "handed"  // its id is in Terraform's state: never adoptable again
-	opRemove  op = "remove"  // gone (destroyed)
+	opPut      op = "put"      // a new entry, claimed by owner
+	opID       op = "id"       // the service's id for it
+	opClaim    op = "claim"    // adopted by owner
+	opRelease  op = "release"  // no longer claimed: adoptable by the next run
+	opReturned op = "returned" // its id went back to Terraform, which may not have saved it yet
+	opHanded   op = "handed"   // its id is in Terraform's state: never adoptable again
+	opRemove   op = "remove"   // gone (destroyed)
 )
 
 // line is one line of the log.
@@ -70,8 +71,9 @@ type line struct {
 // entry is what the log says of one key.
 type entry struct {
 	Entry
-	owner  string // the claiming process's owner token, "" when released
-	handed bool
+	owner    string // the claiming process's owner token, "" when released
+	returned bool
+	handed   bool
 }
 
 // Journal is an open journal directory. Its methods are safe for concurrent use.
@@ -85,7 +87,8 @@ type Journal struct {
 	log     *os.File // journal.jsonl, opened for reading and appending
 	offset  int64    // how much of log has been read
 	entries map[string]*entry
-	order   []string // keys in the order they were put, so adoption is first in, first out
+	byID    map[string]string // the key of each id answered
+	order   []string          // keys in the order they were put, so adoption is first in, first out
 }
 
 // Path is the journal's directory, for errors naming it.
@@ -128,7 +131,7 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}}, nil
+	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
@@ -149,8 +152,19 @@ func (j *Journal) takeOwnership() error {
 
 func (j *Journal) ownerPath(owner string) string { return filepath.Join(j.dir, ownersName, owner) }
 
-// Close releases this process's claims (its owner lock) and the files.
+// Close ends this process's use of the journal: the entries it returned to Terraform are handed
+// (a process that ends well ends after Terraform has its state), its other claims are released
+// (its owner lock), and the files closed.
 func (j *Journal) Close() error {
+	err := j.change(func() []line {
+		var lines []line
+		for _, key := range j.order {
+			if e := j.entries[key]; e != nil && e.returned && !e.handed && e.owner == j.owner {
+				lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+			}
+		}
+		return lines
+	})
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.held != nil {
@@ -158,7 +172,10 @@ func (j *Journal) Close() error {
 		j.held.Close()
 		j.held = nil
 	}
-	return j.log.Close()
+	if cerr := j.log.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // locked runs fn holding the journal's lock, within this process and across processes.
@@ -232,7 +249,7 @@ func (j *Journal) reopen() error {
 		return fmt.Errorf("journal %s: %w", j.dir, err)
 	}
 	j.log.Close()
-	j.log, j.offset, j.entries, j.order = f, 0, map[string]*entry{}, nil
+	j.log, j.offset, j.entries, j.byID, j.order = f, 0, map[string]*entry{}, map[string]string{}, nil
 	return nil
 }
 
@@ -255,6 +272,9 @@ func (j *Journal) apply(b []byte) error {
 			j.order = append(j.order, l.Key)
 		}
 		j.entries[l.Key] = &entry{Entry: l.Entry, owner: l.Owner}
+		if l.ID != "" {
+			j.byID[l.ID] = l.Key
+		}
 		return nil
 	}
 	if e == nil {
@@ -263,14 +283,18 @@ func (j *Journal) apply(b []byte) error {
 	switch l.Op {
 	case opID:
 		e.ID = l.ID
+		j.byID[l.ID] = l.Key
 	case opClaim:
 		e.owner = l.Owner
 	case opRelease:
 		e.owner = ""
+	case opReturned:
+		e.returned = true
 	case opHanded:
 		e.handed, e.owner = true, ""
 	case opRemove:
 		delete(j.entries, l.Key)
+		delete(j.byID, e.ID)
 	default:
 		return errCorrupt
 	}

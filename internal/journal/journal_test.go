@@ -57,6 +57,36 @@ func TestAdoptionAcrossRuns(t *testing.T) {
 			want: []string{"k2"},
 		},
 		{
+			name: "an entry returned to Terraform by a run that died may not have been saved: adopted",
+			first: func(t *testing.T, j *Journal) {
+				must(t, j.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}))
+				must(t, j.SetIDs(map[string]string{"k1": "id1"}))
+				must(t, j.Returned("k1"))
+			},
+			want: []string{"k1"},
+		},
+		{
+			name: "an entry returned by a run that ended well was saved: not adopted",
+			first: func(t *testing.T, j *Journal) {
+				must(t, j.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}, Entry{Key: "k2", Kind: "job", Digest: "d"}))
+				must(t, j.SetIDs(map[string]string{"k1": "id1"}))
+				must(t, j.Returned("k1"))
+				must(t, j.Release("k2"))
+			},
+			closes: true,
+			want:   []string{"k2"},
+		},
+		{
+			name: "an entry whose id a refresh saw in state is not adopted",
+			first: func(t *testing.T, j *Journal) {
+				must(t, j.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}, Entry{Key: "k2", Kind: "job", Digest: "d"}))
+				must(t, j.SetIDs(map[string]string{"k1": "id1", "k2": "id2"}))
+				must(t, j.Returned("k1", "k2"))
+				must(t, j.HandedIDs("id2", "unknown"))
+			},
+			want: []string{"k1"},
+		},
+		{
 			name: "another digest or kind is not adopted",
 			first: func(t *testing.T, j *Journal) {
 				must(t, j.Put(Entry{Key: "k1", Kind: "job", Digest: "other"}, Entry{Key: "k2", Kind: "router", Digest: "d"}))

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -112,27 +111,24 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 	waitCtx, cancel := context.WithTimeout(ctx, in.createTimeout)
 	defer cancel()
 
-	// The key is chosen once, here, before the first attempt; the client resends it unchanged.
-	// (Terraform 1.11 plans every resource twice and cannot carry a random value from the first
-	// plan to the second, so an unset key is "known after apply".)
-	if in.key == "" {
-		in.key = uuid.NewString()
-	}
-
 	// A submission on the wire when Terraform is interrupted is let finish, so that the id of a
 	// job the service created reaches state; the create timeout still bounds it.
 	submitCtx, stopSubmit := outlivingInterrupt(ctx)
 	deadline, _ := waitCtx.Deadline()
 	submitCtx, stopAtDeadline := context.WithDeadline(submitCtx, deadline)
-	job, err := data.client.SubmitJob(submitCtx, client.SubmitJobInput{
-		Workflow:       json.RawMessage(in.workflow),
-		ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
-		IdempotencyKey: in.key,
-	})
+	sub, job, err := r.submitJournaled(submitCtx, data, &in, &resp.Diagnostics)
 	stopAtDeadline()
 	stopSubmit()
+	if resp.Diagnostics.HasError() {
+		return // the journal cannot be used: nothing was sent
+	}
+	// When Create returns, the journal learns whether the job's id reached Terraform.
+	defer func() {
+		held, ok := decodeJob(resp.State.Raw)
+		sub.end(ctx, ok && held.ID.ValueString() != "", err)
+	}()
 	if err != nil {
-		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+		resp.Diagnostics.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeJournaledSubmitError(err, sub), err, familyService))))
 		var refused *client.RefusedJobRecordError
 		if errors.As(err, &refused) {
 			// The job exists even though its record was refused: keep its id (the resource is
@@ -142,7 +138,8 @@ func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, re
 		}
 		return
 	}
-	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
+	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key,
+		"request_id": job.RequestID, "adopted": sub.adopted})
 
 	if !in.waitForCompletion {
 		m, _ := in.stateOf(job, &resp.Diagnostics)
@@ -250,6 +247,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	setJobIdentity(resp.Identity, held.ID.ValueString())
+	r.data.journal.confirm(ctx, held.ID.ValueString())
 	if record := settledRecordOf(&held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
@@ -336,6 +334,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
+	r.data.journal.forget(ctx, held.ID.ValueString())
 	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
