@@ -177,29 +177,43 @@ func (sub journaled) answered(ctx context.Context, id string) {
 }
 
 // end closes the submission's entry when the create returns: once its id is in the state handed
-// to Terraform it is Returned (adopted again only should Terraform die before saving it); an
-// outcome the service may not have recorded keeps it for the next run to resend under the same
-// key (not by another create of this run), as does a journaled id this run could not read; a
-// submission refused for sure, or never sent, leaves nothing to adopt.
+// to Terraform it is Returned (adopted again only should Terraform die before saving it); a
+// submission that ran nothing for sure leaves nothing to adopt; any other outcome (unknown, a
+// key the service says it has seen, a journaled id this run could not read) keeps it for the
+// next run to resend under the same key, never for another create of this run.
 func (sub journaled) end(ctx context.Context, idInState bool, submitErr error) {
 	if sub.s == nil {
 		return
 	}
-	var unknown *client.UnknownOutcomeError
 	var err error
 	switch {
 	case idInState:
 		err = sub.s.j.Returned(sub.key)
-	case submitErr == nil || sub.id != "" || errors.As(submitErr, &unknown) || client.HasCode(submitErr, "idempotency_key_reuse"):
+	case submitErr != nil && sub.id == "" && ranNothing(submitErr):
+		err = sub.s.j.Remove(sub.key)
+	default:
 		// Kept, claimed by this process until it ends: the next run adopts it, no other create
 		// of this run does.
 		return
-	default:
-		err = sub.s.j.Remove(sub.key)
 	}
 	if err != nil {
 		logWarn(ctx, "updating the journal failed", map[string]any{"error": err.Error(), "idempotency_key": sub.key})
 	}
+}
+
+// ranNothing reports whether a submission's error says for sure that nothing ran under its key:
+// it never left, or the service refused it before running anything (credentials, a workflow or
+// input it rejects, a route that does not exist, a queue that stayed full). Any other outcome
+// may have run, and its key is kept.
+func ranNothing(err error) bool {
+	var notSent *client.NotSentError
+	switch {
+	case errors.As(err, &notSent), client.CredentialsRefused(err), client.RouteNotFound(err), client.DeclinedUntilDeadline(err):
+		return true
+	case client.InputRejected(err):
+		return !client.HasCode(err, "idempotency_key_reuse")
+	}
+	return false
 }
 
 // drop removes the submission's entry: what it names can no longer be adopted.

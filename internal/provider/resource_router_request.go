@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -281,19 +280,25 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 
 	// The key is chosen once, here, before the first attempt, and every retry resends it. (An
 	// unset key is "known after apply": Terraform 1.11 cannot carry a random plan-time value
-	// into apply.)
-	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
-		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	// into apply.) It is journaled before it leaves, or is the key of an earlier, dead run's
+	// request for the same call, which the router answers from that run.
+	sub, ok := r.beginJournaled(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
 	}
+	var err error
+	defer func() { sub.end(ctx, routerIDInState(ctx, resp), err) }()
 	plan.routerRecordModel = nullRecord()
 	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
 
 	if plan.Mode.ValueString() == modeSync {
-		r.createSync(ctx, &plan, in, resp)
+		err = r.createSync(ctx, &plan, in, sub, resp)
 		return
 	}
-	q, err := r.data.client.SubmitModelRequest(ctx, in)
+	var q *client.QueueRequest
+	q, err = r.data.client.SubmitModelRequest(ctx, in)
 	if q != nil {
+		sub.answered(ctx, q.RequestID)
 		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
 		// The handle reaches state now, even with an error: the router accepted the run, so
 		// whatever happens next, the request is not lost.
@@ -348,26 +353,31 @@ func (r *routerRequestResource) describeInvokeFailure(err error, in client.Invok
 	return r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
 }
 
-func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
+// createSync calls the model and waits for its answer; the error is the call's, for the journal.
+func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, sub journaled,
+	resp *resource.CreateResponse,
+) error {
 	res, err := r.data.client.InvokeModel(ctx, in)
 	if err != nil && waitInterrupted(ctx, err) {
 		syncInterrupted(plan, in)
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		resp.Diagnostics.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
-		return
+		return err
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Model call failed", r.describeInvokeFailure(err, in))
-		return
+		return err
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
 	plan.ID = types.StringValue(res.RequestID)
 	if res.RequestID == "" {
 		plan.ID = types.StringValue("sync-" + in.IdempotencyKey)
 	}
+	sub.answered(ctx, plan.ID.ValueString())
 	plan.Status = types.StringValue(client.RouterCompleted)
 	r.keepResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	return nil
 }
 
 // keepResult stores a collected result into the model; a failure to write it is an error (the
@@ -398,6 +408,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.data.journal.confirm(ctx, state.ID.ValueString())
 	r.noticeResultFileDrift(ctx, &state, resp)
 	if state.Mode.ValueString() == modeSync {
 		return // a synchronous call leaves no record on the service to read
@@ -504,6 +515,7 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.data.journal.forget(ctx, state.ID.ValueString())
 	if err := removeResultFile(state); err != nil {
 		resp.Diagnostics.AddError("Deleting the result file failed", err.Error())
 		return
