@@ -216,6 +216,16 @@ func ranNothing(err error) bool {
 	return false
 }
 
+// handed marks the submission's entry as done with: its job was reported where it belongs.
+func (sub journaled) handed(ctx context.Context) {
+	if sub.s == nil {
+		return
+	}
+	if err := sub.s.j.Handed(sub.key); err != nil {
+		logWarn(ctx, "updating the journal failed", map[string]any{"error": err.Error(), "idempotency_key": sub.key})
+	}
+}
+
 // drop removes the submission's entry: what it names can no longer be adopted.
 func (sub journaled) drop(ctx context.Context) {
 	if sub.s == nil {

@@ -19,35 +19,46 @@ func jobDigest(in *jobCreateInput) string {
 	return submissionDigest(journalKindJob, in.workflow, in.key)
 }
 
-// submitJournaled submits in's workflow through the journal: it first adopts a job an earlier
-// run submitted for the same digest and never got into state (a journaled id is read and then
-// waited for as any job; a journaled key without an id is resent under that key, so that the
-// service answers with the job it created, or creates it now), else journals a new key before
-// sending it. The key chosen is in.key. A journal that cannot be used is an error in diags and
-// nothing is sent.
+// submitJournaled submits in's workflow through the journal (submitJobJournaled); the key chosen
+// is in.key.
 func (r *jobResource) submitJournaled(ctx context.Context, data *providerData, in *jobCreateInput, diags *diag.Diagnostics,
 ) (sub journaled, job *client.Job, err error) {
-	digest, configured := jobDigest(in), in.key
+	sub, job, err = data.submitJobJournaled(ctx, journalKindJob, jobDigest(in), in.key, func(key string) client.SubmitJobInput {
+		return client.SubmitJobInput{
+			Workflow:       json.RawMessage(in.workflow),
+			ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
+			IdempotencyKey: key,
+		}
+	}, diags)
+	in.key = sub.key
+	return sub, job, err
+}
+
+// submitJobJournaled submits a job of kind through the journal: it first adopts a job an earlier
+// run submitted for the same digest and never got into state (a journaled id is read and then
+// waited for as any job; a journaled key without an id is resent under that key: the service
+// creates the job now, or refuses a key it has seen, an unknown outcome that names it), else
+// journals a new key (key, or a drawn one when "") before sending it. A journal that cannot be
+// used is an error in diags and nothing is sent.
+func (d *providerData) submitJobJournaled(ctx context.Context, kind, digest, key string, input func(key string) client.SubmitJobInput,
+	diags *diag.Diagnostics,
+) (sub journaled, job *client.Job, err error) {
 	for {
-		next, jerr := data.journal.begin(journalKindJob, digest, in.key)
+		next, jerr := d.journal.begin(kind, digest, key)
 		if jerr != nil {
 			diags.AddError("Journal of submissions cannot be used", journalError(jerr))
 			return next, nil, nil
 		}
-		sub, in.key = next, next.key
+		sub = next
 		if sub.id == "" {
-			job, err = data.client.SubmitJob(ctx, client.SubmitJobInput{
-				Workflow:       json.RawMessage(in.workflow),
-				ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
-				IdempotencyKey: in.key,
-			})
+			job, err = d.client.SubmitJob(ctx, input(sub.key))
 			if err == nil {
 				sub.answered(ctx, job.ID)
 			}
 			warnAdopted(diags, sub, job)
 			return sub, job, err
 		}
-		job, err = data.client.GetJob(ctx, sub.id)
+		job, err = d.client.GetJob(ctx, sub.id)
 		if !client.Gone(err) {
 			warnAdopted(diags, sub, job)
 			return sub, job, err
@@ -55,7 +66,6 @@ func (r *jobResource) submitJournaled(ctx context.Context, data *providerData, i
 		// The job an earlier run created is gone from the service: its entry can only submit anew.
 		logWarn(ctx, "journaled job no longer exists; submitting anew", map[string]any{"job_id": sub.id})
 		sub.drop(ctx)
-		in.key = configured
 	}
 }
 
