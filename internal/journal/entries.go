@@ -13,7 +13,7 @@ import (
 // Put records entries before their submissions leave, claimed by this process, in one write
 // and one sync. An entry's Created is set to now when zero.
 func (j *Journal) Put(entries ...Entry) error {
-	return j.change(func() []line {
+	return j.change(true, func() []line {
 		lines := make([]line, len(entries))
 		for i, e := range entries {
 			if e.Created.IsZero() {
@@ -27,7 +27,7 @@ func (j *Journal) Put(entries ...Entry) error {
 
 // SetIDs records the ids the service answered with, by key.
 func (j *Journal) SetIDs(ids map[string]string) error {
-	return j.change(func() []line {
+	return j.change(true, func() []line {
 		var lines []line
 		for key, id := range ids {
 			if j.entries[key] != nil {
@@ -53,7 +53,7 @@ func (j *Journal) HandedIDs(ids ...string) error {
 	if !j.holdsUnhanded(ids) {
 		return nil
 	}
-	return j.change(func() []line {
+	return j.change(false, func() []line {
 		var lines []line
 		for _, id := range ids {
 			if key := j.byID[id]; j.entries[key] != nil && !j.entries[key].handed {
@@ -84,7 +84,7 @@ func (j *Journal) Remove(keys ...string) error { return j.mark(opRemove, keys) }
 
 // RemoveID forgets the entries of the service's id id.
 func (j *Journal) RemoveID(id string) error {
-	return j.change(func() []line {
+	return j.change(false, func() []line {
 		var lines []line
 		for key, e := range j.entries {
 			if e.ID == id {
@@ -96,7 +96,7 @@ func (j *Journal) RemoveID(id string) error {
 }
 
 func (j *Journal) mark(o op, keys []string) error {
-	return j.change(func() []line {
+	return j.change(false, func() []line {
 		var lines []line
 		for _, key := range keys {
 			if j.entries[key] != nil {
@@ -112,7 +112,7 @@ func (j *Journal) mark(o op, keys []string) error {
 // process that died is adoptable; one claimed by this process is not, so identical submissions
 // of one run each adopt a different entry.
 func (j *Journal) Adopt(kind, digest string) (adopted Entry, ok bool, err error) {
-	err = j.change(func() []line {
+	err = j.change(false, func() []line {
 		for _, key := range j.order {
 			e := j.entries[key]
 			if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) || !j.claimable(e) {
@@ -154,7 +154,7 @@ func (j *Journal) claimable(e *entry) bool {
 // reports.
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
-	err := j.change(func() []line {
+	err := j.change(false, func() []line {
 		for _, key := range j.order {
 			if e := j.entries[key]; e != nil && !j.expired(e) {
 				out = append(out, e.Entry)

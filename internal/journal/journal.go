@@ -83,6 +83,12 @@ type Journal struct {
 	owner string
 	held  *os.File // this process's owner file, flock'd while it lives
 
+	// syncMu orders the syncs: a sync covers every line written before it began, so one sync
+	// serves every change waiting for it (group commit). syncedTo is the end of the log the last
+	// sync covered.
+	syncMu   sync.Mutex
+	syncedTo int64
+
 	mu      sync.Mutex
 	log     *os.File // journal.jsonl, opened for reading and appending
 	offset  int64    // how much of log has been read
@@ -156,7 +162,7 @@ func (j *Journal) ownerPath(owner string) string { return filepath.Join(j.dir, o
 // (a process that ends well ends after Terraform has its state), its other claims are released
 // (its owner lock), and the files closed.
 func (j *Journal) Close() error {
-	err := j.change(func() []line {
+	err := j.change(false, func() []line {
 		var lines []line
 		for _, key := range j.order {
 			if e := j.entries[key]; e != nil && e.returned && !e.handed && e.owner == j.owner {
@@ -301,8 +307,7 @@ func (j *Journal) apply(b []byte) error {
 	return nil
 }
 
-// append writes lines to the log, applies them, and syncs it once: a wave of entries costs one
-// sync.
+// append writes lines to the log and applies them. It does not sync: see change.
 func (j *Journal) append(lines ...line) error {
 	var buf bytes.Buffer
 	for _, l := range lines {
@@ -316,24 +321,52 @@ func (j *Journal) append(lines ...line) error {
 	if _, err := j.log.WriteAt(buf.Bytes(), j.offset); err != nil {
 		return fmt.Errorf("journal %s: %w", j.dir, err)
 	}
-	if err := j.log.Sync(); err != nil {
-		return fmt.Errorf("journal %s: %w", j.dir, err)
-	}
 	return j.refresh()
 }
 
 // change runs fn on the current entries, holding the lock, and appends the lines it returns.
-func (j *Journal) change(fn func() []line) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.locked(func() error {
-		if err := j.refresh(); err != nil {
+// With durable set it returns once they are synced to disk; changes made at the same time share
+// one sync, so that a wave of submissions does not cost a sync each. Lines written without a sync
+// survive the death of the process (they are in the system's cache), not that of the host.
+func (j *Journal) change(durable bool, fn func() []line) error {
+	var end int64
+	var log *os.File
+	err := func() error {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.locked(func() error {
+			if err := j.refresh(); err != nil {
+				return err
+			}
+			lines := fn()
+			if len(lines) == 0 {
+				return nil
+			}
+			err := j.append(lines...)
+			end, log = j.offset, j.log
 			return err
-		}
-		lines := fn()
-		if len(lines) == 0 {
-			return nil
-		}
-		return j.append(lines...)
-	})
+		})
+	}()
+	if err != nil || !durable || log == nil {
+		return err
+	}
+	return j.syncThrough(log, end)
+}
+
+// syncThrough returns once the log is synced through end, syncing it unless a sync that began
+// after the write did.
+func (j *Journal) syncThrough(log *os.File, end int64) error {
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
+	if j.syncedTo >= end {
+		return nil
+	}
+	j.mu.Lock()
+	written := j.offset
+	j.mu.Unlock()
+	if err := log.Sync(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	j.syncedTo = written
+	return nil
 }
