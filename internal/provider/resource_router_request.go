@@ -277,20 +277,15 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	ctx = r.data.logContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
-
-	// The key is chosen once, here, before the first attempt, and every retry resends it. (An
-	// unset key is "known after apply": Terraform 1.11 cannot carry a random plan-time value
-	// into apply.) It is journaled before it leaves, or is the key of an earlier, dead run's
-	// request for the same call, which the router answers from that run.
+	// The key is chosen once, here, before the first attempt, and every retry resends it.
 	sub, ok := r.beginJournaled(ctx, &plan, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	var err error
+	var err error // the submission's, for the journal when Create returns
 	defer func() { sub.end(ctx, routerIDInState(ctx, resp), err) }()
 	plan.routerRecordModel = nullRecord()
 	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
-
 	if plan.Mode.ValueString() == modeSync {
 		err = r.createSync(ctx, &plan, in, sub, resp)
 		return

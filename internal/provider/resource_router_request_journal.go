@@ -12,7 +12,9 @@ import (
 // journalKindRouter is svc_router_request's kind of journal entry.
 const journalKindRouter = "svc_router_request"
 
-// beginJournaled sets plan's idempotency key through the journal: the configured key, or the
+// beginJournaled sets plan's idempotency key, once, before the first attempt (an unset key is
+// "known after apply": Terraform 1.11 cannot carry a random plan-time value into apply), through
+// the journal: the configured key, or the
 // key of a request an earlier run sent for the same call (model, input, mode and configured key)
 // and never got into state, or a new one, journaled before it leaves. The router answers a key
 // it has seen from the run it started (a replay, never a second charge), so an adopted key is
