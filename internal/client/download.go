@@ -118,12 +118,11 @@ func (c *Client) downloadCall(rawURL string) (call, error) {
 func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, lim DownloadLimits) (*Download, error) {
 	d := &resumable{c: c, lim: lim, sink: &prefixSink{w: w, sum: sha256.New()}}
 	share := waitShare{c}
-	failures := 0 // transient failures in a row
-	var lastFailure error
+	var streak failureStreak // transient failures in a row
 	for {
 		ticket, err := holdForShare(ctx, share)
 		if err != nil {
-			return nil, rideOutEnded(err, lastFailure, failures)
+			return nil, rideOutEnded(err, streak)
 		}
 		d.answered, ticket.departed = c.departures.answerOnce(ticket), false
 		got, reached, err := d.attempt(readOnce(ctx), src)
@@ -136,7 +135,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		again := src.retryNow(err) || d.retryNow(err)
 		switch {
 		case ctx.Err() != nil:
-			return nil, rideOutEnded(err, lastFailure, failures)
+			return nil, rideOutEnded(err, streak)
 		case d.sink.failed(err):
 			return nil, err
 		case again:
@@ -144,11 +143,10 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		case !transientFailure(err):
 			return nil, err
 		}
-		failures++
-		lastFailure = err
-		c.log.Debug(ctx, "download failed; trying again", map[string]any{"failures": failures, "bytes": d.sink.n, "error": err.Error()})
-		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
-			return nil, rideOutEnded(err, lastFailure, failures)
+		streak.add(err, time.Now())
+		c.log.Debug(ctx, "download failed; trying again", map[string]any{"failures": streak.n, "bytes": d.sink.n, "error": err.Error()})
+		if err := sleepUnlessDone(ctx, share.rideOut(streak.n, err)); err != nil {
+			return nil, rideOutEnded(err, streak)
 		}
 	}
 }

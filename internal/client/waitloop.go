@@ -109,15 +109,49 @@ const (
 	defaultRideOutMax = 30 * time.Second
 )
 
-// rideOutEnded is the context's error at the end of a wait, a download or a read that was riding
-// out failing attempts: it names the last failure (errors.Is still finds the context's error).
-func rideOutEnded(ctxErr, lastFailure error, failures int) error {
-	if lastFailure == nil {
-		return ctxErr
+// failureStreak is what a wait, a download or a read riding out failures keeps of them: how
+// many transient failures came in a row, since when, and the last one.
+type failureStreak struct {
+	n     int
+	since time.Time
+	last  error
+}
+
+// add counts a transient failure at now.
+func (f *failureStreak) add(err error, now time.Time) {
+	if f.n == 0 {
+		f.since = now
 	}
+	f.n++
+	f.last = err
+}
+
+// RideOutError is the end of a wait, a download or a read that its context's deadline (or the
+// caller's stop) cut while it was riding out failing attempts: what failed is kept beside the
+// context's error, which errors.Is still finds (Unwrap).
+type RideOutError struct {
+	Err      error     // the context's error
+	Failures int       // attempts in a row that failed
+	Since    time.Time // when the first of them failed
+	Last     error     // the last failure
+}
+
+func (e *RideOutError) Error() string {
 	// The last failure is told, not wrapped: the wait ended at its deadline, and a caller asking
 	// what the error means must find that, not a transient read failure it rode out.
-	return fmt.Errorf("%w (the last %d attempt(s) failed; the last: %v)", ctxErr, failures, lastFailure) //nolint:errorlint // see above
+	return fmt.Sprintf("%v (the last %d attempt(s) failed, since %s; the last: %v)", e.Err, e.Failures,
+		e.Since.UTC().Format(time.RFC3339), e.Last)
+}
+
+func (e *RideOutError) Unwrap() error { return e.Err }
+
+// rideOutEnded is the context's error at the end of a wait, a download or a read: a
+// *RideOutError naming the failures it was riding out, if any.
+func rideOutEnded(ctxErr error, streak failureStreak) error {
+	if streak.last == nil {
+		return ctxErr
+	}
+	return &RideOutError{Err: ctxErr, Failures: streak.n, Since: streak.since, Last: streak.last}
 }
 
 // readRidingOut reads once per attempt, as a wait's reads go (held with the client's waits, its
@@ -126,11 +160,11 @@ func rideOutEnded(ctxErr, lastFailure error, failures int) error {
 func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.Context) (T, error)) (T, error) {
 	share := waitShare{c}
 	var zero T
-	var lastFailure error
-	for failures := 1; ; failures++ {
+	var streak failureStreak
+	for {
 		ticket, err := holdForShare(ctx, share)
 		if err != nil {
-			return zero, rideOutEnded(err, lastFailure, failures-1)
+			return zero, rideOutEnded(err, streak)
 		}
 		v, err := read(readOnce(ctx))
 		share.observe(ticket, err)
@@ -138,13 +172,13 @@ func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.
 		case err == nil:
 			return v, nil
 		case ctx.Err() != nil:
-			return zero, rideOutEnded(err, lastFailure, failures-1)
+			return zero, rideOutEnded(err, streak)
 		case !transientFailure(err):
 			return zero, err
 		}
-		lastFailure = err
-		if err := sleepUnlessDone(ctx, share.rideOut(failures, err)); err != nil {
-			return zero, rideOutEnded(err, lastFailure, failures)
+		streak.add(err, time.Now())
+		if err := sleepUnlessDone(ctx, share.rideOut(streak.n, err)); err != nil {
+			return zero, rideOutEnded(err, streak)
 		}
 	}
 }
@@ -269,19 +303,18 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 	defer timer.t.Stop()
 	readCtx := readOnce(ctx)
 	var heldUntilChange <-chan struct{} // the share's channel while it holds a due read
-	failures := 0                       // transient read failures in a row
-	var lastFailure error
+	var streak failureStreak            // transient read failures in a row
 	for !w.done(last) {
 		// A source that floods keeps its channel always ready: the deadline is checked before
 		// every message, not left to the select's random choice.
 		if err := ctx.Err(); err != nil {
-			return last, rideOutEnded(err, lastFailure, failures)
+			return last, rideOutEnded(err, streak)
 		}
 		select {
 		case <-ctx.Done():
-			return last, rideOutEnded(ctx.Err(), lastFailure, failures)
+			return last, rideOutEnded(ctx.Err(), streak)
 		case <-w.replan:
-			if !stream.streaming() && failures == 0 {
+			if !stream.streaming() && streak.n == 0 {
 				timer.reset(w.onReplan(last))
 			}
 			continue
@@ -310,17 +343,16 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		w.observe(ticket, err)
 		if err != nil {
 			if ctx.Err() != nil {
-				return last, rideOutEnded(ctx.Err(), lastFailure, failures)
+				return last, rideOutEnded(ctx.Err(), streak)
 			}
 			if !transientFailure(err) {
 				return last, err
 			}
-			failures++
-			lastFailure = err
-			timer.reset(w.rideOut(failures, err))
+			streak.add(err, lastRead)
+			timer.reset(w.rideOut(streak.n, err))
 			continue
 		}
-		failures, lastFailure = 0, nil
+		streak = failureStreak{}
 		if w.onRead != nil {
 			w.onRead(last, next)
 		}
