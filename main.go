@@ -27,6 +27,7 @@ func main() {
 	tuneGC()
 	stopProfile := startCPUProfile()
 	err := tf6server.Serve("registry.terraform.io/svc-org/svc", provider.NewProtocol6Server(version), serveOpts...)
+	provider.CloseJournals()
 	stopProfile()
 	writeHeapProfile()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/action/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
@@ -113,12 +112,29 @@ func (a *workflowRunAction) Invoke(ctx context.Context, req action.InvokeRequest
 		return
 	}
 
-	key := uuid.NewString()
-	job, err := data.client.SubmitJob(waitCtx, client.SubmitJobInput{
-		Workflow:       json.RawMessage(m.Workflow.ValueString()),
-		ExtraData:      data.partnerExtraData(m.PartnerAPIKeyWO, types.StringNull()),
-		IdempotencyKey: key,
-	})
+	// A run of an earlier invocation that died (its job never reported to anyone) is adopted
+	// from the journal instead of running the workflow again.
+	digest := submissionDigest(journalKindRun, m.Workflow.ValueString())
+	sub, job, err := data.submitJobJournaled(waitCtx, journalKindRun, digest, "", func(key string) client.SubmitJobInput {
+		return client.SubmitJobInput{
+			Workflow:       json.RawMessage(m.Workflow.ValueString()),
+			ExtraData:      data.partnerExtraData(m.PartnerAPIKeyWO, types.StringNull()),
+			IdempotencyKey: key,
+		}
+	}, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// An invocation that returns has reported its job (an action keeps no state): its entry is
+	// done with.
+	defer func() {
+		if job != nil {
+			sub.handed(ctx)
+			return
+		}
+		sub.end(ctx, false, err)
+	}()
+	key := sub.key
 	if err != nil {
 		resp.Diagnostics.AddError("Workflow submission failed", data.redact(data.orNotSent(err,
 			withSettingHint(describeRunSubmitError(err, key), err, familyService))))
@@ -143,6 +159,9 @@ func (a *workflowRunAction) Invoke(ctx context.Context, req action.InvokeRequest
 		data.saveOutputs(waitCtx, dir, final, progress, limit, &resp.Diagnostics)
 	}
 }
+
+// journalKindRun is the svc_workflow_run action's kind of journal entry.
+const journalKindRun = "svc_workflow_run"
 
 // waitForRun waits for job as svc_job does, reporting each change of its state. A wait that ends
 // before the job did (an interrupt, the invoke timeout, failing reads) is an error that prints

@@ -68,6 +68,7 @@ type providerModel struct {
 	PartnerAPIKey    types.String `tfsdk:"partner_api_key"`
 	MaxRetries       types.Int64  `tfsdk:"max_retries"`
 	ReadTimeout      types.String `tfsdk:"read_timeout"`
+	Journal          types.String `tfsdk:"journal"`
 }
 
 func (p *svcProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -130,6 +131,15 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 					"connections and never answers cannot hold `terraform plan`. Waits for a job or request to finish " +
 					"follow the resource's `timeouts` instead. Default: `2m`.",
 			},
+			"journal": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Directory of the journal of submissions: before a job or model request is submitted, " +
+					"its idempotency key and a digest of what it runs are written there (synced to disk), and its id once " +
+					"answered, so that when Terraform dies before saving state (SIGKILL, the OOM killer, a lost runner) the " +
+					"next apply adopts what was submitted instead of running it twice. Environment: `SVC_JOURNAL`. Default: " +
+					"`svc-journal` in Terraform's data directory (`.terraform/svc-journal`). `\"\"` turns it off. " +
+					"See \"When the runner dies\" below.",
+			},
 		},
 	}
 }
@@ -157,6 +167,8 @@ type providerData struct {
 	durations *client.DurationEstimator
 	// now is the clock expiry times held in state are compared with.
 	now func() time.Time
+	// journal keeps what is submitted until its id reaches state; nil when off.
+	journal *submissionJournal
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -208,6 +220,11 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		readTimeout = d
 	}
 
+	journalAt, ok := configureJournal(cfg.Journal, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+
 	secrets := nonEmpty(ccfg.APIKey, ccfg.RegistryToken, partnerKey)
 	ccfg.Logger = tflogLogger{secrets: secrets}
 	bySetting := endpointSources(sources)
@@ -221,7 +238,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	})
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
 		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
-		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now}
+		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now,
+		journal: newSubmissionJournal(journalAt, p.now)}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.EphemeralResourceData = data

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -124,31 +123,32 @@ func (r *jobResource) submitAndWait(ctx context.Context, in jobCreateInput, stat
 	waitCtx, cancel := context.WithTimeout(ctx, in.createTimeout)
 	defer cancel()
 
-	// The key is chosen once, here, before the first attempt; the client resends it unchanged.
-	// (Terraform 1.11 plans every resource twice and cannot carry a random value from the first
-	// plan to the second, so an unset key is "known after apply".)
-	if in.key == "" {
-		in.key = uuid.NewString()
-	}
-
-	// Once Terraform stops, nothing is sent that was not on the wire; a submission on the wire
-	// is given a short grace to be answered, so that the id of a job the service created
-	// reaches state. The create timeout still bounds it.
+	// The key is chosen once, before the first attempt (by the journal, which adopts an earlier
+	// run's for the same workflow); the client resends it unchanged. Once Terraform stops, nothing
+	// is sent that was not on the wire; a submission on the wire is given a short grace to be
+	// answered, so that the id of a job the service created reaches state. The create timeout
+	// still bounds it.
 	submitCtx, stopSubmit := outlivingInterrupt(ctx)
 	deadline, _ := waitCtx.Deadline()
 	submitCtx, stopAtDeadline := context.WithDeadline(submitCtx, deadline)
-	job, err := data.client.SubmitJob(submitCtx, client.SubmitJobInput{
-		Workflow:       json.RawMessage(in.workflow),
-		ExtraData:      data.partnerExtraData(in.apiKeyWO, in.authTokenWO),
-		IdempotencyKey: in.key,
-	})
+	sub, job, err := r.submitJournaled(submitCtx, data, &in, diags)
 	stopAtDeadline()
 	stopSubmit()
+	if diags.HasError() {
+		return // the journal cannot be used: nothing was sent
+	}
+	// When this returns, the journal learns whether the job's id (or, unanswered, its key)
+	// reached Terraform: the next apply then resends it from state, not from the journal.
+	defer func() {
+		held, ok := decodeJob(state.Raw)
+		sub.end(ctx, ok && (held.ID.ValueString() != "" || held.unanswered()), err)
+	}()
 	if err != nil {
-		r.reportSubmitFailure(ctx, data, in, err, state, diags)
+		r.reportSubmitFailure(ctx, data, in, sub, err, state, diags)
 		return
 	}
-	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key, "request_id": job.RequestID})
+	logInfo(ctx, "job submitted", map[string]any{"job_id": job.ID, "status": job.Status, "idempotency_key": in.key,
+		"request_id": job.RequestID, "adopted": sub.adopted})
 
 	if !in.waitForCompletion {
 		m, _ := in.stateOf(job, diags)
@@ -171,7 +171,7 @@ func (r *jobResource) submitAndWait(ctx context.Context, in jobCreateInput, stat
 // reportSubmitFailure turns a failed submission into diagnostics, and keeps in state what the
 // service may hold of it: a job whose record was refused, by its id; a submission that may
 // have arrived unanswered, by its key (keepUnanswered).
-func (r *jobResource) reportSubmitFailure(ctx context.Context, data *providerData, in jobCreateInput, err error, state *tfsdk.State, diags *diag.Diagnostics) {
+func (r *jobResource) reportSubmitFailure(ctx context.Context, data *providerData, in jobCreateInput, sub journaled, err error, state *tfsdk.State, diags *diag.Diagnostics) {
 	var refused *client.RefusedJobRecordError
 	var unknown *client.UnknownOutcomeError
 	switch {
@@ -184,7 +184,7 @@ func (r *jobResource) reportSubmitFailure(ctx context.Context, data *providerDat
 		m, _ := in.stateOf(&client.Job{ID: refused.JobID, Status: refused.Status}, diags)
 		saveJob(state, &m, diags)
 	}
-	diags.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeSubmitError(err, in.key), err, familyService))))
+	diags.AddError(errorSummary(err, familyService, "Job submission failed"), data.redact(data.orNotSent(err, withSettingHint(describeJournaledSubmitError(err, sub), err, familyService))))
 }
 
 // keepUnanswered saves a submission that may have reached the service without its answer
@@ -311,6 +311,7 @@ func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *
 	if held.unanswered() {
 		return // no job named yet: nothing to read; the next apply resends its key
 	}
+	r.data.journal.confirm(ctx, held.ID.ValueString())
 	if record := settledRecordOf(&held); record.ended() {
 		// A job that ended is settled for good: no request, whatever the service does with it.
 		if record.rerunDueAt(r.data.now()) {
@@ -401,6 +402,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Reading the state failed", "svc_job's state is not a known object. This is a bug in the provider.")
 		return
 	}
+	r.data.journal.forget(ctx, held.ID.ValueString())
 	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) || held.unanswered() {
 		return // nothing runs, or no job is named to cancel; the service keeps it until it expires
 	}

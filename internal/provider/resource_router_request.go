@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -282,24 +281,24 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	ctx = r.data.logContext(ctx)
 	ctx, cancel := context.WithTimeout(ctx, createTimeout)
 	defer cancel()
-
-	// The key is chosen once, here, before the first attempt, and every retry resends it. (An
-	// unset key is "known after apply": Terraform 1.11 cannot carry a random plan-time value
-	// into apply.)
-	if plan.IdempotencyKey.IsUnknown() || plan.IdempotencyKey.IsNull() {
-		plan.IdempotencyKey = types.StringValue(uuid.NewString())
+	// The key is chosen once, here, before the first attempt, and every retry resends it.
+	sub, ok := r.beginJournaled(ctx, &plan, &resp.Diagnostics)
+	if !ok {
+		return
 	}
+	var err error // the submission's, for the journal when Create returns
+	defer func() { sub.end(ctx, routerIDInState(ctx, resp), err) }()
 	plan.routerRecordModel = nullRecord()
 	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
-
 	if plan.Mode.ValueString() == modeSync {
-		r.createSync(ctx, &plan, in, resp)
+		err = r.createSync(ctx, &plan, in, sub, resp)
 		return
 	}
 	// Once Terraform stops, nothing is sent that was not on the wire, and a submission on the
 	// wire gets a short grace for the handle in its answer.
+	var q *client.QueueRequest
 	submitCtx, stopSubmit := outlivingInterrupt(ctx)
-	q, err := r.data.client.SubmitModelRequest(submitCtx, in)
+	q, err = r.data.client.SubmitModelRequest(submitCtx, in)
 	stopSubmit()
 	if err != nil && q == nil && waitInterrupted(ctx, err) {
 		// The router may have accepted it: kept by its key, so that the next apply resends the
@@ -310,6 +309,7 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		return
 	}
 	if q != nil {
+		sub.answered(ctx, q.RequestID)
 		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
 		// The handle reaches state now, even with an error: the router accepted the run, so
 		// whatever happens next, the request is not lost.
@@ -364,26 +364,31 @@ func (r *routerRequestResource) describeInvokeFailure(err error, in client.Invok
 	return r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter)))
 }
 
-func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, resp *resource.CreateResponse) {
+// createSync calls the model and waits for its answer; the error is the call's, for the journal.
+func (r *routerRequestResource) createSync(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, sub journaled,
+	resp *resource.CreateResponse,
+) error {
 	res, err := r.data.client.InvokeModel(ctx, in)
 	if err != nil && waitInterrupted(ctx, err) {
 		syncInterrupted(plan, in)
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		resp.Diagnostics.AddWarning("Model call still running: the next apply waits for it", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
-		return
+		return err
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Model call failed", r.describeInvokeFailure(err, in))
-		return
+		return err
 	}
 	logInfo(ctx, "model called", map[string]any{"request_id": res.RequestID, "replayed": res.Replayed, "idempotency_key": in.IdempotencyKey})
 	plan.ID = types.StringValue(res.RequestID)
 	if res.RequestID == "" {
 		plan.ID = types.StringValue("sync-" + in.IdempotencyKey)
 	}
+	sub.answered(ctx, plan.ID.ValueString())
 	plan.Status = types.StringValue(client.RouterCompleted)
 	r.keepResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	return nil
 }
 
 // keepResult stores a collected result into the model; a failure to write it is an error (the
@@ -414,6 +419,7 @@ func (r *routerRequestResource) Read(ctx context.Context, req resource.ReadReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.data.journal.confirm(ctx, state.ID.ValueString())
 	r.noticeResultFileDrift(ctx, &state, resp)
 	if state.Mode.ValueString() == modeSync || unansweredQueued(state) {
 		return // no record on the service is named to read (a synchronous call, an unanswered submission)
@@ -520,6 +526,7 @@ func (r *routerRequestResource) Delete(ctx context.Context, req resource.DeleteR
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	r.data.journal.forget(ctx, state.ID.ValueString())
 	if err := removeResultFile(state); err != nil {
 		resp.Diagnostics.AddError("Deleting the result file failed", err.Error())
 		return

@@ -62,6 +62,7 @@ func (s *settledJobServer) ReadResource(ctx context.Context, req *tfprotov6.Read
 	if !ok || !settledRecordOf(state).settledAt(s.now()) {
 		return s.ProviderServer.ReadResource(ctx, req)
 	}
+	s.configured().journal.confirm(ctx, state.ID.ValueString())
 	// The identity goes back with the state: Terraform keeps the identity a refresh returns, and
 	// none would drop it from state.
 	return &tfprotov6.ReadResourceResponse{NewState: req.CurrentState, Private: req.Private, NewIdentity: heldJobIdentity(req.CurrentIdentity, state)}, nil

@@ -108,6 +108,12 @@ resource "svc_job" "test" {
 // true, sends SIGTERM to the whole group (Terraform and the provider plugins it started).
 func (c *terraformCLI) terminateGroupOnce(ready func() bool, args ...string) (string, error) {
 	c.t.Helper()
+	return c.signalGroupOnce(syscall.SIGTERM, ready, args...)
+}
+
+// signalGroupOnce is terminateGroupOnce with the signal sig.
+func (c *terraformCLI) signalGroupOnce(sig syscall.Signal, ready func() bool, args ...string) (string, error) {
+	c.t.Helper()
 	cmd, out := c.command(args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -122,7 +128,7 @@ func (c *terraformCLI) terminateGroupOnce(ready func() bool, args ...string) (st
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, not a fixed wait
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
 		c.t.Fatal(err)
 	}
 	err := cmd.Wait()

@@ -1,0 +1,372 @@
+// Package journal keeps a write-ahead record of submissions in a directory: before a submission
+// leaves, its idempotency key and a digest of what it is for are on disk (fsync'd); when the
+// answer comes, the id the service gave it is added. A run that died before the ids reached
+// Terraform's state finds them here, so that the next run adopts what was submitted instead of
+// submitting it again.
+//
+// The journal is one append-only file of JSON lines, journal.jsonl, in its directory. Every
+// change takes lock (an flock on the file "lock") for the time of its read and append, so that
+// several processes can share one journal. An entry a process submits or adopts is claimed by
+// it: each process holds an flock on a file of its own under owners/ for as long as it lives,
+// and a claim is honoured only while that lock is held, so two runs never adopt the same entry
+// and a run that died (SIGKILL, OOM, a lost host) leaves its entries to the next.
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// TTL is how long an entry is kept: the service keeps an idempotency key this long, so an entry
+// older than that could only submit anew.
+const TTL = 24 * time.Hour
+
+const (
+	logName    = "journal.jsonl"
+	lockName   = "lock"
+	ownersName = "owners"
+)
+
+// Entry is one submission: its idempotency key, what kind of submission it is, a digest of what
+// decides the submission (never a secret), the id the service answered with ("" until then) and
+// when the entry was made.
+type Entry struct {
+	Key     string    `json:"key"`
+	Kind    string    `json:"kind,omitempty"`
+	Digest  string    `json:"digest,omitempty"`
+	ID      string    `json:"id,omitempty"`
+	Created time.Time `json:"created,omitzero"`
+}
+
+// op names what a line of the log does to the entry of its key.
+type op string
+
+const (
+	opPut      op = "put"      // a new entry, claimed by owner
+	opID       op = "id"       // the service's id for it
+	opClaim    op = "claim"    // adopted by owner
+	opRelease  op = "release"  // no longer claimed: adoptable by the next run
+	opReturned op = "returned" // its id went back to Terraform, which may not have saved it yet
+	opHanded   op = "handed"   // its id is in Terraform's state: never adoptable again
+	opRemove   op = "remove"   // gone (destroyed)
+)
+
+// line is one line of the log.
+type line struct {
+	Op op `json:"op"`
+	Entry
+	Owner string `json:"owner,omitempty"`
+}
+
+// entry is what the log says of one key.
+type entry struct {
+	Entry
+	owner    string // the claiming process's owner token, "" when released
+	returned bool
+	handed   bool
+}
+
+// Journal is an open journal directory. Its methods are safe for concurrent use.
+type Journal struct {
+	dir   string
+	now   func() time.Time
+	owner string
+	held  *os.File // this process's owner file, flock'd while it lives
+
+	// syncMu orders the syncs: a sync covers every line written before it began, so one sync
+	// serves every change waiting for it (group commit). syncedTo is the end of the log the last
+	// sync covered.
+	syncMu   sync.Mutex
+	syncedTo int64
+
+	mu      sync.Mutex
+	log     *os.File // journal.jsonl, opened for reading and appending
+	offset  int64    // how much of log has been read
+	entries map[string]*entry
+	byID    map[string]string // the key of each id answered
+	order   []string          // keys in the order they were put, so adoption is first in, first out
+}
+
+// Path is the journal's directory, for errors naming it.
+func (j *Journal) Path() string { return j.dir }
+
+// Check reports whether dir can hold a journal: the directory can be created and written, and a
+// log already there reads. It changes nothing but creating the directory and an empty log.
+func Check(dir string) error {
+	j, err := openLog(dir, time.Now)
+	if err != nil {
+		return err
+	}
+	defer j.log.Close()
+	return j.locked(func() error { return j.refresh() })
+}
+
+// Open opens (creating it when needed) the journal in dir; now is its clock. The journal stays
+// claimed by this process until Close.
+func Open(dir string, now func() time.Time) (*Journal, error) {
+	j, err := openLog(dir, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.takeOwnership(); err != nil {
+		j.log.Close()
+		return nil, err
+	}
+	if err := j.locked(j.compact); err != nil {
+		_ = j.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func openLog(dir string, now func() time.Time) (*Journal, error) {
+	if err := os.MkdirAll(filepath.Join(dir, ownersName), 0o755); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, logName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("journal %s: %w", dir, err)
+	}
+	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
+}
+
+// takeOwnership makes the owner file whose lock marks this process's claims as alive.
+func (j *Journal) takeOwnership() error {
+	j.owner = uuid.NewString()
+	f, err := os.OpenFile(j.ownerPath(j.owner), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	if err := lockFile(f, false); err != nil {
+		f.Close()
+		return fmt.Errorf("journal %s: locking %s: %w", j.dir, f.Name(), err)
+	}
+	_, _ = fmt.Fprintf(f, "pid %d\n", os.Getpid())
+	j.held = f
+	return nil
+}
+
+func (j *Journal) ownerPath(owner string) string { return filepath.Join(j.dir, ownersName, owner) }
+
+// Close ends this process's use of the journal: the entries it returned to Terraform are handed
+// (a process that ends well ends after Terraform has its state), its other claims are released
+// (its owner lock), and the files closed.
+func (j *Journal) Close() error {
+	err := j.change(false, func() []line {
+		var lines []line
+		for _, key := range j.order {
+			if e := j.entries[key]; e != nil && e.returned && !e.handed && e.owner == j.owner {
+				lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+			}
+		}
+		return lines
+	})
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.held != nil {
+		_ = os.Remove(j.held.Name())
+		j.held.Close()
+		j.held = nil
+	}
+	if cerr := j.log.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// locked runs fn holding the journal's lock, within this process and across processes.
+func (j *Journal) locked(fn func() error) error {
+	lock, err := os.OpenFile(filepath.Join(j.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	defer lock.Close()
+	if err := lockFile(lock, true); err != nil {
+		return fmt.Errorf("journal %s: locking: %w", j.dir, err)
+	}
+	defer func() { _ = unlockFile(lock) }()
+	return fn()
+}
+
+// errCorrupt marks a log line that does not read.
+var errCorrupt = errors.New("corrupt")
+
+// refresh reads what other processes appended since the last read. A log replaced by another
+// process's compaction is read again from its start. A last line without its newline is a
+// write that a dead process never finished (its submission never left, since nothing leaves
+// before its line is synced): it is cut off.
+func (j *Journal) refresh() error {
+	if replaced, err := j.replaced(); err != nil {
+		return err
+	} else if replaced {
+		if err := j.reopen(); err != nil {
+			return err
+		}
+	}
+	if _, err := j.log.Seek(j.offset, io.SeekStart); err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	r := bufio.NewReader(j.log)
+	for {
+		b, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(b) > 0 {
+				return j.cutTornLine()
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("journal %s: %w", j.dir, err)
+		}
+		if err := j.apply(b); err != nil {
+			return fmt.Errorf("journal %s: %s at byte %d: %w; move the file away (jobs it names may then run again)",
+				j.dir, logName, j.offset, err)
+		}
+		j.offset += int64(len(b))
+	}
+}
+
+// replaced reports whether the log's name now points to another file than the one open.
+func (j *Journal) replaced() (bool, error) {
+	named, err := os.Stat(filepath.Join(j.dir, logName))
+	if err != nil {
+		return false, fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	open, err := j.log.Stat()
+	if err != nil {
+		return false, fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	return !os.SameFile(named, open), nil
+}
+
+func (j *Journal) reopen() error {
+	f, err := os.OpenFile(filepath.Join(j.dir, logName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	j.log.Close()
+	j.log, j.offset, j.entries, j.byID, j.order = f, 0, map[string]*entry{}, map[string]string{}, nil
+	return nil
+}
+
+func (j *Journal) cutTornLine() error {
+	if err := j.log.Truncate(j.offset); err != nil {
+		return fmt.Errorf("journal %s: cutting an unfinished line: %w", j.dir, err)
+	}
+	return nil
+}
+
+// apply replays one log line.
+func (j *Journal) apply(b []byte) error {
+	var l line
+	if err := json.Unmarshal(bytes.TrimSpace(b), &l); err != nil || l.Key == "" {
+		return errCorrupt
+	}
+	e := j.entries[l.Key]
+	if l.Op == opPut {
+		if e == nil {
+			j.order = append(j.order, l.Key)
+		}
+		j.entries[l.Key] = &entry{Entry: l.Entry, owner: l.Owner}
+		if l.ID != "" {
+			j.byID[l.ID] = l.Key
+		}
+		return nil
+	}
+	if e == nil {
+		return nil // a line about an entry compacted away
+	}
+	switch l.Op {
+	case opID:
+		e.ID = l.ID
+		j.byID[l.ID] = l.Key
+	case opClaim:
+		e.owner = l.Owner
+	case opRelease:
+		e.owner = ""
+	case opReturned:
+		e.returned = true
+	case opHanded:
+		e.handed, e.owner = true, ""
+	case opRemove:
+		delete(j.entries, l.Key)
+		delete(j.byID, e.ID)
+	default:
+		return errCorrupt
+	}
+	return nil
+}
+
+// append writes lines to the log and applies them. It does not sync: see change.
+func (j *Journal) append(lines ...line) error {
+	var buf bytes.Buffer
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if _, err := j.log.WriteAt(buf.Bytes(), j.offset); err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	return j.refresh()
+}
+
+// change runs fn on the current entries, holding the lock, and appends the lines it returns.
+// With durable set it returns once they are synced to disk; changes made at the same time share
+// one sync, so that a wave of submissions does not cost a sync each. Lines written without a sync
+// survive the death of the process (they are in the system's cache), not that of the host.
+func (j *Journal) change(durable bool, fn func() []line) error {
+	var end int64
+	var log *os.File
+	err := func() error {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.locked(func() error {
+			if err := j.refresh(); err != nil {
+				return err
+			}
+			lines := fn()
+			if len(lines) == 0 {
+				return nil
+			}
+			err := j.append(lines...)
+			end, log = j.offset, j.log
+			return err
+		})
+	}()
+	if err != nil || !durable || log == nil {
+		return err
+	}
+	return j.syncThrough(log, end)
+}
+
+// syncThrough returns once the log is synced through end, syncing it unless a sync that began
+// after the write did.
+func (j *Journal) syncThrough(log *os.File, end int64) error {
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
+	if j.syncedTo >= end {
+		return nil
+	}
+	j.mu.Lock()
+	written := j.offset
+	j.mu.Unlock()
+	if err := log.Sync(); err != nil {
+		return fmt.Errorf("journal %s: %w", j.dir, err)
+	}
+	j.syncedTo = written
+	return nil
+}
