@@ -128,6 +128,7 @@ func TestRefusalReason(t *testing.T) {
 	const key = `access key ID ending in "MPLE"`
 	for _, tc := range []struct{ code, hint, want string }{
 		{"InvalidAccessKeyId", key, `the server does not know the access key ID ending in "MPLE"`},
+		{"XAdminUserNotFound", key, `the server does not know the access key ID ending in "MPLE"`},
 		{"SignatureDoesNotMatch", key, `the secret key is not the one of the access key ID ending in "MPLE"`},
 		{"AccessDenied", key, `the access key ID ending in "MPLE" may not use this bucket`},
 		{"AccessDenied", "", "the access key may not use this bucket"},

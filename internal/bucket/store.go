@@ -162,8 +162,9 @@ func credentialSource(source, profile string) string {
 	return "credentials from " + source
 }
 
-// Check tells whether the bucket exists and the credentials may use it, with one request.
-// The error names the bucket and where the credentials came from.
+// Check tells whether the bucket exists and the credentials may use it, with one request (and
+// one more, a listing, to say why when it fails). The error names the bucket, where the
+// credentials came from and, when they were refused, why.
 func (s *Store) Check(ctx context.Context) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.Bucket)}, func(o *s3.Options) {
 		o.RetryMaxAttempts = checkAttempts
@@ -171,28 +172,43 @@ func (s *Store) Check(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	switch status(err) {
-	case 404:
-		return fmt.Errorf("bucket %q does not exist (%s, with %s)", s.Bucket, s.Location, s.creds)
-	case 400, 401, 403:
-		return fmt.Errorf("bucket %q refused the credentials (%s; %s): %s", s.Bucket, s.Location, s.creds, s.whyRefused(ctx, err))
+	head := status(err)
+	if head != 400 && head != 401 && head != 403 && head != 404 {
+		return fmt.Errorf("bucket %q could not be reached (%s, with %s): %s", s.Bucket, s.Location, s.creds, describe(err))
 	}
-	return fmt.Errorf("bucket %q could not be reached (%s, with %s): %s", s.Bucket, s.Location, s.creds, describe(err))
+	code, detail := s.listingRefusal(ctx)
+	if code == "NoSuchBucket" || head == 404 && !credentialCodes[code] {
+		return fmt.Errorf("bucket %q does not exist (%s, with %s)", s.Bucket, s.Location, s.creds)
+	}
+	why := fmt.Sprintf("HTTP %d, and the bucket gave no reason", head)
+	if code != "" {
+		why = refusalReason(code, s.keyHint) + " (" + detail + ")"
+	}
+	return fmt.Errorf("bucket %q refused the credentials (%s; %s): %s", s.Bucket, s.Location, s.creds, why)
 }
 
-// whyRefused says why the bucket refused a HEAD request. The answer to a HEAD has no body, so
-// its error code is only the status text ("Forbidden") whether the access key is unknown, the
-// secret wrong or the key not allowed; one listing of at most one key, whose refusal has a body
-// with the code, tells them apart.
-func (s *Store) whyRefused(ctx context.Context, head error) string {
+// listingRefusal is the error code (and the code with its message) of one listing of at most one
+// key, sent once; "" when it gave none. The answer to a HEAD has no body, so its error is only
+// the status ("Forbidden") whether the access key is unknown, the secret wrong or the key not
+// allowed, and some servers answer an unknown access key with 404 (Versity's
+// XAdminUserNotFound) as if the bucket were missing: a listing's refusal has a body that tells
+// them apart.
+func (s *Store) listingRefusal(ctx context.Context) (code, detail string) {
 	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.Bucket), MaxKeys: aws.Int32(1)}, func(o *s3.Options) {
 		o.RetryMaxAttempts = 1
 	})
 	var ae smithy.APIError
 	if err == nil || !errors.As(err, &ae) {
-		return fmt.Sprintf("HTTP %d, and the bucket gave no reason", status(head))
+		return "", ""
 	}
-	return refusalReason(ae.ErrorCode(), s.keyHint) + " (" + describe(err) + ")"
+	return ae.ErrorCode(), describe(err)
+}
+
+// credentialCodes are the S3 error codes that refuse a request's credentials.
+var credentialCodes = map[string]bool{
+	"InvalidAccessKeyId": true, "XAdminUserNotFound": true, "SignatureDoesNotMatch": true, "AccessDenied": true,
+	"AllAccessDisabled": true, "ExpiredToken": true, "TokenRefreshRequired": true, "InvalidToken": true,
+	"RequestTimeTooSkewed": true, "AuthorizationHeaderMalformed": true,
 }
 
 // refusedWith says, for a request the bucket refused (401, 403), which credentials it refused:
@@ -212,7 +228,7 @@ func refusalReason(code, keyHint string) string {
 		key = "the " + keyHint
 	}
 	switch code {
-	case "InvalidAccessKeyId":
+	case "InvalidAccessKeyId", "XAdminUserNotFound":
 		return "the server does not know " + key
 	case "SignatureDoesNotMatch":
 		return "the secret key is not the one of " + key + " (the request's signature does not match)"

@@ -57,7 +57,9 @@ func TestStoreCheck(t *testing.T) {
 
 // Credentials the server refuses are told apart although its answer to a HEAD has no body: an
 // access key it does not know, and a secret that is not the key's, each named with where the
-// credentials came from, the key by its last four characters only and the secret never.
+// credentials came from, the key by its last four characters only and the secret never. (Versity
+// answers the HEAD of an unknown access key with 404, as for a missing bucket: the listing's
+// code, XAdminUserNotFound, tells them apart.)
 func TestStoreCheckRefusedCredentials(t *testing.T) {
 	t.Parallel()
 	unknownKey := s3gw.StartAs(t, "other-root-access", s3gw.SecretKey)
@@ -69,7 +71,7 @@ func TestStoreCheckRefusedCredentials(t *testing.T) {
 		srv  *s3gw.Server
 		want string
 	}{
-		{unknownKey, `bucket "there" refused the credentials (s3://there/p; ` + from + `): the server does not know the access key ID ending in "cess" (InvalidAccessKeyId`},
+		{unknownKey, `bucket "there" refused the credentials (s3://there/p; ` + from + `): the server does not know the access key ID ending in "cess" (XAdminUserNotFound`},
 		{wrongSecret, `bucket "there" refused the credentials (s3://there/p; ` + from + `): the secret key is not the one of the access key ID ending in "cess" (the request's signature does not match) (SignatureDoesNotMatch`},
 	} {
 		err := openStore(t, tc.srv.URL("there", "p")).Check(context.Background())
