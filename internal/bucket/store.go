@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -23,7 +25,6 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
-	"lukechampine.com/blake3"
 )
 
 // Metadata keys every object written here carries.
@@ -67,6 +68,8 @@ type Store struct {
 	creds  string // where the credentials came from, as a reader says it
 	// keyHint names the access key without printing it; "" when there is none.
 	keyHint string
+	// checksums is when uploads carry a checksum (the AWS configuration's setting).
+	checksums aws.RequestChecksumCalculation
 }
 
 // Open opens the bucket of loc with the AWS SDK's default credential chain and the region,
@@ -99,7 +102,7 @@ func Open(ctx context.Context, loc Location) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s could not be opened: %w", loc, err)
 	}
-	s := &Store{Location: loc, client: client, bucket: b, creds: "no credentials"}
+	s := &Store{Location: loc, client: client, bucket: b, creds: "no credentials", checksums: cfg.RequestChecksumCalculation}
 	if anonymous, _ := loc.boolParam("anonymous"); anonymous {
 		s.creds = "no credentials (anonymous=true)"
 	} else if cfg.Credentials != nil {
@@ -346,11 +349,12 @@ func (s *Store) Put(ctx context.Context, key string, up Upload, fill func(w io.W
 	}
 	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
 		ContentType: "application/octet-stream", Metadata: meta, BufferSize: partSize, MaxConcurrency: 1,
+		BeforeWrite: s.onePartAtATime,
 	})
 	if err != nil {
 		return Uploaded{}, fmt.Errorf("writing %s failed%s: %w", s.URL(key), s.refusedWith(err), err)
 	}
-	h := blake3.New(32, nil)
+	h := NewBlake3()
 	counted := &countingWriter{w: io.MultiWriter(w, h)}
 	got, err := s.finishContent(key, up, fill, counted, h)
 	if err != nil {
@@ -370,8 +374,27 @@ func (s *Store) Put(ctx context.Context, key string, up Upload, fill func(w io.W
 	return got, nil
 }
 
+// onePartAtATime has an upload read its first part as it reads the others: the transfer
+// manager otherwise reads up to its multipart threshold (16 MiB) with io.ReadAll before it
+// chooses between one request and a multipart upload, holding 16 MiB and leaving 34 MiB of
+// garbage per upload. gocloud.dev/blob hands the upload's transfer manager client to
+// BeforeWrite and sets only its part size, concurrency and checksums, which are kept here.
+func (s *Store) onePartAtATime(as func(any) bool) error {
+	var tm *transfermanager.Client
+	if !as(&tm) {
+		return errors.New("the S3 upload's transfer manager is not reachable (gocloud.dev/blob/s3blob changed?)")
+	}
+	*tm = *transfermanager.New(s.client, func(o *transfermanager.Options) {
+		o.PartSizeBytes = partSize
+		o.MultipartUploadThreshold = partSize
+		o.Concurrency = 1
+		o.RequestChecksumCalculation = s.checksums
+	})
+	return nil
+}
+
 // finishContent runs fill into w and checks the content against the hash expected.
-func (s *Store) finishContent(key string, up Upload, fill func(w io.Writer) error, w *countingWriter, h *blake3.Hasher) (Uploaded, error) {
+func (s *Store) finishContent(key string, up Upload, fill func(w io.Writer) error, w *countingWriter, h hash.Hash) (Uploaded, error) {
 	if err := fill(w); err != nil {
 		return Uploaded{}, err
 	}
