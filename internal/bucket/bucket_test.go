@@ -131,7 +131,7 @@ func TestRefusalReason(t *testing.T) {
 		{"XAdminUserNotFound", key, `the server does not know the access key ID ending in "MPLE"`},
 		{"SignatureDoesNotMatch", key, `the secret key is not the one of the access key ID ending in "MPLE"`},
 		{"AccessDenied", key, `the access key ID ending in "MPLE" may not use this bucket`},
-		{"AccessDenied", "", "the access key may not use this bucket"},
+		{"AccessDenied", "", "the credentials may not use this bucket"},
 		{"ExpiredToken", key, "session token (AWS_SESSION_TOKEN or the role's) has expired"},
 		{"AuthorizationHeaderMalformed", key, "set region= in the URL"},
 		{"Forbidden", key, `the bucket refused the access key ID ending in "MPLE"`},

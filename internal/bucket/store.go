@@ -226,7 +226,7 @@ func (s *Store) refusedWith(err error) string {
 
 // refusalReason says in words an S3 error code that refuses a request's credentials.
 func refusalReason(code, keyHint string) string {
-	key := "the access key"
+	key := "the credentials" // none, or anonymous
 	if keyHint != "" {
 		key = "the " + keyHint
 	}
