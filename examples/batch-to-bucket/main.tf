@@ -11,6 +11,9 @@
 #
 # For a service that is not AWS, name its endpoint and use path-style addressing:
 #   s3://my-bucket/catalogue?endpoint=https://<account>.r2.cloudflarestorage.com&region=auto&use_path_style=true
+# and for a server on your own machine or network (MinIO, SeaweedFS, ...), its http:// address
+# (requests go to the endpoint as written; without region, us-east-1 is assumed):
+#   s3://my-bucket/catalogue?endpoint=http://127.0.0.1:9000&use_path_style=true
 #
 # The bucket must exist; the plan checks it (and the credentials) and lists the prefix, so an
 # object deleted by hand is downloaded again by the next apply, without running its row again.

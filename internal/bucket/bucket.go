@@ -83,6 +83,9 @@ func Parse(raw string) (Location, error) {
 	if err := checkConfigParams(q); err != nil {
 		return Location{}, fmt.Errorf("%q: %w", raw, err)
 	}
+	if err := checkEndpoint(q.Get("endpoint")); err != nil {
+		return Location{}, fmt.Errorf("%q: %w", raw, err)
+	}
 	return Location{Bucket: u.Host, Prefix: prefix, query: q}, nil
 }
 
@@ -153,6 +156,19 @@ func checkConfigParams(q url.Values) error {
 		if err != nil {
 			return fmt.Errorf("%s=%q is not a %s", name, values[0], map[string]string{"bool": "true or false", "int": "whole number"}[kind])
 		}
+	}
+	return nil
+}
+
+// checkEndpoint refuses an endpoint that is not an http:// or https:// URL with a host: the
+// AWS SDK sends requests to it as written (disable_https=true makes an https:// one http://).
+func checkEndpoint(endpoint string) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("endpoint=%q is not an http:// or https:// URL (a local server is endpoint=http://127.0.0.1:9000)", endpoint)
 	}
 	return nil
 }

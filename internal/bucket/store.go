@@ -5,15 +5,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -22,7 +25,6 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcerrors"
-	"lukechampine.com/blake3"
 )
 
 // Metadata keys every object written here carries.
@@ -52,12 +54,22 @@ const (
 	checkAttempts = 3
 )
 
+// EndpointRegion is the region requests to an endpoint= server are signed for when neither the
+// URL, the environment nor a profile names one: the one S3-compatible servers (MinIO, Ceph,
+// Versity, R2) answer to unless configured otherwise. AWS itself has no such default: a bucket
+// on AWS needs a region.
+const EndpointRegion = "us-east-1"
+
 // Store is an open bucket location.
 type Store struct {
 	Location
 	client *s3.Client
 	bucket *blob.Bucket
 	creds  string // where the credentials came from, as a reader says it
+	// keyHint names the access key without printing it; "" when there is none.
+	keyHint string
+	// checksums is when uploads carry a checksum (the AWS configuration's setting).
+	checksums aws.RequestChecksumCalculation
 }
 
 // Open opens the bucket of loc with the AWS SDK's default credential chain and the region,
@@ -66,6 +78,12 @@ func Open(ctx context.Context, loc Location) (*Store, error) {
 	cfg, err := gcaws.V2ConfigFromURLParams(ctx, loc.configQuery())
 	if err != nil {
 		return nil, fmt.Errorf("the AWS configuration for %s could not be read: %w", loc, err)
+	}
+	if cfg.Region == "" {
+		if loc.query.Get("endpoint") == "" {
+			return nil, fmt.Errorf("no region for %s: set region= in the URL, or AWS_REGION (or a region in the shared profile)", loc)
+		}
+		cfg.Region = EndpointRegion
 	}
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
@@ -84,17 +102,39 @@ func Open(ctx context.Context, loc Location) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s could not be opened: %w", loc, err)
 	}
-	s := &Store{Location: loc, client: client, bucket: b, creds: "no credentials"}
+	s := &Store{Location: loc, client: client, bucket: b, creds: "no credentials", checksums: cfg.RequestChecksumCalculation}
 	if anonymous, _ := loc.boolParam("anonymous"); anonymous {
 		s.creds = "no credentials (anonymous=true)"
 	} else if cfg.Credentials != nil {
 		if c, err := cfg.Credentials.Retrieve(ctx); err == nil {
-			s.creds = credentialSource(c.Source)
+			s.creds = credentialSource(c.Source, loc.profile())
+			s.keyHint = accessKeyHint(c.AccessKeyID)
 		} else {
 			s.creds = "no credentials found (environment variables AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a shared profile, or an instance or pod role)"
 		}
 	}
 	return s, nil
+}
+
+// profile says which shared profile the AWS SDK reads: profile= in the URL, else AWS_PROFILE,
+// else "default" (the SDK's own order).
+func (l Location) profile() string {
+	if p := l.query.Get("profile"); p != "" {
+		return fmt.Sprintf("profile %q, from profile= in the URL", p)
+	}
+	if p := os.Getenv("AWS_PROFILE"); p != "" {
+		return fmt.Sprintf("profile %q, from AWS_PROFILE", p)
+	}
+	return `profile "default"`
+}
+
+// accessKeyHint names an access key ID by its last four characters, as the AWS CLI's
+// `configure list` does: enough to tell two keys apart, without printing the key.
+func accessKeyHint(id string) string {
+	if len(id) < 8 {
+		return "access key ID " + strings.Repeat("*", len(id))
+	}
+	return fmt.Sprintf("access key ID ending in %q", id[len(id)-4:])
 }
 
 // Close releases the bucket.
@@ -104,14 +144,15 @@ func (s *Store) Close() error { return s.bucket.Close() }
 // profile, a role, or none found.
 func (s *Store) CredentialSource() string { return s.creds }
 
-// credentialSource says in words the AWS SDK's name of a credentials provider.
-func credentialSource(source string) string {
+// credentialSource says in words the AWS SDK's name of a credentials provider; profile says
+// which shared profile it read, for credentials from one.
+func credentialSource(source, profile string) string {
 	switch {
 	case source == "EnvConfigCredentials":
 		return "credentials from the environment variables AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 	case strings.HasPrefix(source, "SharedConfigCredentials"):
 		file := strings.TrimSpace(strings.TrimPrefix(source, "SharedConfigCredentials:"))
-		return "credentials from a shared profile (" + file + ")"
+		return "credentials from a shared profile (" + profile + ", in " + file + ")"
 	case source == "EC2RoleProvider":
 		return "credentials of the instance's role"
 	case source == "AssumeRoleProvider", source == "WebIdentityCredentials":
@@ -124,8 +165,9 @@ func credentialSource(source string) string {
 	return "credentials from " + source
 }
 
-// Check tells whether the bucket exists and the credentials may use it, with one request.
-// The error names the bucket and where the credentials came from.
+// Check tells whether the bucket exists and the credentials may use it, with one request (and
+// one more, a listing, to say why when it fails). The error names the bucket, where the
+// credentials came from and, when they were refused, why.
 func (s *Store) Check(ctx context.Context) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(s.Bucket)}, func(o *s3.Options) {
 		o.RetryMaxAttempts = checkAttempts
@@ -133,13 +175,78 @@ func (s *Store) Check(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	switch status(err) {
-	case 404:
-		return fmt.Errorf("bucket %q does not exist (%s, with %s)", s.Bucket, s.Location, s.creds)
-	case 400, 401, 403:
-		return fmt.Errorf("bucket %q refused the credentials (%s; %s): %s", s.Bucket, s.Location, s.creds, describe(err))
+	head := status(err)
+	if head != 400 && head != 401 && head != 403 && head != 404 {
+		return fmt.Errorf("bucket %q could not be reached (%s, with %s): %s", s.Bucket, s.Location, s.creds, describe(err))
 	}
-	return fmt.Errorf("bucket %q could not be reached (%s, with %s): %s", s.Bucket, s.Location, s.creds, describe(err))
+	code, detail := s.listingRefusal(ctx)
+	if code == "NoSuchBucket" || head == 404 && !credentialCodes[code] {
+		return fmt.Errorf("bucket %q does not exist (%s, with %s)", s.Bucket, s.Location, s.creds)
+	}
+	why := fmt.Sprintf("HTTP %d, and the bucket gave no reason", head)
+	if code != "" {
+		why = refusalReason(code, s.keyHint) + " (" + detail + ")"
+	}
+	return fmt.Errorf("bucket %q refused the credentials (%s; %s): %s", s.Bucket, s.Location, s.creds, why)
+}
+
+// listingRefusal is the error code (and the code with its message) of one listing of at most one
+// key, sent once; "" when it gave none. The answer to a HEAD has no body, so its error is only
+// the status ("Forbidden") whether the access key is unknown, the secret wrong or the key not
+// allowed, and some servers answer an unknown access key with 404 (Versity's
+// XAdminUserNotFound) as if the bucket were missing: a listing's refusal has a body that tells
+// them apart.
+func (s *Store) listingRefusal(ctx context.Context) (code, detail string) {
+	_, err := s.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s.Bucket), MaxKeys: aws.Int32(1)}, func(o *s3.Options) {
+		o.RetryMaxAttempts = 1
+	})
+	var ae smithy.APIError
+	if err == nil || !errors.As(err, &ae) {
+		return "", ""
+	}
+	return ae.ErrorCode(), describe(err)
+}
+
+// credentialCodes are the S3 error codes that refuse a request's credentials.
+var credentialCodes = map[string]bool{
+	"InvalidAccessKeyId": true, "XAdminUserNotFound": true, "SignatureDoesNotMatch": true, "AccessDenied": true,
+	"AllAccessDisabled": true, "ExpiredToken": true, "TokenRefreshRequired": true, "InvalidToken": true,
+	"RequestTimeTooSkewed": true, "AuthorizationHeaderMalformed": true,
+}
+
+// refusedWith says, for a request the bucket refused (401, 403), which credentials it refused:
+// " (with <where they came from>)"; "" for any other failure, which they did not cause.
+func (s *Store) refusedWith(err error) string {
+	switch status(err) {
+	case 401, 403:
+		return " (with " + s.creds + ")"
+	}
+	return ""
+}
+
+// refusalReason says in words an S3 error code that refuses a request's credentials.
+func refusalReason(code, keyHint string) string {
+	key := "the credentials" // none, or anonymous
+	if keyHint != "" {
+		key = "the " + keyHint
+	}
+	switch code {
+	case "InvalidAccessKeyId", "XAdminUserNotFound":
+		return "the server does not know " + key
+	case "SignatureDoesNotMatch":
+		return "the secret key is not the one of " + key + " (the request's signature does not match)"
+	case "AccessDenied", "AllAccessDisabled":
+		return key + " may not use this bucket"
+	case "ExpiredToken", "TokenRefreshRequired":
+		return "the session token (AWS_SESSION_TOKEN or the role's) has expired"
+	case "InvalidToken":
+		return "the session token (AWS_SESSION_TOKEN or the role's) is not valid"
+	case "RequestTimeTooSkewed":
+		return "this machine's clock is too far from the server's for a signed request"
+	case "AuthorizationHeaderMalformed":
+		return "the request was signed for another region than the bucket's (set region= in the URL)"
+	}
+	return "the bucket refused " + key
 }
 
 // status is the HTTP status of a response error; 0 when there was no response.
@@ -186,7 +293,7 @@ func (s *Store) List(ctx context.Context, sub ...string) (map[string]Object, err
 			return found, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("listing %s failed: %w", s.URL(prefix), err)
+			return nil, fmt.Errorf("listing %s failed%s: %w", s.URL(prefix), s.refusedWith(err), err)
 		}
 		if !o.IsDir {
 			var s3o s3types.Object
@@ -206,7 +313,7 @@ func (s *Store) Stat(ctx context.Context, key string) (obj Object, ok bool, err 
 		return Object{}, false, nil
 	}
 	if err != nil {
-		return Object{}, false, fmt.Errorf("reading %s failed: %w", s.URL(key), err)
+		return Object{}, false, fmt.Errorf("reading %s failed%s: %w", s.URL(key), s.refusedWith(err), err)
 	}
 	return Object{Size: a.Size, ETag: a.ETag, Metadata: a.Metadata}, true, nil
 }
@@ -242,11 +349,12 @@ func (s *Store) Put(ctx context.Context, key string, up Upload, fill func(w io.W
 	}
 	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
 		ContentType: "application/octet-stream", Metadata: meta, BufferSize: partSize, MaxConcurrency: 1,
+		BeforeWrite: s.onePartAtATime,
 	})
 	if err != nil {
-		return Uploaded{}, fmt.Errorf("writing %s failed: %w", s.URL(key), err)
+		return Uploaded{}, fmt.Errorf("writing %s failed%s: %w", s.URL(key), s.refusedWith(err), err)
 	}
-	h := blake3.New(32, nil)
+	h := NewBlake3()
 	counted := &countingWriter{w: io.MultiWriter(w, h)}
 	got, err := s.finishContent(key, up, fill, counted, h)
 	if err != nil {
@@ -255,7 +363,7 @@ func (s *Store) Put(ctx context.Context, key string, up Upload, fill func(w io.W
 		return Uploaded{}, err
 	}
 	if err := w.Close(); err != nil {
-		return Uploaded{}, fmt.Errorf("writing %s failed: %w", s.URL(key), err)
+		return Uploaded{}, fmt.Errorf("writing %s failed%s: %w", s.URL(key), s.refusedWith(err), err)
 	}
 	if up.Blake3 == "" {
 		meta[MetaBlake3] = got.Blake3
@@ -266,8 +374,27 @@ func (s *Store) Put(ctx context.Context, key string, up Upload, fill func(w io.W
 	return got, nil
 }
 
+// onePartAtATime has an upload read its first part as it reads the others: the transfer
+// manager otherwise reads up to its multipart threshold (16 MiB) with io.ReadAll before it
+// chooses between one request and a multipart upload, holding 16 MiB and leaving 34 MiB of
+// garbage per upload. gocloud.dev/blob hands the upload's transfer manager client to
+// BeforeWrite and sets only its part size, concurrency and checksums, which are kept here.
+func (s *Store) onePartAtATime(as func(any) bool) error {
+	var tm *transfermanager.Client
+	if !as(&tm) {
+		return errors.New("the S3 upload's transfer manager is not reachable (gocloud.dev/blob/s3blob changed?)")
+	}
+	*tm = *transfermanager.New(s.client, func(o *transfermanager.Options) {
+		o.PartSizeBytes = partSize
+		o.MultipartUploadThreshold = partSize
+		o.Concurrency = 1
+		o.RequestChecksumCalculation = s.checksums
+	})
+	return nil
+}
+
 // finishContent runs fill into w and checks the content against the hash expected.
-func (s *Store) finishContent(key string, up Upload, fill func(w io.Writer) error, w *countingWriter, h *blake3.Hasher) (Uploaded, error) {
+func (s *Store) finishContent(key string, up Upload, fill func(w io.Writer) error, w *countingWriter, h hash.Hash) (Uploaded, error) {
 	if err := fill(w); err != nil {
 		return Uploaded{}, err
 	}
@@ -294,7 +421,7 @@ func (s *Store) setMetadata(ctx context.Context, key string, size int64, meta ma
 		Metadata: meta, MetadataDirective: s3types.MetadataDirectiveReplace, ContentType: aws.String("application/octet-stream"),
 	})
 	if err != nil {
-		return fmt.Errorf("setting the hash in the metadata of %s failed: %s", s.URL(key), describe(err))
+		return fmt.Errorf("setting the hash in the metadata of %s failed%s: %s", s.URL(key), s.refusedWith(err), describe(err))
 	}
 	return nil
 }
@@ -320,7 +447,7 @@ func (s *Store) Delete(ctx context.Context, keys []string) error {
 			Bucket: aws.String(s.Bucket), Delete: &s3types.Delete{Objects: ids, Quiet: aws.Bool(true)},
 		})
 		if err != nil {
-			return fmt.Errorf("deleting %d objects from %s failed: %s", len(batch), s.Location, describe(err))
+			return fmt.Errorf("deleting %d objects from %s failed%s: %s", len(batch), s.Location, s.refusedWith(err), describe(err))
 		}
 		if len(out.Errors) > 0 {
 			e := out.Errors[0]

@@ -55,6 +55,36 @@ func TestStoreCheck(t *testing.T) {
 	}
 }
 
+// Credentials the server refuses are told apart although its answer to a HEAD has no body: an
+// access key it does not know, and a secret that is not the key's, each named with where the
+// credentials came from, the key by its last four characters only and the secret never. (Versity
+// answers the HEAD of an unknown access key with 404, as for a missing bucket: the listing's
+// code, XAdminUserNotFound, tells them apart.)
+func TestStoreCheckRefusedCredentials(t *testing.T) {
+	t.Parallel()
+	unknownKey := s3gw.StartAs(t, "other-root-access", s3gw.SecretKey)
+	unknownKey.CreateBucket("there")
+	wrongSecret := s3gw.StartAs(t, s3gw.AccessKey, "another-secret-key-9876543210")
+	wrongSecret.CreateBucket("there")
+	const from = "credentials from the environment variables AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+	for _, tc := range []struct {
+		srv  *s3gw.Server
+		want string
+	}{
+		{unknownKey, `bucket "there" refused the credentials (s3://there/p; ` + from + `): the server does not know the access key ID ending in "cess" (XAdminUserNotFound`},
+		{wrongSecret, `bucket "there" refused the credentials (s3://there/p; ` + from + `): the secret key is not the one of the access key ID ending in "cess" (the request's signature does not match) (SignatureDoesNotMatch`},
+	} {
+		err := openStore(t, tc.srv.URL("there", "p")).Check(context.Background())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check = %v, want %q", err, tc.want)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, s3gw.SecretKey) || strings.Contains(msg, s3gw.AccessKey) {
+			t.Errorf("the error prints a credential: %s", msg)
+		}
+	}
+}
+
 func TestStorePutListStatDelete(t *testing.T) {
 	t.Parallel()
 	srv := s3gw.Start(t)

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/action/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -18,8 +19,9 @@ import (
 )
 
 var (
-	_ action.Action              = (*workflowRunAction)(nil)
-	_ action.ActionWithConfigure = (*workflowRunAction)(nil)
+	_ action.Action               = (*workflowRunAction)(nil)
+	_ action.ActionWithConfigure  = (*workflowRunAction)(nil)
+	_ action.ActionWithModifyPlan = (*workflowRunAction)(nil)
 )
 
 // NewWorkflowRunAction returns the svc_workflow_run action.
@@ -42,20 +44,11 @@ func (a *workflowRunAction) Metadata(_ context.Context, req action.MetadataReque
 
 func (a *workflowRunAction) Schema(ctx context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// The rest of what the action does is prose for its page (templates/actions/workflow_run.md.tmpl).
 		MarkdownDescription: "Runs an API-format workflow once, as a v2 job, waits for it and reports its progress on the " +
-			"terminal as it goes: queued and its place in the queue, the running node and its class, the sampler steps, " +
-			"and the end with the time it took (one line per change, not per poll). With `output_dir`, every output is " +
-			"downloaded there under the name the service gave it, each checked against the blake3 hash the service " +
-			"reports.\n\n" +
-			"**Every invocation is a new, billed run**: an action is you asking, so `terraform apply -invoke=action.svc_workflow_run.<name>` " +
-			"submits the workflow each time (under a new idempotency key, drawn before the first attempt and reused on " +
-			"every retry of that one submission), and so does each `action_trigger` that fires. Nothing of it is kept in " +
-			"state. Prefer the `svc_job` resource when outputs should be in state, when other resources use them, or when " +
-			"a plan should run nothing that already ran.\n\n" +
-			"A failed job fails the invocation, naming the node, its class and the message. The first line printed names " +
-			"the job and how to stop it (the `svc_job_cancel` action with its id): if Terraform is interrupted (it prints " +
-			"nothing more of the action then) or `timeouts.invoke` passes, the job keeps running on the service. A " +
-			"submission whose answer was lost (a `5xx`, a reset) is never resent: the error names its idempotency key.",
+			"terminal as it goes. With `output_dir`, every output is saved in a directory or an S3-compatible bucket, " +
+			"each checked against the blake3 hash the service reports. **Every invocation is a new, billed run**, and " +
+			"nothing of it is kept in state: use the `svc_job` resource when outputs should be in state.",
 		Attributes: map[string]schema.Attribute{
 			"workflow": schema.StringAttribute{
 				Required:   true,
@@ -73,12 +66,11 @@ func (a *workflowRunAction) Schema(ctx context.Context, _ action.SchemaRequest, 
 			},
 			"output_dir": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Directory to download every output into (created if missing), each file named as " +
-					"the service named it and written through a temporary file renamed into place. A file whose blake3 " +
-					"hash differs from the service's is not kept. An output the service gives no hash for is kept, with a " +
-					"warning saying it could not be checked. An S3-compatible bucket URL is accepted too: " +
-					"each output becomes the object `<prefix>/<name>`, streamed and verified the same way, with its asset id " +
-					"and blake3 hash in the object's metadata. " + bucketURLDoc,
+				MarkdownDescription: "Where every output is saved, named as the service named it: a directory (created " +
+					"if missing) or an S3-compatible bucket URL (`s3://bucket/prefix?region=...`, with `&endpoint=...&use_path_style=true` " +
+					"for a service that is not AWS; each output the object `<prefix>/<name>`). Each output is verified " +
+					"against the service's blake3 hash. A bucket is checked at plan. See " +
+					"[Outputs in a directory or a bucket](#outputs-in-a-directory-or-a-bucket).",
 			},
 			"timeouts": timeouts.AttributesWithOpts(ctx, timeouts.Opts{InvokeDescription: "How long the whole invocation may take: submission, wait and downloads (a Go duration such as `30m`). Default: `30m`."}),
 		},
@@ -87,6 +79,19 @@ func (a *workflowRunAction) Schema(ctx context.Context, _ action.SchemaRequest, 
 
 func (a *workflowRunAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
 	a.data = configureData(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan checks output_dir at plan, as svc_job_batch checks its own: a bucket URL that does
+// not parse, a bucket that does not exist or that refuses the credentials stops the plan (of
+// `-invoke`, or of the resources whose action_trigger would run it) before anything is applied
+// or sent. An output_dir not known yet is checked when the action is invoked.
+func (a *workflowRunAction) ModifyPlan(ctx context.Context, req action.ModifyPlanRequest, resp *action.ModifyPlanResponse) {
+	var outputDir types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("output_dir"), &outputDir)...)
+	if resp.Diagnostics.HasError() || outputDir.IsUnknown() || outputDir.IsNull() {
+		return
+	}
+	outputDirAtPlan(ctx, "output_dir", outputDir.ValueString(), false, &resp.Diagnostics)
 }
 
 // Invoke submits the workflow under a key drawn here, before the first attempt, waits for the
@@ -107,6 +112,7 @@ func (a *workflowRunAction) Invoke(ctx context.Context, req action.InvokeRequest
 	defer cancel()
 	progress := newProgressLines(resp)
 	start := time.Now()
+	// Checked again here, as at plan: the bucket may be gone since (an apply of a saved plan).
 	// A bucket that cannot take the outputs is said before the job runs, and nothing is sent.
 	if _, ok := outputDirAtPlan(waitCtx, "output_dir", m.OutputDir.ValueString(), false, &resp.Diagnostics); !ok {
 		return

@@ -31,6 +31,16 @@ func newTestBucket(t *testing.T, name string) *testBucket {
 	return &testBucket{Server: srv, t: t, name: name}
 }
 
+// newTestBucketAs is a bucket on a gateway whose root user has other credentials than the ones
+// the provider reads from the environment: it refuses them (another access key: unknown to it;
+// the same access key with another secret: a wrong signature).
+func newTestBucketAs(t *testing.T, name, access, secret string) *testBucket {
+	t.Helper()
+	srv := s3gw.StartAs(t, access, secret)
+	srv.CreateBucket(name)
+	return &testBucket{Server: srv, t: t, name: name}
+}
+
 // url is the bucket URL of prefix, as output_dir takes it.
 func (b *testBucket) url(prefix string) string { return b.URL(b.name, prefix) }
 

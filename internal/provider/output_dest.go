@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"lukechampine.com/blake3"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/bucket"
@@ -90,7 +89,7 @@ func (d dirDest) save(_ context.Context, up bucket.Upload, fill func(w io.Writer
 	}
 	var got bucket.Uploaded
 	err = atomicfile.Write(abs, func(w io.Writer) error {
-		h := blake3.New(32, nil)
+		h := bucket.NewBlake3()
 		cw := &countWriter{w: io.MultiWriter(w, h)}
 		if err := fill(cw); err != nil {
 			return err
@@ -225,8 +224,8 @@ func outputDirAtPlan(ctx context.Context, attr, outputDir string, list bool, dia
 
 // bucketURLDoc is how the documentation says what a bucket URL is and where its credentials
 // come from.
-const bucketURLDoc = "A bucket URL is `s3://bucket/prefix`, with `?region=...`, and `&endpoint=https://...&use_path_style=true` " +
-	"for a service that is not AWS (Cloudflare R2, MinIO, Ceph, Google Cloud Storage's S3 interface), as gocloud.dev/blob " +
-	"spells it. Credentials come from the AWS SDK's usual chain: the environment variables `AWS_ACCESS_KEY_ID` and " +
-	"`AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`), a shared profile (`AWS_PROFILE`, or `profile=` in the URL), " +
-	"or the instance's or pod's role; they are never stored."
+const bucketURLDoc = "A bucket URL is `s3://bucket/prefix?region=...`; for a service that is not AWS, add " +
+	"`&endpoint=https://host` (`endpoint=http://127.0.0.1:9000` for a local server; `disable_https=true` sends plain " +
+	"HTTP) and `&use_path_style=true`. Without `region` or `AWS_REGION`, a bucket behind `endpoint` is addressed as " +
+	"`us-east-1`. Credentials come from the AWS SDK's chain (`AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, a " +
+	"profile, a role), never stored."

@@ -26,9 +26,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"lukechampine.com/blake3"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
+	"github.com/svc-org/terraform-provider-svc/internal/bucket"
 	"github.com/svc-org/terraform-provider-svc/internal/client"
 )
 
@@ -174,7 +174,8 @@ const outputFileDoc = "Downloads one job output to a local file, verifying its h
 func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attributes := map[string]schema.Attribute{
 		"id": schema.StringAttribute{
-			Computed: true, MarkdownDescription: "The absolute path of the file, known at plan time.",
+			Computed: true, MarkdownDescription: "The absolute path of the file, or for a bucket the object's URL " +
+				"`s3://bucket/key` (without the query), known at plan time.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown(), outputFileIDFromConfig},
 		},
 		"path": schema.StringAttribute{
@@ -227,7 +228,7 @@ func (r *outputFileResource) download(ctx context.Context, m *outputFileModel) e
 	if err != nil {
 		return err
 	}
-	b3, s256 := blake3.New(32, nil), sha256.New()
+	b3, s256 := bucket.NewBlake3(), sha256.New()
 	var got *client.Download
 	var sum string
 	err = atomicfile.Write(dest, func(w io.Writer) error {
@@ -377,7 +378,7 @@ func fileBlake3(name string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	h := blake3.New(32, nil)
+	h := bucket.NewBlake3()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}

@@ -62,9 +62,14 @@ func TestAccOutputFile_bucket(t *testing.T) {
 	}
 }
 
+// outputPeakRSS is the provider's peak resident set that CHANGELOG.md gives for an output
+// streamed into a bucket, whatever its size.
+const outputPeakRSS = 80 << 20
+
 // A 200 MiB output streams into a bucket: the provider, a plugin process of its own here,
-// holds one part at a time, whatever the size (its peak resident set stays far below the
-// output's size). The object carries the output's hash.
+// holds a part or two at a time, whatever the size: its peak resident set stays under the
+// figure the pages give (it runs in the acceptance suite: make testacc, make test; about a
+// minute on a loaded machine). The object carries the output's hash.
 func TestAccOutputFile_bucketLargeOutputStreams(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
@@ -92,9 +97,11 @@ func TestAccOutputFile_bucketLargeOutputStreams(t *testing.T) {
 	if err != nil || head.Metadata[bucket.MetaBlake3] != hash || head.Metadata[bucket.MetaAssetID] != id {
 		t.Fatalf("big/big.bin metadata %v (%v), want blake3 %s and asset %s", head.Metadata, err, hash, id)
 	}
-	// The provider alone peaks at 80-115 MiB here, for 20, 200 and 600 MiB outputs alike (measured
-	// when this was written): an output held whole would pass 160 MiB.
-	if rss == 0 || rss > 160<<20 {
-		t.Fatalf("provider peak RSS %.1f MiB, want above 0 and under 160 MiB for a %d MiB output", float64(rss)/(1<<20), size>>20)
+	// The figure the pages give (outputPeakRSS). Measured: 58, 58 and 64 MiB (load average 32 on
+	// 2 cores); 87-105 MiB, and 101-117 MiB in a report, before blake3 and the upload's first part
+	// stopped making garbage in proportion to the output (the collector then let the heap reach
+	// its 96 MiB soft limit). An output held whole would pass 200 MiB.
+	if rss == 0 || rss > outputPeakRSS {
+		t.Fatalf("provider peak RSS %.1f MiB, want above 0 and under the %d MiB the pages give for a %d MiB output", float64(rss)/(1<<20), outputPeakRSS>>20, size>>20)
 	}
 }

@@ -33,19 +33,25 @@ const (
 
 // Server is one running gateway.
 type Server struct {
-	t    testing.TB
-	root string
-	port int
-	cmd  *exec.Cmd
-	mu   sync.Mutex
+	t              testing.TB
+	root           string
+	port           int
+	access, secret string // of its root user
+	cmd            *exec.Cmd
+	mu             sync.Mutex
 }
 
 // Start starts a gateway with an empty store, stopped when the test ends. It builds
 // bin/versitygw first when the binary is missing.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartAs(t, AccessKey, SecretKey) }
+
+// StartAs starts a gateway whose root user has the given credentials: with another access key
+// it does not know the test credentials of the environment, with the same access key and
+// another secret it finds their signature wrong. Client still uses the root user.
+func StartAs(t testing.TB, access, secret string) *Server {
 	t.Helper()
 	SetCredentialEnv()
-	s := &Server{t: t, root: t.TempDir(), port: freePort(t)}
+	s := &Server{t: t, root: t.TempDir(), port: freePort(t), access: access, secret: secret}
 	s.start()
 	t.Cleanup(s.Stop)
 	return s
@@ -85,7 +91,7 @@ func (s *Server) URL(bucket, prefix string) string {
 func (s *Server) Client() *s3.Client {
 	return s3.New(s3.Options{
 		Region: Region, BaseEndpoint: aws.String(s.Endpoint()), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(AccessKey, SecretKey, ""),
+		Credentials: credentials.NewStaticCredentialsProvider(s.access, s.secret, ""),
 	})
 }
 
@@ -127,7 +133,7 @@ func (s *Server) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bin := binary(s.t)
-	cmd := exec.CommandContext(context.Background(), bin, "--port", "127.0.0.1:"+strconv.Itoa(s.port), "--access", AccessKey, "--secret", SecretKey,
+	cmd := exec.CommandContext(context.Background(), bin, "--port", "127.0.0.1:"+strconv.Itoa(s.port), "--access", s.access, "--secret", s.secret,
 		"--region", Region, "--quiet", "posix", s.root)
 	cmd.Stderr = os.Stderr // its banner (stdout) says nothing a test needs
 	if err := cmd.Start(); err != nil {
