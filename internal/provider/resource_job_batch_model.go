@@ -152,19 +152,12 @@ const (
 		"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
 		"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +
 		"row that keeps failing is planned again at every apply."
-	batchOutputDirDoc = "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
-		"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
-		"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row. " +
-		"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
-		"(other files in the directory are left alone).\n\n" +
-		"An S3-compatible bucket URL is accepted too: each output becomes the object " +
-		"`<prefix>/<row key>/<name>`, streamed from the service to the bucket (multipart, one 5 MiB part in memory " +
-		"at a time), verified against the hash while streaming, with the asset id (`svc-asset-id`) and hash " +
-		"(`blake3`) in its metadata; an object already there with that hash is not sent again. Each plan checks " +
-		"the bucket and lists the prefix (one request per 1,000 objects): a missing object, or one written again " +
-		"since (another size or ETag), is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
-		"the credentials is an error at plan time. A failed upload keeps the row's job and result: the next " +
-		"apply uploads again without running the row. " + bucketURLDoc
+	// The rest of what output_dir does is prose for svc_job_batch's page (templates/resources/job_batch.md.tmpl).
+	batchOutputDirDoc = "Where every output is written, by row: a directory (`<output_dir>/<row key>/<name>`) or an " +
+		"S3-compatible bucket URL (`s3://bucket/prefix`, each output the object `<prefix>/<row key>/<name>`). Each output " +
+		"is verified against its `hash`; one missing (or changed) at plan time is drift, fetched again by the next apply " +
+		"without running the row. Removing a row, or destroying the batch, deletes its files. See " +
+		"[Outputs in a directory or a bucket](#outputs-in-a-directory-or-a-bucket) for the rest."
 	batchValidateDoc = "Check the workflow of each row an apply submits (added, changed, run again) at plan time " +
 		"against the service's node classes, read from the v1 `GET /api/object_info` where the surface serves it: " +
 		workflowCheckDoc + " A row's override of an input that neither the template's node nor its class has (a " +
