@@ -82,6 +82,39 @@ const (
 	jobAttrURLs           = "urls"
 )
 
+// The attribute names of svc_job's nested objects, in one place: their types (outputAttrTypes,
+// dataSourceOutputAttrTypes, jobErrorAttrTypes, progressAttrTypes, jobURLsAttrTypes), their schema
+// (jobRecordAttributes) and the codecs name them through these.
+const (
+	jobOutputAttrNodeID          = "node_id"
+	jobOutputAttrName            = "name"
+	jobOutputAttrType            = "type"
+	jobOutputAttrContentType     = "content_type"
+	jobOutputAttrSizeBytes       = "size_bytes"
+	jobOutputAttrID              = "id"
+	jobOutputAttrHash            = "hash"
+	jobOutputAttrJobID           = "job_id"
+	jobOutputAttrURL             = "url"
+	jobOutputAttrURLExpiresAt    = "url_expires_at"
+	jobErrorAttrCode             = "code"
+	jobErrorAttrMessage          = "message"
+	jobErrorAttrNodeID           = "node_id"
+	jobErrorAttrClassType        = "class_type"
+	jobErrorAttrTraceback        = "traceback"
+	progressAttrValue            = "value"
+	progressAttrNodesDone        = "nodes_done"
+	progressAttrNodesTotal       = "nodes_total"
+	progressAttrCurrentNode      = "current_node"
+	progressAttrCurrentNodeClass = "current_node_class"
+	progressAttrStep             = "step"
+	progressAttrSteps            = "steps"
+	progressAttrMessage          = "message"
+	jobURLsAttrSelf              = "self"
+	jobURLsAttrEvents            = "events"
+	jobURLsAttrCancel            = "cancel"
+	jobURLsAttrLogs              = "logs"
+)
+
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -378,7 +411,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 // ImportState takes a job id, or an identity with it.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id := req.ID
-	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, "id"); byIdentity {
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, jobIdentityAttrID); byIdentity {
 		id = ids[0]
 	}
 	if err := uuid.Validate(id); err != nil || resp.Diagnostics.HasError() {

@@ -67,41 +67,41 @@ type jobBatchAttribute = modelAttribute[jobBatchModel]
 // (jobBatchAttributes), the batch layer's defaults and the codec follow from it.
 // TestJobBatchAttributeTableSchemaAndCodecAgree fails when they disagree.
 var jobBatchAttributeTable = []jobBatchAttribute{
-	{name: "id", attr: schema.StringAttribute{
+	{name: jobBatchAttrID, attr: schema.StringAttribute{
 		Computed: true, MarkdownDescription: "Batch id, drawn by the provider (the service has no batch object).",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}, field: func(m *jobBatchModel) any { return &m.ID }},
-	{name: "workflow", attr: schema.StringAttribute{
+	{name: jobBatchAttrWorkflow, attr: schema.StringAttribute{
 		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow template as JSON, stored once. Formatting differences (whitespace, key " +
 			"order, number spelling) are no change. A change in meaning runs every row again, in place.",
 		Validators:    []validator.String{apiWorkflowValidator{}},
 		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
 	}, field: func(m *jobBatchModel) any { return &m.Workflow }},
-	{name: "rows", attr: schema.DynamicAttribute{Required: true, WriteOnly: true, MarkdownDescription: batchRowsDoc},
+	{name: jobBatchAttrRows, attr: schema.DynamicAttribute{Required: true, WriteOnly: true, MarkdownDescription: batchRowsDoc},
 		field: func(m *jobBatchModel) any { return &m.Rows }},
-	{name: "max_in_flight", def: int64(defaultBatchMaxInFlight), attr: schema.Int64Attribute{
+	{name: jobBatchAttrMaxInFlight, def: int64(defaultBatchMaxInFlight), attr: schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
 		MarkdownDescription: batchMaxInFlightDoc, Validators: []validator.Int64{int64validator.Between(1, 1024)},
 	}, field: func(m *jobBatchModel) any { return &m.MaxInFlight }},
-	batchBoolSetting("cancel_on_destroy", true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
+	batchBoolSetting(jobBatchAttrCancelOnDestroy, true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
 		func(m *jobBatchModel) any { return &m.CancelOnDestroy }),
-	batchBoolSetting("rerun_failed", false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
-	{name: "output_dir", attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
+	batchBoolSetting(jobBatchAttrRerunFailed, false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
+	{name: jobBatchAttrOutputDir, attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
 		field: func(m *jobBatchModel) any { return &m.OutputDir }},
-	batchBoolSetting("validate", defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
-	{name: "partner_api_key_wo", attr: schema.StringAttribute{
+	batchBoolSetting(jobBatchAttrValidate, defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
+	{name: jobBatchAttrPartnerAPIKeyWO, attr: schema.StringAttribute{
 		Optional: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
 			"never stored. Defaults to the provider's `partner_api_key`.",
 	}, field: func(m *jobBatchModel) any { return &m.PartnerAPIKeyWO }},
-	{name: "results", attr: batchResultsAttribute(), field: func(m *jobBatchModel) any { return &m.Results }},
-	{name: "succeeded", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
+	{name: jobBatchAttrResults, attr: batchResultsAttribute(), field: func(m *jobBatchModel) any { return &m.Results }},
+	{name: jobBatchAttrSucceeded, attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
 		field: func(m *jobBatchModel) any { return &m.Succeeded }},
-	{name: "failed", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
+	{name: jobBatchAttrFailed, attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
 		"(`failed`, `canceled`, `expired`, `rejected`, `unknown`). Rows still running or not submitted count in neither."},
 		field: func(m *jobBatchModel) any { return &m.Failed }},
-	{name: "timeouts", attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
+	{name: jobBatchAttrTimeouts, attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
 }
 
 // batchBoolSetting is a row of a bool setting with a default.

@@ -78,7 +78,7 @@ func (r *batchRow) failedRow() bool {
 
 // batchRowAttrTypes are the attributes of a results element (see batchRowType for why flat).
 var batchRowAttrTypes = map[string]attr.Type{
-	"id": types.StringType, "status": types.StringType, "outputs": types.MapType{ElemType: types.ListType{ElemType: types.StringType}}, "error": types.StringType,
+	batchResultAttrID: types.StringType, batchResultAttrStatus: types.StringType, batchResultAttrOutputs: types.MapType{ElemType: types.ListType{ElemType: types.StringType}}, batchResultAttrError: types.StringType,
 }
 
 // batchResultsAttribute is the results attribute of svc_job_batch's schema. It is a map of
