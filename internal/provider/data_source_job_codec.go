@@ -66,7 +66,7 @@ func putRunInFlight(attrs map[string]tftypes.Value, job *client.Job) {
 		jobURLsAttrSelf:   tftypes.NewValue(tftypes.String, job.URLs.Self),
 		jobURLsAttrEvents: tftypes.NewValue(tftypes.String, job.URLs.Events),
 		jobURLsAttrCancel: tftypes.NewValue(tftypes.String, job.URLs.Cancel),
-		jobURLsAttrLogs:   tftypes.NewValue(tftypes.String, emptyAsNull(job.URLs.Logs)), // null when the surface captures no logs
+		jobURLsAttrLogs:   stringTerraformValue(nullIfEmpty(job.URLs.Logs)), // null when the surface captures no logs
 	})
 }
 

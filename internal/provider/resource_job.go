@@ -221,19 +221,8 @@ func readJobCreateInput(ctx context.Context, req resource.CreateRequest) (jobCre
 	in.waitForCompletion = planned.WaitForCompletion.ValueBool()
 	in.apiKeyWO = config.PartnerAPIKeyWO
 	in.authTokenWO = config.PartnerAuthTokenWO
-	in.createTimeout, diags = jobTimeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
+	in.createTimeout, diags = timeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
-}
-
-// jobTimeoutOf is the timeout that timeout (timeouts.Value.Create or .Delete) reads from
-// svc_job's timeouts t, or def when it is not set.
-func jobTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if t.IsNull() {
-		return def, nil
-	}
-	return timeout(t, ctx, def)
 }
 
 // stateOf is the state Create saves for job: the plan with the job's id, the idempotency key
@@ -372,7 +361,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) {
 		return // nothing runs; the job is forgotten, the service keeps it until it expires
 	}
-	deleteTimeout, diags := jobTimeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
+	deleteTimeout, diags := timeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -66,7 +66,7 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 	if req.update {
 		pick = timeouts.Value.Update
 	}
-	limit, d := batchTimeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
+	limit, d := timeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
 	if diags.Append(d...); diags.HasError() {
 		return nil
 	}

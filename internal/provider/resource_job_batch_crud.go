@@ -175,7 +175,7 @@ func (r *jobBatchResource) Delete(ctx context.Context, req resource.DeleteReques
 		e.report(ctx, &resp.Diagnostics, 0)
 		return
 	}
-	limit, diags := batchTimeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
+	limit, diags := timeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
 	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}

@@ -3,14 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -84,12 +81,12 @@ var jobBatchAttributeTable = []jobBatchAttribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
 		MarkdownDescription: batchMaxInFlightDoc, Validators: []validator.Int64{int64validator.Between(1, 1024)},
 	}, field: func(m *jobBatchModel) any { return &m.MaxInFlight }},
-	batchBoolSetting(jobBatchAttrCancelOnDestroy, true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
+	boolSetting(jobBatchAttrCancelOnDestroy, true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
 		func(m *jobBatchModel) any { return &m.CancelOnDestroy }),
-	batchBoolSetting(jobBatchAttrRerunFailed, false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
+	boolSetting(jobBatchAttrRerunFailed, false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
 	{name: jobBatchAttrOutputDir, attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
 		field: func(m *jobBatchModel) any { return &m.OutputDir }},
-	batchBoolSetting(jobBatchAttrValidate, defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
+	boolSetting(jobBatchAttrValidate, defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
 	{name: jobBatchAttrPartnerAPIKeyWO, attr: schema.StringAttribute{
 		Optional: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
@@ -104,40 +101,9 @@ var jobBatchAttributeTable = []jobBatchAttribute{
 	{name: jobBatchAttrTimeouts, attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
 }
 
-// batchBoolSetting is a row of a bool setting with a default.
-func batchBoolSetting(name string, def bool, doc string, field func(*jobBatchModel) any) jobBatchAttribute {
-	return jobBatchAttribute{name: name, def: def, field: field, attr: schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(def), MarkdownDescription: doc,
-	}}
-}
-
 // jobBatchAttributes is svc_job_batch's schema attributes, from its table.
 func jobBatchAttributes() map[string]schema.Attribute {
 	return schemaAttributes(jobBatchAttributeTable)
-}
-
-// holdsDefaultsLeftNull reports whether m (a prior state) holds the table's default of each
-// setting that configuredNull says the configuration leaves null: the framework plans the
-// default otherwise.
-func holdsDefaultsLeftNull(m *jobBatchModel, configuredNull func(name string) bool) bool {
-	for _, a := range jobBatchAttributeTable {
-		if a.def == nil || !configuredNull(a.name) {
-			continue
-		}
-		switch def := a.def.(type) {
-		case bool:
-			if !a.field(m).(*types.Bool).Equal(types.BoolValue(def)) {
-				return false
-			}
-		case int64:
-			if !a.field(m).(*types.Int64).Equal(types.Int64Value(def)) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // What svc_job_batch's settings do, as its schema says.
@@ -172,14 +138,3 @@ var batchMaxInFlightDoc = fmt.Sprintf("Rows submitted or waited for at once (def
 	"the provider notices that the last ones ended. Without an event stream it notices an end at its next "+
 	"read, a second or more later, so short jobs need more: with jobs of half a second, four times the "+
 	"service's number kept an apply within 15 %% of the time the service needs for its rows.", defaultBatchMaxInFlight)
-
-// batchTimeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads
-// from the batch's timeouts t, or def when it is not set.
-func batchTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if t.IsNull() || t.IsUnknown() {
-		return def, nil
-	}
-	return timeout(t, ctx, def)
-}

@@ -3,6 +3,7 @@ package provider
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -131,7 +132,7 @@ func rowOfResult(res batchResult, book batchBookRow) (*batchRow, bool) {
 		r.Error = &batchRowError{text: e}
 	}
 	// Map elements in key order, then list order: the order bookOf recorded them in.
-	for _, node := range slices.Sorted(mapKeys(res.Outputs)) {
+	for _, node := range slices.Sorted(maps.Keys(res.Outputs)) {
 		for _, id := range res.Outputs[node] {
 			r.Outputs = append(r.Outputs, batchOutput{ID: id, NodeID: node})
 		}
@@ -163,7 +164,7 @@ func rowFromJob(job *client.Job, key, hash string) *batchRow {
 	}
 	slices.SortStableFunc(r.Outputs, func(a, b batchOutput) int { return cmp.Compare(a.NodeID, b.NodeID) })
 	if e := job.Error; e != nil {
-		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: derefOr(e.NodeID), ClassType: derefOr(e.ClassType)}
+		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: deref(e.NodeID), ClassType: deref(e.ClassType)}
 	}
 	return r
 }

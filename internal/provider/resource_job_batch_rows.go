@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,7 +29,7 @@ func batchRowInputsOf(template string, rows any) ([]batchRowInput, error) {
 	}
 	out := make([]batchRowInput, 0, len(byKey))
 	var tmpl *workflow.Template
-	for _, key := range slices.Sorted(mapKeys(byKey)) {
+	for _, key := range slices.Sorted(maps.Keys(byKey)) {
 		if tmpl == nil {
 			// The template is parsed once for every row (and not at all without rows).
 			if tmpl, err = workflow.NewTemplate([]byte(template)); err != nil {

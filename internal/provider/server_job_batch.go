@@ -200,7 +200,7 @@ func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, 
 	if !ok || prior == nil || !prior.Rows.Known || prior.Rows.Value != nil {
 		return nil, nil, false
 	}
-	if !holdsDefaultsLeftNull(prior, func(name string) bool { return isMsgpackNull(config[name]) }) {
+	if !holdsDefaultsLeftNull(jobBatchAttributeTable, prior, func(a jobBatchAttribute) bool { return isMsgpackNull(config[a.name]) }) {
 		return nil, nil, false
 	}
 	rows, ok = msgpackDynamicGoValue(config[jobBatchAttrRows])
