@@ -31,17 +31,6 @@ var (
 	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
-// New returns a constructor of the provider, as providerserver.Serve expects.
-func New(version string) func() provider.Provider {
-	return newWithClock(version, time.Now)
-}
-
-// newWithClock is New with the clock the provider compares expiry times with (a job's
-// expires_at, for one); tests move it forward together with the reference server's clock.
-func newWithClock(version string, now func() time.Time) func() provider.Provider {
-	return func() provider.Provider { return newSvcProvider(version, now) }
-}
-
 func newSvcProvider(version string, now func() time.Time) *svcProvider {
 	return &svcProvider{version: version, now: now}
 }

@@ -179,19 +179,6 @@ func (r batchResult) terraformValue() tftypes.Value {
 	})
 }
 
-// value is the row as a results element.
-func (r *batchRow) value() tftypes.Value { return r.result().terraformValue() }
-
-// batchRowOf reads a results element with the row's bookkeeping; ok is false when the element
-// is not a known row object.
-func batchRowOf(v tftypes.Value, book batchBookRow) (*batchRow, bool) {
-	res, err := batchResultOf(v)
-	if err != nil {
-		return nil, false
-	}
-	return rowOfResult(res, book)
-}
-
 // goValueOf converts a Terraform value into plain Go values that encode to the equivalent JSON;
 // an unknown value anywhere is an error.
 func goValueOf(v tftypes.Value) (any, error) {
@@ -253,13 +240,4 @@ func goMapOf(elems map[string]tftypes.Value) (map[string]any, error) {
 		out[k] = g
 	}
 	return out, nil
-}
-
-// batchRowInputs reads the rows value against the template (batchRowInputsOf).
-func batchRowInputs(template string, rows tftypes.Value) ([]batchRowInput, error) {
-	raw, err := goValueOf(rows)
-	if err != nil {
-		return nil, fmt.Errorf("rows: %w", err)
-	}
-	return batchRowInputsOf(template, raw)
 }
