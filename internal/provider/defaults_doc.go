@@ -7,9 +7,9 @@ package provider
 const (
 	jobCreateTimeoutDoc = "Longest the apply waits for the job to end, the submission and its retries included " +
 		"(default `30m`; a wait resumed by a later apply gets as long again). When it runs out, the apply fails and the " +
-		"job, which keeps running on the service, is kept in state **tainted**, so nothing that uses its outputs goes on: " +
+		"job, still running on the service, is kept in state **tainted**, so nothing that uses its outputs goes on: " +
 		"`terraform untaint <address>` then `terraform apply` waits for the same job; left tainted, the next apply " +
-		"cancels it and submits the workflow again, which runs, and bills, it again. Raise it for long jobs."
+		"cancels it and submits it again, which runs and bills it again. Raise it for long jobs."
 	jobDeleteTimeoutDoc = "Longest a destroy waits for a job it cancelled to stop (default `10m`; only with " +
 		"`cancel_on_destroy = true` and a job not finished). When it runs out, the destroy fails and the job stays in " +
 		"state; the next destroy asks again."
@@ -24,7 +24,7 @@ const (
 		"`terraform untaint <address>` then `terraform apply` follows the same prompt; left tainted, the next apply " +
 		"forgets it (the v1 interface cannot cancel) and submits the workflow again, which runs, and bills, it again."
 
-	jobDefaultsDoc = "\n\n**Defaults that decide what runs and what is billed** (each argument below says more): " +
+	jobDefaultsDoc = "\n\n**Defaults that decide what runs and what is billed** (see each one): " +
 		"`wait_for_completion = true` (the apply waits for the job to end), `timeouts.create = \"30m\"` (then the job is " +
 		"tainted, and left so, run again by the next apply), `cancel_on_destroy = true` (destroying a job not finished " +
 		"cancels it; `timeouts.delete = \"10m\"`), `rerun_on_expiry = false` (a job the service expired is kept, not run " +

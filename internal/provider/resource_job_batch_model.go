@@ -109,11 +109,10 @@ func jobBatchAttributes() map[string]schema.Attribute {
 // What svc_job_batch's settings do, as its schema says.
 const (
 	batchRowsDoc = "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
-		"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
-		"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-		"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
-		"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
-		"value. The plan shows the rows an apply runs as known after apply in `results`."
+		"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied (see " +
+		"[Rows](#rows) for an example). A row naming a node the template lacks is an error at plan time. Write-only: " +
+		"state and plans keep each row's digest (what tells a changed row), not the rows, so 10,000 rows cost Terraform " +
+		"little to plan, and a row may hold an ephemeral value."
 	batchRerunFailedDoc = "Submit the rows that did not succeed (`failed`, `canceled`, `expired`, `rejected`) again on the " +
 		"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
 		"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +

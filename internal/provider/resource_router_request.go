@@ -133,10 +133,8 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 			Optional: true,
 			MarkdownDescription: "Write the result to this file (through a temporary file renamed into place, mode `0644`) instead " +
 				"of `result`. Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued " +
-				"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. As with " +
-				"`svc_output_file`, a file that goes missing or changes is drift: the next apply collects a queued result again " +
-				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
-				"(24 hours); after that the apply says so. Destroy deletes the file.",
+				"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. A file " +
+				"that goes missing or changes is drift: see [Results in a file](#results-in-a-file). Destroy deletes the file.",
 		},
 		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true, CreateDescription: routerCreateTimeoutDoc, DeleteDescription: routerDeleteTimeoutDoc}),
 	}
