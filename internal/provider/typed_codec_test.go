@@ -82,32 +82,19 @@ func distinctValuesForCodecTest(typ tftypes.Object, set map[string]tftypes.Value
 	return values
 }
 
-// distinctValueForCodecTest is a known value of typ, every string in it its path (quoted: JSON) and every
-// number the next of n; a collection holds two elements.
+// distinctValueForCodecTest is a known value of typ, every string in it its path (quoted: JSON,
+// as a workflow must be), every bool true and every number the next of n.
 func distinctValueForCodecTest(typ tftypes.Type, at string, n *int64) tftypes.Value {
-	switch typ := typ.(type) {
-	case tftypes.Object:
-		attrs := map[string]tftypes.Value{}
-		for name, t := range typ.AttributeTypes {
-			attrs[name] = distinctValueForCodecTest(t, at+"."+name, n)
+	return knownValueForCodecTest(typ, at, func(typ tftypes.Type, at string) tftypes.Value {
+		switch {
+		case typ.Is(tftypes.Bool):
+			return tftypes.NewValue(typ, true)
+		case typ.Is(tftypes.Number):
+			*n++
+			return tftypes.NewValue(typ, *n)
 		}
-		return tftypes.NewValue(typ, attrs)
-	case tftypes.List:
-		return tftypes.NewValue(typ, []tftypes.Value{distinctValueForCodecTest(typ.ElementType, at+"[0]", n), distinctValueForCodecTest(typ.ElementType, at+"[1]", n)})
-	case tftypes.Map:
-		return tftypes.NewValue(typ, map[string]tftypes.Value{at + "-k0": distinctValueForCodecTest(typ.ElementType, at+"[k0]", n),
-			at + "-k1": distinctValueForCodecTest(typ.ElementType, at+"[k1]", n)})
-	}
-	switch {
-	case typ.Is(tftypes.Bool):
-		return tftypes.NewValue(typ, true)
-	case typ.Is(tftypes.Number):
-		*n++
-		return tftypes.NewValue(typ, *n)
-	case typ.Is(tftypes.DynamicPseudoType):
-		return tftypes.NewValue(typ, nil)
-	}
-	return tftypes.NewValue(typ, strconv.Quote(at)) // JSON, as a workflow must be
+		return tftypes.NewValue(typ, strconv.Quote(at))
+	})
 }
 
 // assertFieldHoldsAttribute fails unless the field of parent (a model struct, or a nested
