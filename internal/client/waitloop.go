@@ -211,8 +211,8 @@ type wakeGate struct {
 	floor time.Duration
 }
 
-// hold returns how long a wake-up must still wait (0: read now).
-func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Duration {
+// delay returns how long a wake-up must still wait (0: read now).
+func (g wakeGate) delay(w wakeup, sinceRead, sinceStart time.Duration) time.Duration {
 	if w.urgent {
 		return max(g.floor-sinceRead, 0)
 	}
@@ -448,7 +448,7 @@ func (w *waitLoop[R]) onWake(s *eventStream, ev wakeup, ok bool, timer *dueTimer
 		s.live = true
 		timer.reset(w.schedule.Next(last, true))
 	}
-	if d := w.gate.hold(ev, sinceRead, sinceStart); d > 0 {
+	if d := w.gate.delay(ev, sinceRead, sinceStart); d > 0 {
 		if ev.urgent {
 			timer.bringForward(d) // read once the floor has passed
 		}
