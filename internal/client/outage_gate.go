@@ -298,7 +298,9 @@ type gatedTransport struct {
 }
 
 func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+	// A submission held here is given up at its caller's stop (untilStop): it never left.
+	ctx, release := untilStop(req.Context())
+	defer release()
 	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.hold(ctx, t.c.gate.hold) })
 	if err == nil && ctx.Err() != nil { // the context ended in the attempt's turn
 		t.c.observe(ticket, gateNothing, 0)
@@ -308,7 +310,7 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
-		return nil, &NotSentError{Operation: "held while the service was down", URL: redactLink(req.URL.String()), Cause: err}
+		return nil, &NotSentError{Operation: "held while the service was down", URL: redactLink(req.URL.String()), Cause: context.Cause(ctx)}
 	}
 	resp, err := t.next.RoundTrip(req)
 	outcome, wait := responseOutcome(resp, err)

@@ -55,7 +55,7 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 		return nil, err
 	}
 	var last comeBackAnswer
-	rc := cl.retryingClient(c.policy, cl.baseFor(c), &last, c.answerLost)
+	rc := cl.retryingClient(c.policy, watchingStop(ctx, cl.baseFor(c)), &last, c.answerLost)
 	if c.policy == retryIdempotent && readingInWait(ctx) {
 		rc.RetryMax = 0 // the wait retries its reads itself (waitLoop), paced with the client's other waits
 	}

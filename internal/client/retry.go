@@ -533,6 +533,7 @@ func (c *Client) retryingClient(p retryPolicy, base *http.Client, last *comeBack
 	case retryRouterInvoke:
 		check, retryMax = c.untilDeadlineOn(routerStillRunning, check, last), math.MaxInt32
 	}
+	check = endRetriesAtStop(check)
 	var prepare retryablehttp.PrepareRetry
 	if p == retryJobSubmit || p == retryRouterInvoke {
 		prepare = refuseAttemptTooLate
