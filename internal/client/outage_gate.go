@@ -17,42 +17,58 @@ import (
 // answering 503, a restart refusing connections), not that one read was unlucky.
 const outageFailures = 3
 
-// outageProbeMin is the least wait between two probes of a closed gate when the service named
+// outageProbeMin is the least wait between two probes while the service is down when it named
 // no Retry-After: a service that is down is asked about once a second at most.
 const outageProbeMin = time.Second
 
-// outageProbeMax is the longest wait between two probes of a closed gate when the service named
+// outageProbeMax is the longest wait between two probes while the service is down when it named
 // no Retry-After: a service that comes back is found within a few seconds, for one request every
 // few seconds while it is down.
 const outageProbeMax = 5 * time.Second
 
 // outageGate is what the waits and submissions of one client learn together about the service
-// being down. While requests get answers it is open and costs nothing (a 429 is an answer: the
-// service is up and paces this client itself). After one transient failure it is in doubt: the failure may be one unlucky request or the start of an outage, so
-// one request at a time (the scout) goes out until one is answered (the gate is open again) or
-// outageFailures come in a row. Without that, every wait whose read falls due before the
-// third failure comes back would send it: a batch whose rows started together has dozens due
-// within milliseconds. Once outageFailures transient failures come in a row, it closes: reads
-// and submissions then hold, and one request at a time (the probe) goes out, after a backoff
-// that grows exponentially with full jitter from outageProbeMin up to outageProbeMax, or as
-// long as the service's Retry-After asks. A probe that fails backs the gate off
-// again; the first answer (of a probe or of any request) opens it for every wait at once. So a
-// batch of any size sends a few requests a second at most while the service is down, instead
-// of its number of waits times their pace.
+// being down, in three states (serviceState). While requests get answers the service is up and
+// the gate costs nothing (a 429 is an answer: the service is up and paces this client itself).
+// After one transient failure the service is in doubt: the failure may be one unlucky request or
+// the start of an outage, so one request at a time (the scout) goes out until one is answered
+// (the service is up again) or outageFailures come in a row. Without that, every wait whose read
+// falls due before the third failure comes back would send it: a batch whose rows started
+// together has dozens due within milliseconds. Once outageFailures transient failures come in a
+// row, the service is taken for down: reads and submissions then hold, and one request at a time
+// (the probe) goes out, after a backoff that grows exponentially with full jitter from
+// outageProbeMin up to outageProbeMax, or as long as the service's Retry-After asks. A probe that
+// fails backs the gate off again; the first answer (of a probe or of any request) takes the
+// service for up for every wait at once. So a batch of any size sends a few requests a second at
+// most while the service is down, instead of its number of waits times their pace.
 type outageGate struct {
 	minWait, maxWait time.Duration
 
 	mu       sync.Mutex
-	failures int       // transient failures in a row since the last answer
-	answered bool      // the service has answered a request of this client at least once
-	closed   bool      // the service is taken for down
-	backoffs int       // probes that failed since the gate closed
-	probeAt  time.Time // when the next probe may go (closed only)
-	probing  bool      // a probe (closed) or a scout (in doubt) is out
-	// changed is closed, and replaced, whenever the gate opens or a probe or scout ends: the
+	failures int          // transient failures in a row since the last answer
+	answered bool         // the service has answered a request of this client at least once
+	service  serviceState // what the gate takes the service for
+	backoffs int          // probes that failed since the service was taken for down
+	probeAt  time.Time    // when the next probe may go (serviceDown only)
+	probing  bool         // a probe (serviceDown) or a scout (serviceInDoubt) is out
+	// changed is closed, and replaced, whenever the service is taken for up or a probe or scout ends: the
 	// waits held by it look again.
 	changed chan struct{}
 }
+
+// serviceState is what the outage gate takes the service for, from the outcomes of this client's
+// requests.
+type serviceState int
+
+const (
+	// serviceUp: the last request got an answer (or none has failed yet); every request goes.
+	serviceUp serviceState = iota
+	// serviceInDoubt: transient failures came last, fewer than outageFailures in a row; one
+	// request at a time (the scout) goes, until one is answered or the service is down.
+	serviceInDoubt
+	// serviceDown: outageFailures transient failures in a row, or a probe failed since; one
+	// request at a time (the probe) goes, after a backoff, until one is answered.
+	serviceDown
+)
 
 // gateTicket is what the gate handed a request: whether it is the probe or the scout (its
 // outcome must be observed, which frees the gate for the next), and whether the client's
@@ -74,13 +90,13 @@ func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed && g.failures == 0 {
+	if g.service == serviceUp {
 		return 0, nil, gateTicket{}
 	}
 	if g.probing { // until the probe's or scout's outcome, which rings changed
 		return g.maxWait, g.changed, gateTicket{}
 	}
-	if d := time.Until(g.probeAt); g.closed && d > 0 {
+	if d := time.Until(g.probeAt); g.service == serviceDown && d > 0 {
 		return d, g.changed, gateTicket{}
 	}
 	g.probing = true
@@ -130,16 +146,19 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 	}
 	switch outcome {
 	case gateAnswered:
-		inDoubt := g.closed || g.failures > 0
+		wasUp := g.service == serviceUp
 		g.failures, g.answered = 0, true
-		g.closed, g.backoffs = false, 0
-		if inDoubt && !t.probe {
+		g.service, g.backoffs = serviceUp, 0
+		if !wasUp && !t.probe {
 			g.ringLocked()
 		}
 	case gateFailed:
 		g.failures++
-		if (g.closed && t.probe) || (!g.closed && g.failures >= outageFailures) {
-			g.closed = true
+		if g.service != serviceDown {
+			g.service = serviceInDoubt
+		}
+		if (g.service == serviceDown && t.probe) || (g.service == serviceInDoubt && g.failures >= outageFailures) {
+			g.service = serviceDown
 			g.probeAt = time.Now().Add(g.backoffLocked(retryAfter))
 			g.backoffs++
 			if !t.probe {
@@ -150,26 +169,26 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 }
 
 // failing reports whether the last request the gate heard of failed for a transient reason (the
-// gate is in doubt or closed).
+// service is in doubt or down).
 func (g *outageGate) failing() bool {
 	if g == nil {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.closed || g.failures > 0
+	return g.service != serviceUp
 }
 
-// isClosed reports whether the service is taken for down. While it is, the gate paces every
+// serviceIsDown reports whether the service is taken for down. While it is, the gate paces every
 // request riding out failures (its probe finds the service back), so they wait the least
 // between attempts rather than a backoff grown through the outage.
-func (g *outageGate) isClosed() bool {
+func (g *outageGate) serviceIsDown() bool {
 	if g == nil {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.closed
+	return g.service == serviceDown
 }
 
 // everAnswered reports whether the service has answered this client at least once. A

@@ -80,14 +80,14 @@ func (s waitShare) observe(t gateTicket, err error) {
 }
 
 // rideOut is the wait before a request riding out failures goes again: its own backoff
-// (rideOutWait) while the outage gate is open or in doubt. While the gate is closed, the gate
-// paces the request instead (hold lets one probe out at a time, a few seconds apart or as
-// Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
+// (rideOutWait) while the outage gate takes the service for up or in doubt. While it takes it for
+// down, the gate paces the request instead (it lets one probe out at a time, a few seconds apart
+// or as Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
 // otherwise keep the request asleep well after the service is back, and a lone wait has no
 // other request to probe for it.
 func (s waitShare) rideOut(failures int, err error) time.Duration {
 	wait := rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
-	if s.c.gate.isClosed() {
+	if s.c.gate.serviceIsDown() {
 		return min(wait, s.c.retryWaitMin)
 	}
 	return wait
