@@ -9,7 +9,7 @@ import (
 // What the gate makes of a run of answers: only failures that say the service is down close it
 // (a 429 is the service answering), and while the service is down the probes come between outageProbeMin and
 // outageProbeMax apart unless the service names its own Retry-After.
-func TestOutageGateClosesOnOutagesOnly(t *testing.T) {
+func TestOutageGateTakesTheServiceForDownOnOutagesOnly(t *testing.T) {
 	t.Parallel()
 	const minWait, maxWait = DefaultRetryWaitMin, DefaultRetryWaitMax
 	answer := func(code int, retryAfter string) *http.Response {
