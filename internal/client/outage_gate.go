@@ -77,9 +77,9 @@ func newOutageGate(minWait, maxWait time.Duration) *outageGate {
 	return &outageGate{minWait: minWait, maxWait: maxWait, changed: make(chan struct{})}
 }
 
-// hold says how long a request due now must wait (0: send it now, with the ticket) and a
+// admit says how long a request due now must wait (0: send it now, with the ticket) and a
 // channel closed when that may have changed (nil: nothing to watch).
-func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
+func (g *outageGate) admit() (time.Duration, <-chan struct{}, gateTicket) {
 	if g == nil {
 		return 0, nil, gateTicket{}
 	}
@@ -98,11 +98,11 @@ func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
 	return 0, nil, gateTicket{probe: true}
 }
 
-// awaitRelease asks hold until it lets the request go (a wait of 0), sleeping as long as it says
+// awaitRelease calls ask until it lets the request go (a wait of 0), sleeping as long as it says
 // or until the channel it gives rings, and returns the ticket it handed; or ctx's error.
-func awaitRelease(ctx context.Context, hold func() (time.Duration, <-chan struct{}, gateTicket)) (gateTicket, error) {
+func awaitRelease(ctx context.Context, ask func() (time.Duration, <-chan struct{}, gateTicket)) (gateTicket, error) {
 	for {
-		d, changed, t := hold()
+		d, changed, t := ask()
 		if d <= 0 {
 			return t, nil
 		}
@@ -127,9 +127,9 @@ const (
 	gateFailed                      // a transient failure: it may be down
 )
 
-// observe records the outcome of a request the gate let through with ticket t; retryAfter is
+// record takes in the outcome of a request the gate let through with ticket t; retryAfter is
 // the wait its answer asked for (0: none).
-func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+func (g *outageGate) record(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
 	if g == nil {
 		return
 	}
@@ -226,9 +226,9 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A submission held here is given up at its caller's stop (untilStop): it never left.
 	ctx, release := untilStop(req.Context())
 	defer release()
-	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.hold(ctx, t.c.gate.hold) })
+	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.turn(ctx, t.c.gate.admit) })
 	if err == nil && ctx.Err() != nil { // the context ended in the attempt's turn
-		t.c.observe(ticket, gateNothing, 0)
+		t.c.report(ticket, gateNothing, 0)
 		err = ctx.Err()
 	}
 	if err != nil { // the context ended while the gate or the departures held the attempt: it never left
@@ -239,6 +239,6 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	outcome, wait := responseOutcome(resp, err)
-	t.c.observe(ticket, outcome, wait)
+	t.c.report(ticket, outcome, wait)
 	return resp, err
 }

@@ -39,14 +39,14 @@ func TestOutageGateTakesTheServiceForDownOnOutagesOnly(t *testing.T) {
 			t.Parallel()
 			g := newOutageGate(minWait, maxWait)
 			for _, resp := range tt.answers {
-				ticket, err := awaitRelease(t.Context(), g.hold)
+				ticket, err := awaitRelease(t.Context(), g.admit)
 				if err != nil {
 					t.Fatal(err)
 				}
 				outcome, wait := responseOutcome(resp, nil)
-				g.observe(ticket, outcome, wait)
+				g.record(ticket, outcome, wait)
 			}
-			wait, _, ticket := g.hold()
+			wait, _, ticket := g.admit()
 			if closed := wait > 0; closed != tt.wantDown {
 				t.Fatalf("service down %v (hold %v, probe %v); want %v", closed, wait, ticket.probe, tt.wantDown)
 			}
