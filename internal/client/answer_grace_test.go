@@ -38,7 +38,7 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 			name: "held by the gate: not sent",
 			prepare: func(c *Client) {
 				for range outageFailures { // the service is taken for down; its next probe is far off
-					c.gate.observe(gateTicket{}, gateFailed, time.Hour)
+					c.gate.record(gateTicket{}, gateFailed, time.Hour)
 				}
 			},
 			want: func(t *testing.T, _ *Job, err error) {

@@ -95,11 +95,11 @@ type Client struct {
 	departures *spacedDepartures
 }
 
-// hold is how long a request due now must wait (0: send it now, with the ticket), and a channel
+// turn is how long a request due now must wait (0: send it now, with the ticket), and a channel
 // closed when that may have changed (nil: nothing to watch), as look (the outage gate, and for
 // reads the rate limit) and the client's departures say. It may block briefly, until the
 // request's turn among those due together, or until ctx ends (then it lets the request fail).
-func (c *Client) hold(ctx context.Context, look func() (time.Duration, <-chan struct{}, gateTicket)) (time.Duration, <-chan struct{}, gateTicket) {
+func (c *Client) turn(ctx context.Context, look func() (time.Duration, <-chan struct{}, gateTicket)) (time.Duration, <-chan struct{}, gateTicket) {
 	d, changed, t := look()
 	if d > 0 || t.probe { // held, or the gate's lone probe or scout: nothing to space
 		return d, changed, t
@@ -107,10 +107,10 @@ func (c *Client) hold(ctx context.Context, look func() (time.Duration, <-chan st
 	return c.departures.depart(ctx, look)
 }
 
-// observe tells the outage gate and the departures how a request let go with t went.
-func (c *Client) observe(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+// report tells the outage gate and the departures how a request let go with t went.
+func (c *Client) report(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
 	c.departures.answer(t, outcome)
-	c.gate.observe(t, outcome, retryAfter)
+	c.gate.record(t, outcome, retryAfter)
 }
 
 // holdReads notes a read answered 429 with Retry-After wait.

@@ -104,7 +104,7 @@ func TestSpacedDeparturesCountOnlyReadsThatLeave(t *testing.T) {
 		held := func() (time.Duration, <-chan struct{}, gateTicket) { return time.Second, nil, gateTicket{} }
 		for range 5 {
 			if wait, _, ticket := d.depart(t.Context(), held); wait != time.Second || ticket.departed {
-				t.Fatalf("depart under a closed gate = %v, %+v; want held a second, not departed", wait, ticket)
+				t.Fatalf("depart while the service is down = %v, %+v; want held a second, not departed", wait, ticket)
 			}
 		}
 		start := time.Now()

@@ -128,7 +128,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 		got, reached, err := d.attempt(readOnce(ctx), src)
 		d.answered(err)
 		outcome, retryAfter := reached.outcome(err)
-		c.observe(ticket, outcome, retryAfter)
+		c.report(ticket, outcome, retryAfter)
 		if err == nil {
 			return got, nil
 		}
@@ -154,7 +154,7 @@ func (c *Client) download(ctx context.Context, src downloadSource, w io.Writer, 
 // holdForShare waits while the client's waits are held (the service's rate limit, the outage
 // gate) and returns the ticket the gate handed the request.
 func holdForShare(ctx context.Context, s readShare) (gateTicket, error) {
-	return awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return s.hold(ctx) })
+	return awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return s.readTurn(ctx) })
 }
 
 // resumable is the state of one download across its attempts.

@@ -444,7 +444,7 @@ func TestDownloadsShareTheOutageGate(t *testing.T) {
 		sim.mu.Lock()
 		down := sim.outageAnswers
 		sim.mu.Unlock()
-		// Each download's first attempt goes out before the gate closes; after that, probes.
+		// Each download's first attempt goes out before the service is taken for down; after that, probes.
 		if down > downloads+12 {
 			t.Errorf("%d requests answered 503 during the outage; want at most %d (the first attempts, then a probe at a time)", down, downloads+12)
 		}
@@ -493,12 +493,12 @@ func TestDownloadFailuresElsewhereLeaveTheGateOpen(t *testing.T) {
 		name                                     string
 		serviceDown, storageDown, storageRefused bool
 		given                                    string // DownloadTo this URL instead of the view route
-		wantClosed                               bool
+		wantDown                                 bool
 	}{
 		{name: "storage behind the view redirect answers 503", storageDown: true},
 		{name: "storage behind the view redirect refuses connections", storageRefused: true},
 		{name: "a URL given on another host answers 503", storageDown: true, given: "http://storage.test/obj?sig=given"},
-		{name: "the view route answers 503", serviceDown: true, wantClosed: true},
+		{name: "the view route answers 503", serviceDown: true, wantDown: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -522,8 +522,8 @@ func TestDownloadFailuresElsewhereLeaveTheGateOpen(t *testing.T) {
 				sim.mu.Lock()
 				asked := sim.serviceAsked + sim.storageAsked
 				sim.mu.Unlock()
-				if closed := c.gate.isClosed(); closed != tt.wantClosed || asked < 2*outageFailures {
-					t.Errorf("after %d requests the gate is closed: %v; want %v", asked, closed, tt.wantClosed)
+				if closed := c.gate.serviceIsDown(); closed != tt.wantDown || asked < 2*outageFailures {
+					t.Errorf("after %d requests the service is down: %v; want %v", asked, closed, tt.wantDown)
 				}
 			})
 		})

@@ -43,10 +43,10 @@ func NewDurationEstimator() *DurationEstimator {
 		runningEnds: map[int]time.Time{}}
 }
 
-// observe records the run time of a job of the given shape if it succeeded and its record says
+// learn records the run time of a job of the given shape if it succeeded and its record says
 // how long it ran (metrics.execution_ms, else completed_at - started_at). Failed and canceled
 // jobs end early and teach nothing.
-func (e *DurationEstimator) observe(shape string, job *Job) {
+func (e *DurationEstimator) learn(shape string, job *Job) {
 	if e == nil || shape == "" || job == nil || job.Status != JobSucceeded {
 		return
 	}

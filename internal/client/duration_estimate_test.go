@@ -51,7 +51,7 @@ func TestDurationEstimator(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
 			for _, j := range tt.jobs {
-				e.observe("shape", j)
+				e.learn("shape", j)
 			}
 			got, ok := expectedRunTime(e, "shape")
 			if ok != tt.wantOK || got != tt.want {
@@ -68,16 +68,16 @@ func TestDurationEstimatorKeepsRecentRuns(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for range estimateSamples {
-		e.observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 1000, "", ""))
 	}
 	for range estimateSamples {
-		e.observe("s", finishedJob(JobSucceeded, 5000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 5000, "", ""))
 	}
 	if got, ok := expectedRunTime(e, "s"); !ok || got != 5*time.Second {
 		t.Errorf("expected run time = %v, %v; want the recent 5s", got, ok)
 	}
 	var none *DurationEstimator
-	none.observe("s", finishedJob(JobSucceeded, 1000, "", ""))
+	none.learn("s", finishedJob(JobSucceeded, 1000, "", ""))
 	if _, ok := expectedRunTime(none, "s"); ok {
 		t.Error("a nil estimator has an estimate")
 	}
@@ -117,7 +117,7 @@ func TestPollScheduleLikelyEnd(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for range 3 {
-		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	started := func(ago time.Duration) *string { s := now.Add(-ago).Format(time.RFC3339Nano); return &s }
@@ -158,7 +158,7 @@ func TestPollScheduleLikelyEndReadsAfterTheLateRunTimes(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for _, ms := range []int64{2800, 2900, 3000, 3000, 3100, 3200, 3300, 2950, 3050, 3400} {
-		e.observe("s", finishedJob(JobSucceeded, ms, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, ms, "", ""))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	start := now.Add(-time.Second).Format(time.RFC3339Nano)
@@ -187,7 +187,7 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 	if got := p.Next(running, false); got != followerSafetyFirst*defaultPollMax {
 		t.Errorf("a follower while the shape is probed: next = %v, want its safety net %v", got, followerSafetyFirst*defaultPollMax)
 	}
-	e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	select {
 	case <-second.bell:
 	default:
@@ -197,7 +197,7 @@ func TestDurationEstimatorFollowers(t *testing.T) {
 		t.Error("a wait still follows once its shape has a run time")
 	}
 	for range estimateMinSamples {
-		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	if got, want := p.Next(running, false), defaultPollMax/2+blindMargin(defaultPollMax/2); got != want {
 		t.Errorf("a former follower once the shape is known (no start time): next = %v, want its blind plan's first read %v", got, want)
@@ -229,7 +229,7 @@ func TestPollScheduleReadsAtOnceAJobPastItsEndSinceTheLastRead(t *testing.T) {
 	t.Parallel()
 	e := NewDurationEstimator()
 	for range 3 {
-		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	started := now.Add(-3300 * time.Millisecond).Format(time.RFC3339Nano) // past its likely end, 3.11 s

@@ -1,9 +1,15 @@
 package client
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // CredentialsRefused reports whether the service refused the request's credentials: 401 (missing
@@ -87,3 +93,95 @@ func UnknownServerErrorType(err error) (string, bool) {
 // AlreadyClaimed reports the registry's 409 Conflict to a claim: the node already belongs to a
 // publisher (possibly this one, by an earlier claim whose answer was lost).
 func AlreadyClaimed(err error) bool { return statusOf(err) == http.StatusConflict }
+
+// What a request's outcome tells: whether it may succeed if sent again (transientFailure), and
+// what it tells the outage gate of the service (readOutcome, responseOutcome).
+
+// readOutcome is what a failed or successful read tells the gate, and the Retry-After its
+// answer asked for.
+func readOutcome(err error) (gateOutcome, time.Duration) {
+	switch {
+	case err == nil:
+		return gateAnswered, 0
+	case transientFailure(err) && !rateLimited(err):
+		return gateFailed, retryAfterOf(err)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return gateNothing, 0
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return gateAnswered, 0 // a definite answer: the service is up
+	}
+	return gateNothing, 0
+}
+
+// responseOutcome is readOutcome for one attempt seen by the transport.
+func responseOutcome(resp *http.Response, err error) (gateOutcome, time.Duration) {
+	if err != nil {
+		if transientTransportError(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return gateFailed, 0
+		}
+		return gateNothing, 0
+	}
+	wait, _ := parseRetryAfter(resp.Header.Get("Retry-After"))
+	if transientStatus(resp.StatusCode) && resp.StatusCode != http.StatusTooManyRequests {
+		return gateFailed, wait
+	}
+	return gateAnswered, 0
+}
+
+// rateLimited reports whether err is a 429. A rate limit is the service answering: it is up,
+// and asks this client to slow down, which the request's own Retry-After (or backoff) does. It
+// is transient for the request, never a sign of an outage for the gate.
+func rateLimited(err error) bool {
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests
+}
+
+// transientStatus reports the answers that say "not now" rather than "no": 408, 429, 500, 502,
+// 503 and 504, whatever their body (a gateway's HTML page included).
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// transientFailure reports whether a failed request may well succeed if sent again later: a
+// transient answer (transientStatus), a connection refused, reset or cut short, an attempt that
+// timed out, a download that stalled. What is not transient (401, 403, 404, 410, 422, any other
+// 4xx, a certificate the client does not trust, an answer that is not what was asked for) will
+// fail the same way again. A context that ended is not transient: it ends the operation.
+func transientFailure(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return transientStatus(apiErr.StatusCode)
+	}
+	if errors.Is(err, ErrDownloadStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) || isNotSent(err) {
+		return transientTransportError(err)
+	}
+	return false
+}
+
+// retryAfterOf is the Retry-After of the answer err carries (0: none).
+func retryAfterOf(err error) time.Duration {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.RetryAfter
+	}
+	return 0
+}

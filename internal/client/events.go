@@ -89,7 +89,7 @@ func (c *Client) followEvents(ctx context.Context, eventsURL string) *eventConn 
 		}
 		resp, err := c.openEventStream(ctx, eventsURL)
 		outcome, retryAfter := readOutcome(err)
-		c.observe(ticket, outcome, retryAfter)
+		c.report(ticket, outcome, retryAfter)
 		if err != nil {
 			c.log.Debug(ctx, "job event stream unavailable; polling instead", map[string]any{"error": err.Error()})
 			return
@@ -120,12 +120,12 @@ func (c *Client) streamMayLeave(ctx context.Context) (gateTicket, bool) {
 	if c.gate.failing() {
 		return gateTicket{}, false
 	}
-	wait, _, ticket := c.hold(ctx, c.gate.hold)
+	wait, _, ticket := c.turn(ctx, c.gate.admit)
 	if wait > 0 {
 		return gateTicket{}, false
 	}
 	if ctx.Err() != nil { // the wait ended in the stream's turn: it never left
-		c.observe(ticket, gateNothing, 0)
+		c.report(ticket, gateNothing, 0)
 		return gateTicket{}, false
 	}
 	return ticket, true

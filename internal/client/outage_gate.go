@@ -2,13 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -17,42 +12,58 @@ import (
 // answering 503, a restart refusing connections), not that one read was unlucky.
 const outageFailures = 3
 
-// outageProbeMin is the least wait between two probes of a closed gate when the service named
+// outageProbeMin is the least wait between two probes while the service is down when it named
 // no Retry-After: a service that is down is asked about once a second at most.
 const outageProbeMin = time.Second
 
-// outageProbeMax is the longest wait between two probes of a closed gate when the service named
+// outageProbeMax is the longest wait between two probes while the service is down when it named
 // no Retry-After: a service that comes back is found within a few seconds, for one request every
 // few seconds while it is down.
 const outageProbeMax = 5 * time.Second
 
 // outageGate is what the waits and submissions of one client learn together about the service
-// being down. While requests get answers it is open and costs nothing (a 429 is an answer: the
-// service is up and paces this client itself). After one transient failure it is in doubt: the failure may be one unlucky request or the start of an outage, so
-// one request at a time (the scout) goes out until one is answered (the gate is open again) or
-// outageFailures come in a row. Without that, every wait whose read falls due before the
-// third failure comes back would send it: a batch whose rows started together has dozens due
-// within milliseconds. Once outageFailures transient failures come in a row, it closes: reads
-// and submissions then hold, and one request at a time (the probe) goes out, after a backoff
-// that grows exponentially with full jitter from outageProbeMin up to outageProbeMax, or as
-// long as the service's Retry-After asks. A probe that fails backs the gate off
-// again; the first answer (of a probe or of any request) opens it for every wait at once. So a
-// batch of any size sends a few requests a second at most while the service is down, instead
-// of its number of waits times their pace.
+// being down, in three states (serviceState). While requests get answers the service is up and
+// the gate costs nothing (a 429 is an answer: the service is up and paces this client itself).
+// After one transient failure the service is in doubt: the failure may be one unlucky request or
+// the start of an outage, so one request at a time (the scout) goes out until one is answered
+// (the service is up again) or outageFailures come in a row. Without that, every wait whose read
+// falls due before the third failure comes back would send it: a batch whose rows started
+// together has dozens due within milliseconds. Once outageFailures transient failures come in a
+// row, the service is taken for down: reads and submissions then hold, and one request at a time
+// (the probe) goes out, after a backoff that grows exponentially with full jitter from
+// outageProbeMin up to outageProbeMax, or as long as the service's Retry-After asks. A probe that
+// fails backs the gate off again; the first answer (of a probe or of any request) takes the
+// service for up for every wait at once. So a batch of any size sends a few requests a second at
+// most while the service is down, instead of its number of waits times their pace.
 type outageGate struct {
 	minWait, maxWait time.Duration
 
 	mu       sync.Mutex
-	failures int       // transient failures in a row since the last answer
-	answered bool      // the service has answered a request of this client at least once
-	closed   bool      // the service is taken for down
-	backoffs int       // probes that failed since the gate closed
-	probeAt  time.Time // when the next probe may go (closed only)
-	probing  bool      // a probe (closed) or a scout (in doubt) is out
-	// changed is closed, and replaced, whenever the gate opens or a probe or scout ends: the
+	failures int          // transient failures in a row since the last answer
+	answered bool         // the service has answered a request of this client at least once
+	service  serviceState // what the gate takes the service for
+	backoffs int          // probes that failed since the service was taken for down
+	probeAt  time.Time    // when the next probe may go (serviceDown only)
+	probing  bool         // a probe (serviceDown) or a scout (serviceInDoubt) is out
+	// changed is closed, and replaced, whenever the service is taken for up or a probe or scout ends: the
 	// waits held by it look again.
 	changed chan struct{}
 }
+
+// serviceState is what the outage gate takes the service for, from the outcomes of this client's
+// requests.
+type serviceState int
+
+const (
+	// serviceUp: the last request got an answer (or none has failed yet); every request goes.
+	serviceUp serviceState = iota
+	// serviceInDoubt: transient failures came last, fewer than outageFailures in a row; one
+	// request at a time (the scout) goes, until one is answered or the service is down.
+	serviceInDoubt
+	// serviceDown: outageFailures transient failures in a row, or a probe failed since; one
+	// request at a time (the probe) goes, after a backoff, until one is answered.
+	serviceDown
+)
 
 // gateTicket is what the gate handed a request: whether it is the probe or the scout (its
 // outcome must be observed, which frees the gate for the next), and whether the client's
@@ -66,32 +77,32 @@ func newOutageGate(minWait, maxWait time.Duration) *outageGate {
 	return &outageGate{minWait: minWait, maxWait: maxWait, changed: make(chan struct{})}
 }
 
-// hold says how long a request due now must wait (0: send it now, with the ticket) and a
+// admit says how long a request due now must wait (0: send it now, with the ticket) and a
 // channel closed when that may have changed (nil: nothing to watch).
-func (g *outageGate) hold() (time.Duration, <-chan struct{}, gateTicket) {
+func (g *outageGate) admit() (time.Duration, <-chan struct{}, gateTicket) {
 	if g == nil {
 		return 0, nil, gateTicket{}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.closed && g.failures == 0 {
+	if g.service == serviceUp {
 		return 0, nil, gateTicket{}
 	}
 	if g.probing { // until the probe's or scout's outcome, which rings changed
 		return g.maxWait, g.changed, gateTicket{}
 	}
-	if d := time.Until(g.probeAt); g.closed && d > 0 {
+	if d := time.Until(g.probeAt); g.service == serviceDown && d > 0 {
 		return d, g.changed, gateTicket{}
 	}
 	g.probing = true
 	return 0, nil, gateTicket{probe: true}
 }
 
-// awaitRelease asks hold until it lets the request go (a wait of 0), sleeping as long as it says
+// awaitRelease calls ask until it lets the request go (a wait of 0), sleeping as long as it says
 // or until the channel it gives rings, and returns the ticket it handed; or ctx's error.
-func awaitRelease(ctx context.Context, hold func() (time.Duration, <-chan struct{}, gateTicket)) (gateTicket, error) {
+func awaitRelease(ctx context.Context, ask func() (time.Duration, <-chan struct{}, gateTicket)) (gateTicket, error) {
 	for {
-		d, changed, t := hold()
+		d, changed, t := ask()
 		if d <= 0 {
 			return t, nil
 		}
@@ -116,9 +127,9 @@ const (
 	gateFailed                      // a transient failure: it may be down
 )
 
-// observe records the outcome of a request the gate let through with ticket t; retryAfter is
+// record takes in the outcome of a request the gate let through with ticket t; retryAfter is
 // the wait its answer asked for (0: none).
-func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
+func (g *outageGate) record(t gateTicket, outcome gateOutcome, retryAfter time.Duration) {
 	if g == nil {
 		return
 	}
@@ -130,16 +141,19 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 	}
 	switch outcome {
 	case gateAnswered:
-		inDoubt := g.closed || g.failures > 0
+		wasUp := g.service == serviceUp
 		g.failures, g.answered = 0, true
-		g.closed, g.backoffs = false, 0
-		if inDoubt && !t.probe {
+		g.service, g.backoffs = serviceUp, 0
+		if !wasUp && !t.probe {
 			g.ringLocked()
 		}
 	case gateFailed:
 		g.failures++
-		if (g.closed && t.probe) || (!g.closed && g.failures >= outageFailures) {
-			g.closed = true
+		if g.service != serviceDown {
+			g.service = serviceInDoubt
+		}
+		if (g.service == serviceDown && t.probe) || (g.service == serviceInDoubt && g.failures >= outageFailures) {
+			g.service = serviceDown
 			g.probeAt = time.Now().Add(g.backoffLocked(retryAfter))
 			g.backoffs++
 			if !t.probe {
@@ -150,26 +164,26 @@ func (g *outageGate) observe(t gateTicket, outcome gateOutcome, retryAfter time.
 }
 
 // failing reports whether the last request the gate heard of failed for a transient reason (the
-// gate is in doubt or closed).
+// service is in doubt or down).
 func (g *outageGate) failing() bool {
 	if g == nil {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.closed || g.failures > 0
+	return g.service != serviceUp
 }
 
-// isClosed reports whether the service is taken for down. While it is, the gate paces every
+// serviceIsDown reports whether the service is taken for down. While it is, the gate paces every
 // request riding out failures (its probe finds the service back), so they wait the least
 // between attempts rather than a backoff grown through the outage.
-func (g *outageGate) isClosed() bool {
+func (g *outageGate) serviceIsDown() bool {
 	if g == nil {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.closed
+	return g.service == serviceDown
 }
 
 // everAnswered reports whether the service has answered this client at least once. A
@@ -201,95 +215,6 @@ func (g *outageGate) ringLocked() {
 	g.changed = make(chan struct{})
 }
 
-// readOutcome is what a failed or successful read tells the gate, and the Retry-After its
-// answer asked for.
-func readOutcome(err error) (gateOutcome, time.Duration) {
-	switch {
-	case err == nil:
-		return gateAnswered, 0
-	case transientFailure(err) && !rateLimited(err):
-		return gateFailed, retryAfterOf(err)
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return gateNothing, 0
-	}
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		return gateAnswered, 0 // a definite answer: the service is up
-	}
-	return gateNothing, 0
-}
-
-// responseOutcome is readOutcome for one attempt seen by the transport.
-func responseOutcome(resp *http.Response, err error) (gateOutcome, time.Duration) {
-	if err != nil {
-		if transientTransportError(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-			return gateFailed, 0
-		}
-		return gateNothing, 0
-	}
-	wait, _ := parseRetryAfter(resp.Header.Get("Retry-After"))
-	if transientStatus(resp.StatusCode) && resp.StatusCode != http.StatusTooManyRequests {
-		return gateFailed, wait
-	}
-	return gateAnswered, 0
-}
-
-// rateLimited reports whether err is a 429. A rate limit is the service answering: it is up,
-// and asks this client to slow down, which the request's own Retry-After (or backoff) does. It
-// is transient for the request, never a sign of an outage for the gate.
-func rateLimited(err error) bool {
-	var apiErr *APIError
-	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusTooManyRequests
-}
-
-// transientStatus reports the answers that say "not now" rather than "no": 408, 429, 500, 502,
-// 503 and 504, whatever their body (a gateway's HTML page included).
-func transientStatus(code int) bool {
-	switch code {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
-
-// transientFailure reports whether a failed request may well succeed if sent again later: a
-// transient answer (transientStatus), a connection refused, reset or cut short, an attempt that
-// timed out, a download that stalled. What is not transient (401, 403, 404, 410, 422, any other
-// 4xx, a certificate the client does not trust, an answer that is not what was asked for) will
-// fail the same way again. A context that ended is not transient: it ends the operation.
-func transientFailure(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		return transientStatus(apiErr.StatusCode)
-	}
-	if errors.Is(err, ErrDownloadStalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
-		return true
-	}
-	var urlErr *url.Error
-	if errors.As(err, &urlErr) || isNotSent(err) {
-		return transientTransportError(err)
-	}
-	return false
-}
-
-// retryAfterOf is the Retry-After of the answer err carries (0: none).
-func retryAfterOf(err error) time.Duration {
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		return apiErr.RetryAfter
-	}
-	return 0
-}
-
 // gatedTransport lets each attempt of the requests it carries (submissions) through the
 // client's outage gate and departures, and tells them how each went.
 type gatedTransport struct {
@@ -301,9 +226,9 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A submission held here is given up at its caller's stop (untilStop): it never left.
 	ctx, release := untilStop(req.Context())
 	defer release()
-	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.hold(ctx, t.c.gate.hold) })
+	ticket, err := awaitRelease(ctx, func() (time.Duration, <-chan struct{}, gateTicket) { return t.c.turn(ctx, t.c.gate.admit) })
 	if err == nil && ctx.Err() != nil { // the context ended in the attempt's turn
-		t.c.observe(ticket, gateNothing, 0)
+		t.c.report(ticket, gateNothing, 0)
 		err = ctx.Err()
 	}
 	if err != nil { // the context ended while the gate or the departures held the attempt: it never left
@@ -314,6 +239,6 @@ func (t gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := t.next.RoundTrip(req)
 	outcome, wait := responseOutcome(resp, err)
-	t.c.observe(ticket, outcome, wait)
+	t.c.report(ticket, outcome, wait)
 	return resp, err
 }

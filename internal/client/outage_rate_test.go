@@ -246,7 +246,7 @@ func sumInts(ns []int) int {
 }
 
 // Once the service is back, a batch's waits find it within the gate's probe backoff, not their
-// own ride-out backoffs (up to 30 s after a minute of failures): a closed gate that opens wakes
+// own ride-out backoffs (up to 30 s after a minute of failures): a gate that finds the service back wakes
 // every wait riding out failures, and a submission's attempts wait on the gate, not on a backoff
 // grown through the outage. A 40-row batch, 8 in flight, jobs of 1 s, meets a minute of refused
 // connections (a restart) or of 503 without Retry-After from 1 s after the first submission; its

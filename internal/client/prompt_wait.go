@@ -310,7 +310,7 @@ func (w *promptWait) onRedialDue(ctx context.Context) bool {
 		w.sock.redialPending = false // the prompt ended meanwhile: its terminal message is not resent
 		return false
 	}
-	d, changed, ticket := w.share.hold(ctx)
+	d, changed, ticket := w.share.readTurn(ctx)
 	if d > 0 {
 		w.afterOrChange(d, changed, w.onRedialDue)
 		return false
@@ -398,7 +398,7 @@ func (f *socketFollower) redial(ctx context.Context, share readShare, ticket gat
 	f.redialPending = false
 	*redials++
 	next, err := f.c.DialSocket(ctx, f.sock.clientID)
-	share.observe(ticket, err)
+	share.readDone(ticket, err)
 	if err != nil {
 		transient := transientFailure(err)
 		f.c.log.Warn(ctx, "reconnecting the socket failed", map[string]any{"prompt_id": f.promptID, "attempt": *redials,

@@ -380,14 +380,14 @@ func (c *Client) backoffOrDefault() retryablehttp.Backoff {
 }
 
 // pacedByTheGate is backoff for requests whose attempts pass the outage gate (gated): while the
-// gate is closed, the gate paces them (it holds each attempt until its probe finds the service
+// service is taken for down, the gate paces them (it holds each attempt until its probe finds the service
 // back, and lets it go then), so the wait between attempts is the least one; a backoff grown
 // through a long outage would otherwise keep a submission sleeping well after the service is
 // back.
 func (c *Client) pacedByTheGate(backoff retryablehttp.Backoff) retryablehttp.Backoff {
 	return func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration {
 		wait := backoff(minWait, maxWait, attempt, resp)
-		if c.gate.isClosed() {
+		if c.gate.serviceIsDown() {
 			return minWait
 		}
 		return wait

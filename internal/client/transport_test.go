@@ -178,7 +178,7 @@ func TestSubmitJobRetriesWhenConnectionRefused(t *testing.T) {
 			ln.Close() // nothing listens: every dial is refused, so the request never left
 			c := testClient(t, "http://"+addr, func(cfg *Config) { cfg.MaxRetries = 2 })
 			if tt.answeredBefore {
-				c.gate.observe(gateTicket{}, gateAnswered, 0)
+				c.gate.record(gateTicket{}, gateAnswered, 0)
 			}
 			var resends atomic.Int32
 			c.backoffHook = func(time.Duration, time.Duration, int, *http.Response) time.Duration {

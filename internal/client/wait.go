@@ -89,7 +89,7 @@ func (c *Client) WaitJob(ctx context.Context, job *Job, opts WaitOptions) (*Job,
 	}
 	final, err := loop.run(ctx, job)
 	if err == nil {
-		opts.Durations.observe(opts.Shape, final)
+		opts.Durations.learn(opts.Shape, final)
 	}
 	return final, err
 }

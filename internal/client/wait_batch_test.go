@@ -39,7 +39,7 @@ func TestLikelyStart(t *testing.T) {
 func learnedEstimator() *DurationEstimator {
 	e := NewDurationEstimator()
 	for range 3 {
-		e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+		e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	}
 	return e
 }
@@ -148,7 +148,7 @@ func TestPollScheduleFirstRunTime(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
-			e.observe("s", finishedJob(JobSucceeded, tt.first, "", ""))
+			e.learn("s", finishedJob(JobSucceeded, tt.first, "", ""))
 			p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 			p.clk = fixedClock{now}
 			if got := p.Next(&Job{Status: JobRunning, StartedAt: startedAgo(now, time.Second)}, false); got != tt.want {
@@ -164,7 +164,7 @@ func TestPollScheduleReplan(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	e := NewDurationEstimator()
-	e.observe("s", finishedJob(JobSucceeded, 3000, "", ""))
+	e.learn("s", finishedJob(JobSucceeded, 3000, "", ""))
 	p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 	p.clk = fixedClock{now}
 	if got := p.replan(&Job{Status: JobQueued}); got != 0 {
@@ -218,7 +218,7 @@ func TestPollScheduleVaryingRunTimes(t *testing.T) {
 			t.Parallel()
 			e := NewDurationEstimator()
 			for _, ms := range tt.samples {
-				e.observe("s", finishedJob(JobSucceeded, ms, "", ""))
+				e.learn("s", finishedJob(JobSucceeded, ms, "", ""))
 			}
 			p := newPollSchedule(WaitOptions{Durations: e, Shape: "s"}, e.join("s"))
 			p.clk = fixedClock{now}

@@ -39,12 +39,12 @@ func (systemClock) Now() time.Time { return time.Now() }
 // readShare is what the waits of one client share about the service (the Client implements it
 // through waitShare): how long a read due now is held, and what each read told.
 type readShare interface {
-	// hold returns how long a read due now must wait (0: read now, with the ticket), and a
+	// readTurn returns how long a read due now must wait (0: read now, with the ticket), and a
 	// channel closed when that may have changed (nil: none). It may block until the read's turn
 	// among the client's requests (spacedDepartures), or until ctx ends.
-	hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket)
-	// observe is told the outcome of every read (nil: it succeeded).
-	observe(t gateTicket, err error)
+	readTurn(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket)
+	// readDone is told the outcome of every read (nil: it succeeded).
+	readDone(t gateTicket, err error)
 	// rideOut is the wait before reading again after the given number of transient
 	// failures in a row, the last one err.
 	rideOut(failures int, err error) time.Duration
@@ -61,33 +61,33 @@ func readingInWait(ctx context.Context) bool { v, _ := ctx.Value(inWaitKey{}).(b
 // waitShare is the Client's readShare.
 type waitShare struct{ c *Client }
 
-func (s waitShare) hold(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket) {
-	return s.c.hold(ctx, s.look)
+func (s waitShare) readTurn(ctx context.Context) (time.Duration, <-chan struct{}, gateTicket) {
+	return s.c.turn(ctx, s.look)
 }
 
-// look is the hold of a read due now: the service's rate limit, for every wait at once, then
+// look is the wait of a read due now: the service's rate limit, for every wait at once, then
 // the outage gate.
 func (s waitShare) look() (time.Duration, <-chan struct{}, gateTicket) {
 	if d := s.c.readsHeldFor(); d > 0 {
 		return d, nil, gateTicket{}
 	}
-	return s.c.gate.hold()
+	return s.c.gate.admit()
 }
 
-func (s waitShare) observe(t gateTicket, err error) {
+func (s waitShare) readDone(t gateTicket, err error) {
 	outcome, wait := readOutcome(err)
-	s.c.observe(t, outcome, wait)
+	s.c.report(t, outcome, wait)
 }
 
 // rideOut is the wait before a request riding out failures goes again: its own backoff
-// (rideOutWait) while the outage gate is open or in doubt. While the gate is closed, the gate
-// paces the request instead (hold lets one probe out at a time, a few seconds apart or as
-// Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
+// (rideOutWait) while the outage gate takes the service for up or in doubt. While it takes it for
+// down, the gate paces the request instead (it lets one probe out at a time, a few seconds apart
+// or as Retry-After asks), so the wait is the least one: a backoff grown through a long outage would
 // otherwise keep the request asleep well after the service is back, and a lone wait has no
 // other request to probe for it.
 func (s waitShare) rideOut(failures int, err error) time.Duration {
 	wait := rideOutWait(s.c.retryWaitMin, s.c.retryWaitMax, failures, err)
-	if s.c.gate.isClosed() {
+	if s.c.gate.serviceIsDown() {
 		return min(wait, s.c.retryWaitMin)
 	}
 	return wait
@@ -167,7 +167,7 @@ func readRidingOut[T any](ctx context.Context, c *Client, read func(ctx context.
 			return zero, rideOutEnded(err, streak)
 		}
 		v, err := read(readOnce(ctx))
-		share.observe(ticket, err)
+		share.readDone(ticket, err)
 		switch {
 		case err == nil:
 			return v, nil
@@ -245,8 +245,8 @@ type wakeGate struct {
 	floor time.Duration
 }
 
-// hold returns how long a wake-up must still wait (0: read now).
-func (g wakeGate) hold(w wakeup, sinceRead, sinceStart time.Duration) time.Duration {
+// delay returns how long a wake-up must still wait (0: read now).
+func (g wakeGate) delay(w wakeup, sinceRead, sinceStart time.Duration) time.Duration {
 	if w.urgent {
 		return max(g.floor-sinceRead, 0)
 	}
@@ -340,7 +340,7 @@ func (w *waitLoop[R]) run(ctx context.Context, last R) (R, error) {
 		}
 		next, err := w.read(readCtx, last)
 		lastRead = w.clk.Now()
-		w.observe(ticket, err)
+		w.reportRead(ticket, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return last, rideOutEnded(ctx.Err(), streak)
@@ -368,7 +368,7 @@ func (w *waitLoop[R]) shareHold(ctx context.Context, timer *dueTimer) (ticket ga
 	if w.share == nil {
 		return gateTicket{}, nil, false
 	}
-	d, changed, t := w.share.hold(ctx)
+	d, changed, t := w.share.readTurn(ctx)
 	if d > 0 {
 		timer.reset(d)
 		return gateTicket{}, changed, true
@@ -376,10 +376,10 @@ func (w *waitLoop[R]) shareHold(ctx context.Context, timer *dueTimer) (ticket ga
 	return t, nil, false
 }
 
-// observe tells the client's share the outcome of a read it let go with ticket.
-func (w *waitLoop[R]) observe(ticket gateTicket, err error) {
+// reportRead tells the client's share the outcome of a read it let go with ticket.
+func (w *waitLoop[R]) reportRead(ticket gateTicket, err error) {
 	if w.share != nil {
-		w.share.observe(ticket, err)
+		w.share.readDone(ticket, err)
 	}
 }
 
@@ -480,7 +480,7 @@ func (w *waitLoop[R]) onWake(s *eventStream, ev wakeup, ok bool, timer *dueTimer
 		s.live = true
 		timer.reset(w.schedule.Next(last, true))
 	}
-	if d := w.gate.hold(ev, sinceRead, sinceStart); d > 0 {
+	if d := w.gate.delay(ev, sinceRead, sinceStart); d > 0 {
 		if ev.urgent {
 			timer.bringForward(d) // read once the floor has passed
 		}

@@ -27,7 +27,7 @@ func TestWakeGateHold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := g.hold(wakeup{urgent: tt.urgent}, tt.sinceRead, tt.sinceStart); got != tt.want {
+			if got := g.delay(wakeup{urgent: tt.urgent}, tt.sinceRead, tt.sinceStart); got != tt.want {
 				t.Fatalf("hold = %v, want %v", got, tt.want)
 			}
 		})

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -31,17 +30,6 @@ const (
 
 // StrictURLTTL is the lifetime of signed URLs in ModeStrict.
 const StrictURLTTL = 3 * time.Second
-
-// ParseMode reads a mode's name; the empty string is ModeGenerous.
-func ParseMode(name string) (Mode, error) {
-	switch Mode(name) {
-	case "", ModeGenerous:
-		return ModeGenerous, nil
-	case ModeStrict:
-		return ModeStrict, nil
-	}
-	return "", fmt.Errorf("unknown emulator mode %q (want %q or %q)", name, ModeGenerous, ModeStrict)
-}
 
 // withMode applies the preset o.Mode names to the knobs o leaves unset.
 func (o Options) withMode() Options {

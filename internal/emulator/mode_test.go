@@ -6,25 +6,6 @@ import (
 	"time"
 )
 
-func TestParseMode(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		want    Mode
-		wantErr bool
-	}{
-		{name: "", want: ModeGenerous},
-		{name: "generous", want: ModeGenerous},
-		{name: "strict", want: ModeStrict},
-		{name: "Strict", wantErr: true},
-	} {
-		got, err := ParseMode(tc.name)
-		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("ParseMode(%q) = %q, %v; want %q (error: %v)", tc.name, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
 // The strict preset fills the knobs a test left unset and keeps those it set.
 func TestStrictModeKnobs(t *testing.T) {
 	t.Parallel()

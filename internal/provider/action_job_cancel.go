@@ -39,13 +39,12 @@ func (a *jobCancelAction) Metadata(_ context.Context, req action.MetadataRequest
 
 func (a *jobCancelAction) Schema(ctx context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// The rest of svc_job_cancel's description is prose for its page:
+		// templates/actions/job_cancel.md.tmpl.
 		MarkdownDescription: "Cancels a v2 job by its id, through the cancel link of the job's own record, and (with " +
 			"`wait`) waits until it has stopped, reporting each change of its state on the terminal. Any job can be " +
 			"cancelled this way: one an `svc_workflow_run` left running after an interrupt, or one an `svc_job` manages " +
-			"(its next refresh sees it `canceled`).\n\n" +
-			"A job that has already ended is a success that says so (nothing is sent). An id the service does not know " +
-			"is an error naming it. A cancel is a request, not a guarantee: a job that finishes before the cancel takes " +
-			"effect ends as it ended, and the invocation says so.",
+			"(its next refresh sees it `canceled`).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Required:            true,

@@ -33,12 +33,10 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 	}
 	maps.Copy(attrs, jobRecordDataSourceAttributes())
 	resp.Schema = schema.Schema{
+		// The rest of svc_job's description is prose for its page: templates/data-sources/job.md.tmpl.
 		MarkdownDescription: "Reads a v2 job by id: for pipelines that consume the outputs of a job submitted elsewhere, " +
 			"and for the live view of a job that the `svc_job` resource does not keep in state: its place in the queue, " +
-			"progress and links while it runs, its created and started times and its metrics (until its `expires_at`). " +
-			"It is read at every plan, and its outputs carry the signed URLs of that read (`outputs[*].url`): they expire, " +
-			"often within minutes, and a later read may sign new ones, so use them at once or download by asset `id` " +
-			"(`svc_output_file.asset_id`), which fetches a fresh URL when it downloads.",
+			"progress and links while it runs, its created and started times and its metrics (until its `expires_at`).",
 		Attributes: attrs,
 	}
 }

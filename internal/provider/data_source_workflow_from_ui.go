@@ -23,28 +23,17 @@ type workflowFromUIModel struct {
 	APIWorkflow types.String `tfsdk:"api_workflow"`
 }
 
-// workflowFromUIRules describes the conversion, for the data source's and the function's docs.
-const workflowFromUIRules = "Widget values are matched to the inputs of each node's class in the class's input order; " +
-	"the values the editor stores but never sends (the control after a seed, the upload button of an image loader) " +
-	"are dropped, and `widgets_values` may also be an object keyed by widget name. Notes are left out; a muted " +
-	"node is left out and its consumers lose the input; a bypassed node is left out and its consumers are wired to " +
-	"its matching input; reroutes are followed; primitive nodes are replaced by their value; subgraphs are " +
-	"expanded, nested or not, with node ids `<subgraph node id>:<inner id>`. Anything that does not fit the class " +
-	"definitions (an unknown class, a widget value count or type that does not match, a link to a missing node or " +
-	"slot, a cycle) is refused with an error naming the node's id, class and title: nothing is guessed. The result " +
-	"is canonical JSON (sorted keys, no spaces), so an export that is only reformatted converts to the same string " +
-	"and changes nothing."
-
 func (d *workflowFromUIDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_workflow_from_ui"
 }
 
 func (d *workflowFromUIDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// How the conversion goes is prose for its page: templates/data-sources/workflow_from_ui.md.tmpl.
 		MarkdownDescription: "Converts a workflow saved by the graphical editor (the UI format, with `nodes`, `links` " +
 			"and `widgets_values`) into the API format that `svc_job` and `svc_prompt` run, using the node classes of " +
-			"the service (`GET /api/object_info`, read once per provider configuration). " + workflowFromUIRules +
-			"\n\nTo convert offline, at plan time, use the function `provider::svc::workflow_from_ui`.",
+			"the service (`GET /api/object_info`, read once per provider configuration).\n\n" +
+			"To convert offline, at plan time, use the function `provider::svc::workflow_from_ui`.",
 		Attributes: map[string]schema.Attribute{
 			"ui_workflow": schema.StringAttribute{
 				Required:            true,

@@ -7,9 +7,9 @@ package provider
 const (
 	jobCreateTimeoutDoc = "Longest the apply waits for the job to end, the submission and its retries included " +
 		"(default `30m`; a wait resumed by a later apply gets as long again). When it runs out, the apply fails and the " +
-		"job, which keeps running on the service, is kept in state **tainted**, so nothing that uses its outputs goes on: " +
+		"job, still running on the service, is kept in state **tainted**, so nothing that uses its outputs goes on: " +
 		"`terraform untaint <address>` then `terraform apply` waits for the same job; left tainted, the next apply " +
-		"cancels it and submits the workflow again, which runs, and bills, it again. Raise it for long jobs."
+		"cancels it and submits it again, which runs and bills it again. Raise it for long jobs."
 	jobDeleteTimeoutDoc = "Longest a destroy waits for a job it cancelled to stop (default `10m`; only with " +
 		"`cancel_on_destroy = true` and a job not finished). When it runs out, the destroy fails and the job stays in " +
 		"state; the next destroy asks again."
@@ -24,7 +24,7 @@ const (
 		"`terraform untaint <address>` then `terraform apply` follows the same prompt; left tainted, the next apply " +
 		"forgets it (the v1 interface cannot cancel) and submits the workflow again, which runs, and bills, it again."
 
-	jobDefaultsDoc = "\n\n**Defaults that decide what runs and what is billed** (each argument below says more): " +
+	jobDefaultsDoc = "\n\n**Defaults that decide what runs and what is billed** (see each one): " +
 		"`wait_for_completion = true` (the apply waits for the job to end), `timeouts.create = \"30m\"` (then the job is " +
 		"tainted, and left so, run again by the next apply), `cancel_on_destroy = true` (destroying a job not finished " +
 		"cancels it; `timeouts.delete = \"10m\"`), `rerun_on_expiry = false` (a job the service expired is kept, not run " +
@@ -42,3 +42,18 @@ const (
 		"then the operation fails with the last error; a submission is resent only when it provably did not run, and " +
 		"one whose outcome is unknown is reported (with its key, where it has one), never resent."
 )
+
+// defaultValidate is the one default of every plan-time check of what will be submitted
+// (svc_job.validate, svc_prompt.validate, svc_router_request.validate_input). The checks are
+// on by default: they send nothing billable, read the service's own description (node classes,
+// input schema) once per run, never refuse what the service would accept (values are not
+// judged, only unknown classes, missing inputs and schema violations), and turn a failed,
+// billed submission into a plan error with every problem listed. Where the service cannot
+// describe itself the check is skipped with a warning, so turning it off is only needed to
+// submit something the check wrongly rejects.
+const defaultValidate = true
+
+// validateDefaultDoc ends each check's description with the shared default and its reason.
+const validateDefaultDoc = "Default `true`, as for every plan-time check in this provider: the check sends nothing " +
+	"billable and never refuses what the service would accept, and a mistake found at plan time costs nothing, " +
+	"while found on submission it can cost a run."

@@ -43,12 +43,13 @@ func (e *outputURLEphemeralResource) Metadata(_ context.Context, req ephemeral.M
 
 func (e *outputURLEphemeralResource) Schema(_ context.Context, _ ephemeral.SchemaRequest, resp *ephemeral.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// The rest of svc_output_url's description is prose for its page:
+		// templates/ephemeral-resources/output_url.md.tmpl.
 		MarkdownDescription: "A freshly signed download URL of an asset (a job output, `svc_job.outputs[i].id`, or an " +
 			"upload), read with `GET /api/v2/assets/{id}` each time Terraform opens it, during plan and again during " +
 			"apply. Being ephemeral, it is never written to the plan or the state: signed URLs are credentials, and " +
 			"they expire (on some services within seconds), so use it at once, in a provisioner, a write-only " +
-			"argument or another ephemeral context. To keep a file, use `svc_output_file` with `asset_id`.\n\n" +
-			"Needs Terraform 1.10 or later, or OpenTofu 1.11 or later.",
+			"argument or another ephemeral context. To keep a file, use `svc_output_file` with `asset_id`.",
 		Attributes: map[string]schema.Attribute{
 			"asset_id": schema.StringAttribute{
 				Required:            true,

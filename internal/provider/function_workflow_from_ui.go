@@ -24,8 +24,9 @@ func (workflowFromUIFunction) Definition(_ context.Context, _ function.Definitio
 		Summary: "Convert an editor (UI-format) export to an API-format workflow, offline",
 		MarkdownDescription: "Converts a workflow saved by the graphical editor into the API format, with the node " +
 			"classes given as an object_info document (`data.svc_object_info.<name>.json`, or a saved copy of " +
-			"`GET /api/object_info`). It asks the service nothing, so it works at plan time. " + workflowFromUIRules +
-			"\n\nThe data source `svc_workflow_from_ui` does the same with the service's own object_info.",
+			"`GET /api/object_info`). It asks the service nothing, so it works at plan time.\n\n" +
+			"The data source `svc_workflow_from_ui` does the same with the service's own object_info; its page says " +
+			"how a workflow is converted ([svc_workflow_from_ui](../data-sources/workflow_from_ui.md)).",
 		Parameters: []function.Parameter{
 			function.StringParameter{Name: "ui_workflow", MarkdownDescription: "The editor's export, as JSON."},
 			function.StringParameter{Name: "object_info", MarkdownDescription: "The node classes: an object_info document, as JSON."},

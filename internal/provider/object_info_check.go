@@ -17,11 +17,11 @@ import (
 )
 
 // workflowCheckDoc says, in the `validate` attributes' descriptions, what the check reports.
-const workflowCheckDoc = "unknown node classes are reported per node before anything is sent, and so, on the nodes an output " +
-	"depends on, are missing required inputs, links to a node the workflow does not have or to an output its class does not " +
-	"have, a linked output of a type the input does not take, and a string that is no number where the class wants an `INT` " +
-	"or a `FLOAT`. Whatever the engine might accept or coerce passes (a numeric string, a value outside a choice list, which an " +
-	"upload may add to), so a workflow the engine would run is never refused."
+const workflowCheckDoc = "unknown node classes are reported per node before anything is sent, as, on the nodes an output " +
+	"depends on, are missing required inputs, links to a missing node or to an output its class lacks, a linked output " +
+	"of a type the input does not take, and a string that is no number where the class wants an `INT` or a `FLOAT`. " +
+	"What the engine might accept or coerce passes (a numeric string, a value outside a choice list, which an upload " +
+	"may add to), so a workflow the engine would run is never refused."
 
 // checkWorkflowNodes reports, per node, what the service's node classes say the engine would
 // refuse before running: an unknown class (the engine looks up every node's class), a required

@@ -31,17 +31,6 @@ var (
 	_ provider.ProviderWithActions            = (*svcProvider)(nil)
 )
 
-// New returns a constructor of the provider, as providerserver.Serve expects.
-func New(version string) func() provider.Provider {
-	return newWithClock(version, time.Now)
-}
-
-// newWithClock is New with the clock the provider compares expiry times with (a job's
-// expires_at, for one); tests move it forward together with the reference server's clock.
-func newWithClock(version string, now func() time.Time) func() provider.Provider {
-	return func() provider.Provider { return newSvcProvider(version, now) }
-}
-
 func newSvcProvider(version string, now func() time.Time) *svcProvider {
 	return &svcProvider{version: version, now: now}
 }
@@ -117,11 +106,8 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 				Validators: []validator.Int64{int64validator.Between(0, 20)},
 				MarkdownDescription: "Retries of a transient failure per request: each request of an operation is sent " +
 					"at most `1 + max_retries` times (default 6), and resent only where that is safe for the operation (a read, " +
-					"a cancel, a submission that never left or that the service declined before running it). A wait for a job, " +
-					"prompt or model request sends each of its reads under this same budget and never multiplies it: a read " +
-					"that still fails ends the wait, and the next apply resumes it. Answers that say \"the same request, later\" " +
-					"(a job submission answered `429`, a model call whose run still goes on) are resent as their `Retry-After` " +
-					"asks until the operation's timeout instead. Default: 5.",
+					"a cancel, a submission that never left or that the service declined before running it). Waits and answers " +
+					"that ask for the same request later: see [Retries](#retries). Default: 5.",
 			},
 			"read_timeout": schema.StringAttribute{
 				Optional:   true,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -63,14 +64,57 @@ func newTestServer(t *testing.T, opts emulator.Options) *emulator.Server {
 	return srv
 }
 
+// New returns a constructor of the provider, as the framework's own server
+// (providerserver.NewProtocol6) takes it: the tests hold the plugin's layers (NewProtocol6Server,
+// which main serves) to it.
+func New(version string) func() provider.Provider {
+	return newWithClock(version, time.Now)
+}
+
+// newWithClock is New with the clock the provider compares expiry times with (a job's
+// expires_at, for one); tests move it forward together with the reference server's clock.
+func newWithClock(version string, now func() time.Time) func() provider.Provider {
+	return func() provider.Provider { return newSvcProvider(version, now) }
+}
+
 // testServerMode is the mode SVC_EMULATOR_MODE names (generous when unset).
 func testServerMode(t testing.TB) emulator.Mode {
 	t.Helper()
-	mode, err := emulator.ParseMode(os.Getenv(testServerModeEnv))
+	mode, err := parseTestServerMode(os.Getenv(testServerModeEnv))
 	if err != nil {
 		t.Fatalf("%s: %v", testServerModeEnv, err)
 	}
 	return mode
+}
+
+// parseTestServerMode reads a mode's name; the empty string is emulator.ModeGenerous.
+func parseTestServerMode(name string) (emulator.Mode, error) {
+	switch emulator.Mode(name) {
+	case "", emulator.ModeGenerous:
+		return emulator.ModeGenerous, nil
+	case emulator.ModeStrict:
+		return emulator.ModeStrict, nil
+	}
+	return "", fmt.Errorf("unknown emulator mode %q (want %q or %q)", name, emulator.ModeGenerous, emulator.ModeStrict)
+}
+
+func TestParseTestServerMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		want    emulator.Mode
+		wantErr bool
+	}{
+		{name: "", want: emulator.ModeGenerous},
+		{name: "generous", want: emulator.ModeGenerous},
+		{name: "strict", want: emulator.ModeStrict},
+		{name: "Strict", wantErr: true},
+	} {
+		got, err := parseTestServerMode(tc.name)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("parseTestServerMode(%q) = %q, %v; want %q (error: %v)", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
 }
 
 // providerHCL is the one provider block of the acceptance tests: the terraform block, then the

@@ -85,6 +85,39 @@ const (
 	jobAttrURLs           = "urls"
 )
 
+// The attribute names of svc_job's nested objects, in one place: their types (outputAttrTypes,
+// dataSourceOutputAttrTypes, jobErrorAttrTypes, progressAttrTypes, jobURLsAttrTypes), their schema
+// (jobRecordAttributes) and the codecs name them through these.
+const (
+	jobOutputAttrNodeID          = "node_id"
+	jobOutputAttrName            = "name"
+	jobOutputAttrType            = "type"
+	jobOutputAttrContentType     = "content_type"
+	jobOutputAttrSizeBytes       = "size_bytes"
+	jobOutputAttrID              = "id"
+	jobOutputAttrHash            = "hash"
+	jobOutputAttrJobID           = "job_id"
+	jobOutputAttrURL             = "url"
+	jobOutputAttrURLExpiresAt    = "url_expires_at"
+	jobErrorAttrCode             = "code"
+	jobErrorAttrMessage          = "message"
+	jobErrorAttrNodeID           = "node_id"
+	jobErrorAttrClassType        = "class_type"
+	jobErrorAttrTraceback        = "traceback"
+	progressAttrValue            = "value"
+	progressAttrNodesDone        = "nodes_done"
+	progressAttrNodesTotal       = "nodes_total"
+	progressAttrCurrentNode      = "current_node"
+	progressAttrCurrentNodeClass = "current_node_class"
+	progressAttrStep             = "step"
+	progressAttrSteps            = "steps"
+	progressAttrMessage          = "message"
+	jobURLsAttrSelf              = "self"
+	jobURLsAttrEvents            = "events"
+	jobURLsAttrCancel            = "cancel"
+	jobURLsAttrLogs              = "logs"
+)
+
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.data = configureData(req.ProviderData, &resp.Diagnostics)
 }
@@ -246,19 +279,8 @@ func readJobCreateInput(ctx context.Context, plan tfsdk.Plan, config tfsdk.Confi
 	in.waitForCompletion = planned.WaitForCompletion.ValueBool()
 	in.apiKeyWO = configured.PartnerAPIKeyWO
 	in.authTokenWO = configured.PartnerAuthTokenWO
-	in.createTimeout, diags = jobTimeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
+	in.createTimeout, diags = timeoutOf(ctx, planned.Timeouts, defaultJobCreateTimeout, timeouts.Value.Create)
 	return in, diags
-}
-
-// jobTimeoutOf is the timeout that timeout (timeouts.Value.Create or .Delete) reads from
-// svc_job's timeouts t, or def when it is not set.
-func jobTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if t.IsNull() {
-		return def, nil
-	}
-	return timeout(t, ctx, def)
 }
 
 // stateOf is the state Create saves for job: the plan with the job's id, the idempotency key
@@ -406,7 +428,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	if !held.CancelOnDestroy.ValueBool() || client.JobTerminal(held.Status.ValueString()) || held.unanswered() {
 		return // nothing runs, or no job is named to cancel; the service keeps it until it expires
 	}
-	deleteTimeout, diags := jobTimeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
+	deleteTimeout, diags := timeoutOf(ctx, held.Timeouts, defaultJobDeleteTimeout, timeouts.Value.Delete)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -445,7 +467,7 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 // ImportState takes a job id, or an identity with it.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id := req.ID
-	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, "id"); byIdentity {
+	if ids, byIdentity := importedIdentity(ctx, req, &resp.Diagnostics, jobIdentityAttrID); byIdentity {
 		id = ids[0]
 	}
 	if err := uuid.Validate(id); err != nil || resp.Diagnostics.HasError() {

@@ -48,6 +48,32 @@ func (r *jobBatchResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 	}
 }
 
+// svc_job_batch's attribute names, in one place: its attribute table (jobBatchAttributeTable),
+// the server layers and the codec name attributes through these.
+const (
+	jobBatchAttrID              = "id"
+	jobBatchAttrWorkflow        = "workflow"
+	jobBatchAttrRows            = "rows"
+	jobBatchAttrMaxInFlight     = "max_in_flight"
+	jobBatchAttrCancelOnDestroy = "cancel_on_destroy"
+	jobBatchAttrRerunFailed     = "rerun_failed"
+	jobBatchAttrOutputDir       = "output_dir"
+	jobBatchAttrValidate        = "validate"
+	jobBatchAttrPartnerAPIKeyWO = "partner_api_key_wo"
+	jobBatchAttrResults         = "results"
+	jobBatchAttrSucceeded       = "succeeded"
+	jobBatchAttrFailed          = "failed"
+	jobBatchAttrTimeouts        = "timeouts"
+)
+
+// The attribute names of a results element (batchRowAttrTypes), for its type and its codec.
+const (
+	batchResultAttrID      = "id"
+	batchResultAttrStatus  = "status"
+	batchResultAttrOutputs = "outputs"
+	batchResultAttrError   = "error"
+)
+
 // jobBatchDoc is the first paragraph of svc_job_batch's description; the rest is prose for its
 // page: templates/resources/job_batch.md.tmpl.
 const jobBatchDoc = "Runs one workflow template over many rows of inputs, one v2 job per row, as one resource: a batch of " +
@@ -78,13 +104,13 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	workflow := planned.Workflow.ValueString()
 	inputs, err := batchApplyConfig{known: true, rows: config.Rows.Value, rowsErr: config.Rows.Err}.inputs(workflow)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("rows"), "Invalid row", err.Error()+"\n\nNothing was sent.")
+		resp.Diagnostics.AddAttributeError(path.Root(jobBatchAttrRows), "Invalid row", err.Error()+"\n\nNothing was sent.")
 		return
 	}
 	if !checkRowDirs(planned.OutputDir.ValueString(), inputs, &resp.Diagnostics) {
 		return
 	}
-	files, ok := outputDirAtPlan(ctx, "output_dir", planned.OutputDir.ValueString(), okState, &resp.Diagnostics)
+	files, ok := outputDirAtPlan(ctx, jobBatchAttrOutputDir, planned.OutputDir.ValueString(), okState, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -129,7 +155,7 @@ func rowsStillRunningWarning(rows int) (summary, detail string) {
 // checkRowDirs checks, when output_dir is set, that every row key can name a directory.
 func checkRowDirs(outputDir string, inputs []batchRowInput, diags *diag.Diagnostics) bool {
 	if err := rowDirError(outputDir, inputs); err != nil {
-		diags.AddAttributeError(path.Root("rows"), "Invalid row key", err.Error()+"\n\nNothing was sent.")
+		diags.AddAttributeError(path.Root(jobBatchAttrRows), "Invalid row key", err.Error()+"\n\nNothing was sent.")
 		return false
 	}
 	return true

@@ -87,7 +87,7 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 	if req.held != nil {
 		pick = timeouts.Value.Update
 	}
-	limit, d := batchTimeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
+	limit, d := timeoutOf(ctx, planned.Timeouts, defaultBatchCreateTimeout, pick)
 	if diags.Append(d...); diags.HasError() {
 		return nil
 	}
@@ -201,7 +201,7 @@ func (r *jobBatchResource) destroy(ctx context.Context, req batchApplyRequest, d
 		e.report(ctx, diags, 0)
 		return true
 	}
-	limit, d := batchTimeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
+	limit, d := timeoutOf(ctx, held.Timeouts, defaultBatchDeleteTimeout, timeouts.Value.Delete)
 	if diags.Append(d...); diags.HasError() {
 		return false
 	}

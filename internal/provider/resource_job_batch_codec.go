@@ -12,9 +12,10 @@ import (
 )
 
 // svc_job_batch's codec: its values as Terraform sends them (tftypes.Value) to and from
-// jobBatchModel, attribute by attribute through jobBatchAttributeTable, without reflection. This
-// file and the server_*.go layers are the only ones of svc_job_batch that handle Terraform's raw
-// values.
+// jobBatchModel, attribute by attribute through jobBatchAttributeTable and the typed resources'
+// codec (typed_codec.go), without reflection; its own fields (rows, results) code themselves
+// here. These files and the server_*.go layers are the only ones of svc_job_batch that handle
+// Terraform's raw values.
 
 // The results element is flat on purpose: Terraform walks every value of the resource several
 // times in each plan (decoding, comparing, checking, encoding, rendering), so the cost of a
@@ -22,7 +23,7 @@ import (
 // output cost a third of the values an object per output with an error object did.
 var (
 	batchRowType     = types.ObjectType{AttrTypes: batchRowAttrTypes}.TerraformType(context.Background()).(tftypes.Object)
-	batchOutputsType = batchRowType.AttributeTypes["outputs"].(tftypes.Map)
+	batchOutputsType = batchRowType.AttributeTypes[batchResultAttrOutputs].(tftypes.Map)
 	batchAssetsType  = batchOutputsType.ElementType.(tftypes.List)
 	batchResultsTyp  = tftypes.Map{ElementType: batchRowType}
 	// jobBatchObjectType is svc_job_batch's type, from its schema.
@@ -39,6 +40,24 @@ func decodeJobBatch(v tftypes.Value) (m jobBatchModel, ok bool) {
 func encodeJobBatch(m *jobBatchModel) (tftypes.Value, error) {
 	return encodeModel(m, jobBatchAttributeTable, jobBatchObjectType)
 }
+
+func (rs *batchRowsValue) fromTerraform(v tftypes.Value) error {
+	*rs = batchRowsValueOf(v)
+	return nil
+}
+
+// toTerraform is null: the rows are write-only, never in a plan or a state.
+func (rs *batchRowsValue) toTerraform(typ tftypes.Type) tftypes.Value {
+	return tftypes.NewValue(typ, nil)
+}
+
+func (rs *batchResults) fromTerraform(v tftypes.Value) (err error) {
+	*rs, err = batchResultsOf(v)
+	return err
+}
+
+// toTerraform is the results map, of its one type (batchResultsTyp).
+func (rs *batchResults) toTerraform(tftypes.Type) tftypes.Value { return rs.terraformValue() }
 
 // batchRowsValueOf reads the rows value (goValueOf).
 func batchRowsValueOf(v tftypes.Value) batchRowsValue {
@@ -87,10 +106,10 @@ func batchResultOf(v tftypes.Value) (r batchResult, err error) {
 		return r, fmt.Errorf("not an object")
 	}
 	r.State = attr.ValueStateKnown
-	if err := decodeFields(attrs, map[string]any{"id": &r.ID, "status": &r.Status, "error": &r.Error}); err != nil {
+	if err := decodeFields(attrs, map[string]any{batchResultAttrID: &r.ID, batchResultAttrStatus: &r.Status, batchResultAttrError: &r.Error}); err != nil {
 		return r, err
 	}
-	r.Outputs, err = batchOutputsOf(attrs["outputs"])
+	r.Outputs, err = batchOutputsOf(attrs[batchResultAttrOutputs])
 	return r, err
 }
 
@@ -155,21 +174,9 @@ func (r batchResult) terraformValue() tftypes.Value {
 		outputs = tftypes.NewValue(batchOutputsType, byNode)
 	}
 	return tftypes.NewValue(batchRowType, map[string]tftypes.Value{
-		"id": stringTerraformValue(r.ID), "status": stringTerraformValue(r.Status), "outputs": outputs, "error": stringTerraformValue(r.Error),
+		batchResultAttrID: stringTerraformValue(r.ID), batchResultAttrStatus: stringTerraformValue(r.Status),
+		batchResultAttrOutputs: outputs, batchResultAttrError: stringTerraformValue(r.Error),
 	})
-}
-
-// value is the row as a results element.
-func (r *batchRow) value() tftypes.Value { return r.result().terraformValue() }
-
-// batchRowOf reads a results element with the row's bookkeeping; ok is false when the element
-// is not a known row object.
-func batchRowOf(v tftypes.Value, book batchBookRow) (*batchRow, bool) {
-	res, err := batchResultOf(v)
-	if err != nil {
-		return nil, false
-	}
-	return rowOfResult(res, book)
 }
 
 // goValueOf converts a Terraform value into plain Go values that encode to the equivalent JSON;
@@ -233,13 +240,4 @@ func goMapOf(elems map[string]tftypes.Value) (map[string]any, error) {
 		out[k] = g
 	}
 	return out, nil
-}
-
-// batchRowInputs reads the rows value against the template (batchRowInputsOf).
-func batchRowInputs(template string, rows tftypes.Value) ([]batchRowInput, error) {
-	raw, err := goValueOf(rows)
-	if err != nil {
-		return nil, fmt.Errorf("rows: %w", err)
-	}
-	return batchRowInputsOf(template, raw)
 }

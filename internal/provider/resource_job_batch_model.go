@@ -3,14 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -67,48 +64,41 @@ type jobBatchAttribute = modelAttribute[jobBatchModel]
 // (jobBatchAttributes), the batch layer's defaults and the codec follow from it.
 // TestJobBatchAttributeTableSchemaAndCodecAgree fails when they disagree.
 var jobBatchAttributeTable = []jobBatchAttribute{
-	{name: "id", attr: schema.StringAttribute{
+	{name: jobBatchAttrID, attr: schema.StringAttribute{
 		Computed: true, MarkdownDescription: "Batch id, drawn by the provider (the service has no batch object).",
 		PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 	}, field: func(m *jobBatchModel) any { return &m.ID }},
-	{name: "workflow", attr: schema.StringAttribute{
+	{name: jobBatchAttrWorkflow, attr: schema.StringAttribute{
 		Required: true, CustomType: jsonSemanticType{},
 		MarkdownDescription: "API-format workflow template as JSON, stored once. Formatting differences (whitespace, key " +
 			"order, number spelling) are no change. A change in meaning runs every row again, in place.",
 		Validators:    []validator.String{apiWorkflowValidator{}},
 		PlanModifiers: []planmodifier.String{jsonKeepEquivalentState()},
 	}, field: func(m *jobBatchModel) any { return &m.Workflow }},
-	{name: "rows", attr: schema.DynamicAttribute{Required: true, WriteOnly: true, MarkdownDescription: batchRowsDoc},
+	{name: jobBatchAttrRows, attr: schema.DynamicAttribute{Required: true, WriteOnly: true, MarkdownDescription: batchRowsDoc},
 		field: func(m *jobBatchModel) any { return &m.Rows }},
-	{name: "max_in_flight", def: int64(defaultBatchMaxInFlight), attr: schema.Int64Attribute{
+	{name: jobBatchAttrMaxInFlight, def: int64(defaultBatchMaxInFlight), attr: schema.Int64Attribute{
 		Optional: true, Computed: true, Default: int64default.StaticInt64(defaultBatchMaxInFlight),
 		MarkdownDescription: batchMaxInFlightDoc, Validators: []validator.Int64{int64validator.Between(1, 1024)},
 	}, field: func(m *jobBatchModel) any { return &m.MaxInFlight }},
-	batchBoolSetting("cancel_on_destroy", true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
+	boolSetting(jobBatchAttrCancelOnDestroy, true, "Cancel a row's job that still runs when the row or the batch is destroyed (default `true`). Finished rows are just forgotten.",
 		func(m *jobBatchModel) any { return &m.CancelOnDestroy }),
-	batchBoolSetting("rerun_failed", false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
-	{name: "output_dir", attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
+	boolSetting(jobBatchAttrRerunFailed, false, batchRerunFailedDoc, func(m *jobBatchModel) any { return &m.RerunFailed }),
+	{name: jobBatchAttrOutputDir, attr: schema.StringAttribute{Optional: true, MarkdownDescription: batchOutputDirDoc},
 		field: func(m *jobBatchModel) any { return &m.OutputDir }},
-	batchBoolSetting("validate", defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
-	{name: "partner_api_key_wo", attr: schema.StringAttribute{
+	boolSetting(jobBatchAttrValidate, defaultValidate, batchValidateDoc, func(m *jobBatchModel) any { return &m.Validate }),
+	{name: jobBatchAttrPartnerAPIKeyWO, attr: schema.StringAttribute{
 		Optional: true, WriteOnly: true,
 		MarkdownDescription: "API key for partner nodes, sent as `extra_data.api_key_svc_org` with every row. Write-only: " +
 			"never stored. Defaults to the provider's `partner_api_key`.",
 	}, field: func(m *jobBatchModel) any { return &m.PartnerAPIKeyWO }},
-	{name: "results", attr: batchResultsAttribute(), field: func(m *jobBatchModel) any { return &m.Results }},
-	{name: "succeeded", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
+	{name: jobBatchAttrResults, attr: batchResultsAttribute(), field: func(m *jobBatchModel) any { return &m.Results }},
+	{name: jobBatchAttrSucceeded, attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows succeeded."},
 		field: func(m *jobBatchModel) any { return &m.Succeeded }},
-	{name: "failed", attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
+	{name: jobBatchAttrFailed, attr: schema.Int64Attribute{Computed: true, MarkdownDescription: "How many rows ended without success " +
 		"(`failed`, `canceled`, `expired`, `rejected`, `unknown`). Rows still running or not submitted count in neither."},
 		field: func(m *jobBatchModel) any { return &m.Failed }},
-	{name: "timeouts", attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
-}
-
-// batchBoolSetting is a row of a bool setting with a default.
-func batchBoolSetting(name string, def bool, doc string, field func(*jobBatchModel) any) jobBatchAttribute {
-	return jobBatchAttribute{name: name, def: def, field: field, attr: schema.BoolAttribute{
-		Optional: true, Computed: true, Default: booldefault.StaticBool(def), MarkdownDescription: doc,
-	}}
+	{name: jobBatchAttrTimeouts, attr: timeouts.Attributes(context.Background(), batchTimeoutsOpts), field: func(m *jobBatchModel) any { return &m.Timeouts }},
 }
 
 // jobBatchAttributes is svc_job_batch's schema attributes, from its table.
@@ -116,55 +106,23 @@ func jobBatchAttributes() map[string]schema.Attribute {
 	return schemaAttributes(jobBatchAttributeTable)
 }
 
-// holdsDefaultsLeftNull reports whether m (a prior state) holds the table's default of each
-// setting that configuredNull says the configuration leaves null: the framework plans the
-// default otherwise.
-func holdsDefaultsLeftNull(m *jobBatchModel, configuredNull func(name string) bool) bool {
-	for _, a := range jobBatchAttributeTable {
-		if a.def == nil || !configuredNull(a.name) {
-			continue
-		}
-		switch def := a.def.(type) {
-		case bool:
-			if !a.field(m).(*types.Bool).Equal(types.BoolValue(def)) {
-				return false
-			}
-		case int64:
-			if !a.field(m).(*types.Int64).Equal(types.Int64Value(def)) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // What svc_job_batch's settings do, as its schema says.
 const (
 	batchRowsDoc = "Map from a row key to that row's input overrides, in the shape `provider::svc::workflow_set_inputs` " +
-		"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied. For example " +
-		"`{ for r in csvdecode(file(\"rows.csv\")) : r.sku => { \"6\" = { text = r.prompt } } }`. A row naming a node " +
-		"the template lacks is an error at plan time. Write-only: state and plans keep each row's digest (what tells a " +
-		"changed row), not the rows, so 10,000 rows cost Terraform little to plan, and a row may hold an ephemeral " +
-		"value. The plan shows the rows an apply runs as known after apply in `results`."
+		"takes: `{ node_id = { input = value } }`. Each row is the template with its overrides applied (see " +
+		"[Rows](#rows) for an example). A row naming a node the template lacks is an error at plan time. Write-only: " +
+		"state and plans keep each row's digest (what tells a changed row), not the rows, so 10,000 rows cost Terraform " +
+		"little to plan, and a row may hold an ephemeral value."
 	batchRerunFailedDoc = "Submit the rows that did not succeed (`failed`, `canceled`, `expired`, `rejected`) again on the " +
 		"next apply, each under a new key, and nothing else; a row whose outcome was `unknown` is resent under its " +
 		"own key, so it never runs twice. Default `false`. Turn it off again once they succeeded: while it is on, a " +
 		"row that keeps failing is planned again at every apply."
-	batchOutputDirDoc = "When set, every output is downloaded to `<output_dir>/<row key>/<name>` by asset id (a fresh " +
-		"URL each time), streamed into place and verified against its `hash` when the service gives one. A file " +
-		"missing at plan time (or of another size) is drift: the next apply downloads it again, without running the row. " +
-		"The files are the batch's: removing a row, or destroying the batch, deletes the files downloaded for it " +
-		"(other files in the directory are left alone).\n\n" +
-		"An S3-compatible bucket URL is accepted too: each output becomes the object " +
-		"`<prefix>/<row key>/<name>`, streamed from the service to the bucket (multipart, one 5 MiB part in memory " +
-		"at a time), verified against the hash while streaming, with the asset id (`svc-asset-id`) and hash " +
-		"(`blake3`) in its metadata; an object already there with that hash is not sent again. Each plan checks " +
-		"the bucket and lists the prefix (one request per 1,000 objects): a missing object, or one written again " +
-		"since (another size or ETag), is drift. An unknown scheme, a URL that does not parse, a bucket that does not exist or refuses " +
-		"the credentials is an error at plan time. A failed upload keeps the row's job and result: the next " +
-		"apply uploads again without running the row. " + bucketURLDoc
+	// The rest of what output_dir does is prose for svc_job_batch's page (templates/resources/job_batch.md.tmpl).
+	batchOutputDirDoc = "Where every output is written, by row: a directory (`<output_dir>/<row key>/<name>`) or an " +
+		"S3-compatible bucket URL (`s3://bucket/prefix`, each output the object `<prefix>/<row key>/<name>`). Each output " +
+		"is verified against its `hash`; one missing (or changed) at plan time is drift, fetched again by the next apply " +
+		"without running the row. Removing a row, or destroying the batch, deletes its files. See " +
+		"[Outputs in a directory or a bucket](#outputs-in-a-directory-or-a-bucket) for the rest."
 	batchValidateDoc = "Check the workflow of each row an apply submits (added, changed, run again) at plan time " +
 		"against the service's node classes, read from the v1 `GET /api/object_info` where the surface serves it: " +
 		workflowCheckDoc + " A row's override of an input that neither the template's node nor its class has (a " +
@@ -179,14 +137,3 @@ var batchMaxInFlightDoc = fmt.Sprintf("Rows submitted or waited for at once (def
 	"the provider notices that the last ones ended. Without an event stream it notices an end at its next "+
 	"read, a second or more later, so short jobs need more: with jobs of half a second, four times the "+
 	"service's number kept an apply within 15 %% of the time the service needs for its rows.", defaultBatchMaxInFlight)
-
-// batchTimeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads
-// from the batch's timeouts t, or def when it is not set.
-func batchTimeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if t.IsNull() || t.IsUnknown() {
-		return def, nil
-	}
-	return timeout(t, ctx, def)
-}

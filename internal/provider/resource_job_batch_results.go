@@ -79,10 +79,11 @@ func (r *batchRow) failedRow() bool {
 
 // batchRowAttrTypes are the attributes of a results element (see batchRowType for why flat).
 var batchRowAttrTypes = map[string]attr.Type{
-	"id": types.StringType, "status": types.StringType, "outputs": types.MapType{ElemType: types.ListType{ElemType: types.StringType}}, "error": types.StringType,
+	batchResultAttrID: types.StringType, batchResultAttrStatus: types.StringType, batchResultAttrOutputs: types.MapType{ElemType: types.ListType{ElemType: types.StringType}}, batchResultAttrError: types.StringType,
 }
 
-// batchResultsAttribute is the results attribute of svc_job_batch's schema. It is a map of
+// batchResultsAttribute is the results attribute of svc_job_batch's schema (what each attribute of
+// an element holds is prose for its page: templates/resources/job_batch.md.tmpl). It is a map of
 // objects by type, not nested attributes: Terraform and the framework treat a nested attribute
 // element by element (proposing, planning, checking and rendering each), while a typed attribute
 // is one value to them, and no row has anything to plan on its own.
@@ -90,16 +91,8 @@ func batchResultsAttribute() rschema.Attribute {
 	return rschema.MapAttribute{
 		Computed: true, ElementType: types.ObjectType{AttrTypes: batchRowAttrTypes},
 		MarkdownDescription: "Each row's job, by row key: `{ id, status, outputs, error }`. A row that is not changed by an " +
-			"apply keeps its value; the plan shows the rows an apply runs as known after apply.\n\n" +
-			"  - `id`: job id; null when no job was created for the row (`not_submitted`, `unknown`, `rejected`).\n" +
-			"  - `status`: the job's status (`queued`, `running`, `succeeded`, `canceling`, `canceled`, `failed`, `expired`), " +
-			"or `not_submitted` (nothing was sent: the next apply submits it), `unknown` (the submission may have reached " +
-			"the service but no answer came; it is never resent under a new key) or `rejected` (the service refused it).\n" +
-			"  - `outputs`: the job's outputs, as asset ids by the id of the workflow node that saved them, in the order the " +
-			"service listed them, e.g. `outputs[\"9\"][0]`. Use an asset id with `svc_output_file.asset_id` or " +
-			"`provider::svc::asset_ref` to chain jobs; `output_dir` downloads every output by row. No signed URL is kept.\n" +
-			"  - `error`: why the row did not succeed, as `code: message (node \"id\", class)` (the message's first 1 KiB), " +
-			"with `[Idempotency-Key <key>]` when the outcome is unknown; null otherwise.",
+			"apply keeps its value; the plan shows the rows an apply runs as known after apply. See [Results](#results) for " +
+			"what each attribute holds.",
 	}
 }
 
@@ -164,7 +157,7 @@ func rowFromJob(job *client.Job, key, hash string) *batchRow {
 	}
 	slices.SortStableFunc(r.Outputs, func(a, b batchOutput) int { return cmp.Compare(a.NodeID, b.NodeID) })
 	if e := job.Error; e != nil {
-		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: derefOr(e.NodeID), ClassType: derefOr(e.ClassType)}
+		r.Error = &batchRowError{Code: e.Code, Message: truncateText(e.Message, maxBatchErrorMessage), NodeID: deref(e.NodeID), ClassType: deref(e.ClassType)}
 	}
 	return r
 }

@@ -125,29 +125,40 @@ func withValues(base, more map[string]tftypes.Value) map[string]tftypes.Value {
 // fullValueForCodecTest is a known value of typ with every attribute set: a string is name, a
 // bool alternates, a number is the name's length, a list holds two elements.
 func fullValueForCodecTest(typ tftypes.Type, name string, flip *bool) tftypes.Value {
+	return knownValueForCodecTest(typ, name, func(typ tftypes.Type, name string) tftypes.Value {
+		switch {
+		case typ.Is(tftypes.Bool):
+			*flip = !*flip
+			return tftypes.NewValue(typ, *flip)
+		case typ.Is(tftypes.Number):
+			return tftypes.NewValue(typ, int64(len(name)))
+		}
+		return tftypes.NewValue(typ, name)
+	})
+}
+
+// knownValueForCodecTest is a known value of typ with every attribute set, each primitive to
+// leaf of its type and path (name, then .attribute, [index] or [key]); a list or a map holds two
+// elements, a dynamic value is null.
+func knownValueForCodecTest(typ tftypes.Type, name string, leaf func(typ tftypes.Type, name string) tftypes.Value) tftypes.Value {
 	switch typ := typ.(type) {
 	case tftypes.Object:
 		attrs := map[string]tftypes.Value{}
 		for n, at := range typ.AttributeTypes {
-			attrs[n] = fullValueForCodecTest(at, name+"."+n, flip)
+			attrs[n] = knownValueForCodecTest(at, name+"."+n, leaf)
 		}
 		return tftypes.NewValue(typ, attrs)
 	case tftypes.List:
-		return tftypes.NewValue(typ, []tftypes.Value{fullValueForCodecTest(typ.ElementType, name+"[0]", flip), fullValueForCodecTest(typ.ElementType, name+"[1]", flip)})
+		return tftypes.NewValue(typ, []tftypes.Value{knownValueForCodecTest(typ.ElementType, name+"[0]", leaf),
+			knownValueForCodecTest(typ.ElementType, name+"[1]", leaf)})
 	case tftypes.Map:
-		return tftypes.NewValue(typ, map[string]tftypes.Value{name + "-k0": fullValueForCodecTest(typ.ElementType, name+"[k0]", flip),
-			name + "-k1": fullValueForCodecTest(typ.ElementType, name+"[k1]", flip)})
+		return tftypes.NewValue(typ, map[string]tftypes.Value{name + "-k0": knownValueForCodecTest(typ.ElementType, name+"[k0]", leaf),
+			name + "-k1": knownValueForCodecTest(typ.ElementType, name+"[k1]", leaf)})
 	}
-	switch {
-	case typ.Is(tftypes.Bool):
-		*flip = !*flip
-		return tftypes.NewValue(typ, *flip)
-	case typ.Is(tftypes.Number):
-		return tftypes.NewValue(typ, int64(len(name)))
-	case typ.Is(tftypes.DynamicPseudoType):
+	if typ.Is(tftypes.DynamicPseudoType) {
 		return tftypes.NewValue(typ, nil)
 	}
-	return tftypes.NewValue(typ, name)
+	return leaf(typ, name)
 }
 
 // svc_job_batch's attribute table, its schema, its model and its codec name the same

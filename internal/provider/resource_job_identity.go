@@ -9,11 +9,14 @@ import (
 
 var _ resource.ResourceWithIdentity = (*jobResource)(nil)
 
+// jobIdentityAttrID is the name of svc_job's one identity attribute, the job's id.
+const jobIdentityAttrID = "id"
+
 // svc_job's identity is the job's id. Like the rest of svc_job's hot paths (a plan refreshes
 // every job of a batch), it is written as a value, not through the framework's path lookups.
 
 func (r *jobResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	resp.IdentitySchema = stringIdentitySchema(identityAttribute{name: "id", description: "Job id (a UUID)."})
+	resp.IdentitySchema = stringIdentitySchema(identityAttribute{name: jobIdentityAttrID, description: "Job id (a UUID)."})
 }
 
 // setJobIdentity sets identity to the job id; an unknown id ("" before the service named the

@@ -96,10 +96,10 @@ func newJobAttributeTable() []jobAttribute {
 		{name: jobAttrPartnerAPIKeyWO, attr: jobPartnerAPIKeyAttribute(), field: func(m *jobModel) any { return &m.PartnerAPIKeyWO }},
 		{name: jobAttrPartnerAuthTokenWO, attr: schema.StringAttribute{Optional: true, WriteOnly: true, MarkdownDescription: jobPartnerAuthTokenDoc},
 			field: func(m *jobModel) any { return &m.PartnerAuthTokenWO }},
-		jobBoolSetting(jobAttrWaitForCompletion, true, jobWaitForCompletionDoc, func(m *jobModel) any { return &m.WaitForCompletion }),
-		jobBoolSetting(jobAttrCancelOnDestroy, true, jobCancelOnDestroyDoc, func(m *jobModel) any { return &m.CancelOnDestroy }),
-		jobBoolSetting(jobAttrRerunOnExpiry, false, jobRerunOnExpiryDoc, func(m *jobModel) any { return &m.RerunOnExpiry }),
-		jobBoolSetting(jobAttrValidate, defaultValidate, jobValidateDoc, func(m *jobModel) any { return &m.Validate }),
+		boolSetting(jobAttrWaitForCompletion, true, jobWaitForCompletionDoc, func(m *jobModel) any { return &m.WaitForCompletion }),
+		boolSetting(jobAttrCancelOnDestroy, true, jobCancelOnDestroyDoc, func(m *jobModel) any { return &m.CancelOnDestroy }),
+		boolSetting(jobAttrRerunOnExpiry, false, jobRerunOnExpiryDoc, func(m *jobModel) any { return &m.RerunOnExpiry }),
+		boolSetting(jobAttrValidate, defaultValidate, jobValidateDoc, func(m *jobModel) any { return &m.Validate }),
 		{name: jobAttrTimeouts, attr: timeouts.Attributes(context.Background(), jobTimeoutsOpts), field: func(m *jobModel) any { return &m.Timeouts }},
 		{name: jobAttrStatus, attr: record[jobAttrStatus], field: func(m *jobModel) any { return &m.Status }},
 		{name: jobAttrCompletedAt, attr: record[jobAttrCompletedAt], field: func(m *jobModel) any { return &m.CompletedAt }},
@@ -109,11 +109,35 @@ func newJobAttributeTable() []jobAttribute {
 	}
 }
 
-// jobBoolSetting is a row of a bool setting with a default.
-func jobBoolSetting(name string, def bool, doc string, field func(*jobModel) any) jobAttribute {
-	return jobAttribute{name: name, def: def, field: field, attr: schema.BoolAttribute{
+// boolSetting is a row of a resource's attribute table for a bool setting with a default.
+func boolSetting[M any](name string, def bool, doc string, field func(*M) any) modelAttribute[M] {
+	return modelAttribute[M]{name: name, def: def, field: field, attr: schema.BoolAttribute{
 		Optional: true, Computed: true, Default: booldefault.StaticBool(def), MarkdownDescription: doc,
 	}}
+}
+
+// holdsDefaultsLeftNull reports whether prior (a prior state) holds its attribute table's
+// default of each setting that configuredNull says the configuration leaves null: the framework
+// plans the default otherwise.
+func holdsDefaultsLeftNull[M any](table []modelAttribute[M], prior *M, configuredNull func(modelAttribute[M]) bool) bool {
+	for _, a := range table {
+		if a.def == nil || !configuredNull(a) {
+			continue
+		}
+		switch def := a.def.(type) {
+		case bool:
+			if !a.field(prior).(*types.Bool).Equal(types.BoolValue(def)) {
+				return false
+			}
+		case int64:
+			if !a.field(prior).(*types.Int64).Equal(types.Int64Value(def)) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // jobAttributes is svc_job's schema attributes, from its table.

@@ -69,41 +69,41 @@ func jobRecordAttributes() map[string]rschema.Attribute {
 		jobAttrExpiresAt:     rschema.StringAttribute{Computed: true, MarkdownDescription: jobExpiresAtDoc},
 		jobAttrQueuePosition: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobQueuePositionDoc},
 		jobAttrProgress: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobProgressDoc, Attributes: map[string]rschema.Attribute{
-			"value":              rschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
-			"nodes_done":         rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
-			"nodes_total":        rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
-			"current_node":       rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeDoc},
-			"current_node_class": rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeClassDoc},
-			"step":               rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepDoc},
-			"steps":              rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
-			"message":            rschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
+			progressAttrValue:            rschema.Float64Attribute{Computed: true, MarkdownDescription: progressValueDoc},
+			progressAttrNodesDone:        rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesDoneDoc},
+			progressAttrNodesTotal:       rschema.Int64Attribute{Computed: true, MarkdownDescription: progressNodesTotalDoc},
+			progressAttrCurrentNode:      rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeDoc},
+			progressAttrCurrentNodeClass: rschema.StringAttribute{Computed: true, MarkdownDescription: progressCurrentNodeClassDoc},
+			progressAttrStep:             rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepDoc},
+			progressAttrSteps:            rschema.Int64Attribute{Computed: true, MarkdownDescription: progressStepsDoc},
+			progressAttrMessage:          rschema.StringAttribute{Computed: true, MarkdownDescription: progressMessageDoc},
 		}},
 		jobAttrOutputs: rschema.ListNestedAttribute{Computed: true, MarkdownDescription: jobOutputsDoc, NestedObject: rschema.NestedAttributeObject{
 			Attributes: map[string]rschema.Attribute{
-				"node_id":      rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
-				"name":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
-				"type":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
-				"content_type": rschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
-				"size_bytes":   rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
-				"id":           rschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
-				"hash":         rschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
-				"job_id":       rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
+				jobOutputAttrNodeID:      rschema.StringAttribute{Computed: true, MarkdownDescription: outputNodeIDDoc},
+				jobOutputAttrName:        rschema.StringAttribute{Computed: true, MarkdownDescription: outputNameDoc},
+				jobOutputAttrType:        rschema.StringAttribute{Computed: true, MarkdownDescription: outputTypeDoc},
+				jobOutputAttrContentType: rschema.StringAttribute{Computed: true, MarkdownDescription: outputContentTypeDoc},
+				jobOutputAttrSizeBytes:   rschema.Int64Attribute{Computed: true, MarkdownDescription: outputSizeBytesDoc},
+				jobOutputAttrID:          rschema.StringAttribute{Computed: true, MarkdownDescription: outputIDDoc},
+				jobOutputAttrHash:        rschema.StringAttribute{Computed: true, MarkdownDescription: outputHashDoc},
+				jobOutputAttrJobID:       rschema.StringAttribute{Computed: true, MarkdownDescription: outputJobIDDoc},
 			},
 		}},
 		jobAttrOutputsOmitted: rschema.Int64Attribute{Computed: true, MarkdownDescription: jobOutputsOmittedDoc},
 		jobAttrError: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobErrorDoc, Attributes: map[string]rschema.Attribute{
-			"code":       rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
-			"message":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
-			"node_id":    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
-			"class_type": rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
-			"traceback":  rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
+			jobErrorAttrCode:      rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorCodeDoc},
+			jobErrorAttrMessage:   rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorMessageDoc},
+			jobErrorAttrNodeID:    rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorNodeIDDoc},
+			jobErrorAttrClassType: rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorClassTypeDoc},
+			jobErrorAttrTraceback: rschema.StringAttribute{Computed: true, MarkdownDescription: jobErrorTracebackDoc},
 		}},
 		jobAttrMetrics: rschema.MapAttribute{Computed: true, ElementType: types.Int64Type, MarkdownDescription: jobMetricsDoc},
 		jobAttrURLs: rschema.SingleNestedAttribute{Computed: true, MarkdownDescription: jobURLsDoc, Attributes: map[string]rschema.Attribute{
-			"self":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
-			"events": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
-			"cancel": rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
-			"logs":   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
+			jobURLsAttrSelf:   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsSelfDoc},
+			jobURLsAttrEvents: rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsEventsDoc},
+			jobURLsAttrCancel: rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsCancelDoc},
+			jobURLsAttrLogs:   rschema.StringAttribute{Computed: true, MarkdownDescription: jobURLsLogsDoc},
 		}},
 	}
 }
@@ -114,8 +114,8 @@ func jobRecordAttributes() map[string]rschema.Attribute {
 func jobRecordDataSourceAttributes() map[string]dschema.Attribute {
 	attrs := dataSourceAttributes(jobRecordAttributes())
 	outputs := attrs[jobAttrOutputs].(dschema.ListNestedAttribute)
-	outputs.NestedObject.Attributes["url"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc}
-	outputs.NestedObject.Attributes["url_expires_at"] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc}
+	outputs.NestedObject.Attributes[jobOutputAttrURL] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLDoc}
+	outputs.NestedObject.Attributes[jobOutputAttrURLExpiresAt] = dschema.StringAttribute{Computed: true, MarkdownDescription: outputURLExpiresAtDoc}
 	attrs[jobAttrOutputs] = outputs
 	return attrs
 }
@@ -175,14 +175,14 @@ const (
 )
 
 var progressAttrTypes = map[string]attr.Type{
-	"value":              types.Float64Type,
-	"nodes_done":         types.Int64Type,
-	"nodes_total":        types.Int64Type,
-	"current_node":       types.StringType,
-	"current_node_class": types.StringType,
-	"step":               types.Int64Type,
-	"steps":              types.Int64Type,
-	"message":            types.StringType,
+	progressAttrValue:            types.Float64Type,
+	progressAttrNodesDone:        types.Int64Type,
+	progressAttrNodesTotal:       types.Int64Type,
+	progressAttrCurrentNode:      types.StringType,
+	progressAttrCurrentNodeClass: types.StringType,
+	progressAttrStep:             types.Int64Type,
+	progressAttrSteps:            types.Int64Type,
+	progressAttrMessage:          types.StringType,
 }
 
 const (
@@ -200,21 +200,21 @@ const (
 // signed URL is a credential that expires: it is never kept in state, and a download asks the
 // asset record for a fresh one.
 var outputAttrTypes = map[string]attr.Type{
-	"node_id":      types.StringType,
-	"name":         types.StringType,
-	"type":         types.StringType,
-	"content_type": types.StringType,
-	"size_bytes":   types.Int64Type,
-	"id":           types.StringType,
-	"hash":         types.StringType,
-	"job_id":       types.StringType,
+	jobOutputAttrNodeID:      types.StringType,
+	jobOutputAttrName:        types.StringType,
+	jobOutputAttrType:        types.StringType,
+	jobOutputAttrContentType: types.StringType,
+	jobOutputAttrSizeBytes:   types.Int64Type,
+	jobOutputAttrID:          types.StringType,
+	jobOutputAttrHash:        types.StringType,
+	jobOutputAttrJobID:       types.StringType,
 }
 
 // dataSourceOutputAttrTypes are the types of an output's attributes in the svc_job data source,
 // which is read at every plan: outputAttrTypes and the signed URL of the read.
 var dataSourceOutputAttrTypes = withAttrTypes(outputAttrTypes, map[string]attr.Type{
-	"url":            types.StringType,
-	"url_expires_at": types.StringType,
+	jobOutputAttrURL:          types.StringType,
+	jobOutputAttrURLExpiresAt: types.StringType,
 })
 
 // withAttrTypes is base with more attribute types added, base left as it is.
@@ -241,11 +241,11 @@ const (
 )
 
 var jobErrorAttrTypes = map[string]attr.Type{
-	"code":       types.StringType,
-	"message":    types.StringType,
-	"node_id":    types.StringType,
-	"class_type": types.StringType,
-	"traceback":  types.StringType,
+	jobErrorAttrCode:      types.StringType,
+	jobErrorAttrMessage:   types.StringType,
+	jobErrorAttrNodeID:    types.StringType,
+	jobErrorAttrClassType: types.StringType,
+	jobErrorAttrTraceback: types.StringType,
 }
 
 const (
@@ -257,10 +257,10 @@ const (
 )
 
 var jobURLsAttrTypes = map[string]attr.Type{
-	"self":   types.StringType,
-	"events": types.StringType,
-	"cancel": types.StringType,
-	"logs":   types.StringType,
+	jobURLsAttrSelf:   types.StringType,
+	jobURLsAttrEvents: types.StringType,
+	jobURLsAttrCancel: types.StringType,
+	jobURLsAttrLogs:   types.StringType,
 }
 
 const (

@@ -157,19 +157,11 @@ func (r *outputFileResource) Metadata(_ context.Context, req resource.MetadataRe
 	resp.TypeName = req.ProviderTypeName + "_output_file"
 }
 
-// outputFileDoc is svc_output_file's description.
+// outputFileDoc is svc_output_file's description; the rest is prose for its page:
+// templates/resources/output_file.md.tmpl.
 const outputFileDoc = "Downloads one job output to a local file, verifying its hash while streaming. The file is " +
 	"written to a temporary name and renamed into place (mode `0644`), so `path` never holds a partial download. A file " +
-	"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file.\n\n" +
-	"The bytes stored are exactly the bytes the service serves: the download asks for no compression, and a " +
-	"body the server still sends `Content-Encoding: gzip` is stored compressed, as served, never inflated. " +
-	"A download that fails for a transient reason (a connection refused or reset, `408`, `429`, `5xx`, a body " +
-	"cut short, no byte for `stall_timeout`) is tried again, as `Retry-After` asks or backing off, until " +
-	"`timeouts.create`: from where it stopped when the server honours a range request, else from the start " +
-	"(the bytes already written must come again unchanged), and with `asset_id` with a URL signed for each " +
-	"attempt. A download stops with an error, and leaves no file, when the body is longer than the asset record's " +
-	"`size_bytes` (with `asset_id`), than its `Content-Length`, or than `max_size_bytes`; when the service " +
-	"refuses it (`403`, `404`, `410`, ...); or when `timeouts.create` runs out."
+	"that goes missing or changes on disk is drift: the next apply downloads it again. Destroy deletes the file."
 
 func (r *outputFileResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	attributes := map[string]schema.Attribute{

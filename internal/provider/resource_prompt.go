@@ -164,28 +164,10 @@ func (r *promptResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	attrs := promptArgumentAttributes(ctx)
 	maps.Copy(attrs, promptRecordAttributes())
 	resp.Schema = schema.Schema{
+		// The rest of svc_prompt's description is prose for its page: templates/resources/prompt.md.tmpl.
 		MarkdownDescription: "Runs an API-format workflow through the deprecated v1 interface: `POST /api/prompt`, then follows it on the " +
 			"real-time socket with status polling as the truth (`GET /api/job/{prompt_id}/status`). Prefer `svc_job` (v2) where the " +
-			"service offers it.\n\n" +
-			"**No idempotency.** v1 submissions carry no idempotency key. The provider sends the submission once and resends it only " +
-			"when the connection was never established, or when the service answered `429` or `503` with `Retry-After` (it took " +
-			"nothing; the wait is bounded by `max_retries` and the 2-minute cap). When the outcome is unknown (any other `5xx`, a " +
-			"timeout or a lost connection after the request left) the provider reports it and does **not** resubmit: a prompt may be " +
-			"running, and resubmitting blindly could run (and bill) the workflow twice. Check the service before applying again.\n\n" +
-			"**Partner nodes** get a key in `extra_data.api_key_svc_org`: `partner_api_key_wo`, else the provider's `partner_api_key`, " +
-			"else its `api_key` (the v1 interface uses one key for both, and it already reaches the service in `X-API-Key`).\n\n" +
-			"Once the service answered with a `prompt_id`, the id is in state, whatever happens next:\n\n" +
-			"- **Ctrl-C while waiting**: the prompt stays in state, not tainted; the next `terraform apply` submits nothing and " +
-			"follows the same prompt by its id until it ends (outputs reported meanwhile are missed: `outputs_complete = false`).\n" +
-			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then `terraform apply` " +
-			"follows the same prompt; left tainted, the next apply submits the workflow again.\n" +
-			"- **Re-apply** with a prompt in state whose status is not terminal while `wait_for_completion` is true (after an import, " +
-			"or after turning it on): an in-place update that waits for it; a plan while it runs says so.\n\n" +
-			"The socket is connected before submitting (it does not replay), and the status is polled every 2 s, or " +
-			"every 10 s while the socket is connected. When the status route answers `404` (an engine without it), the socket's " +
-			"terminal message decides. A socket that closes mid-run is reconnected (up to 3 attempts, with backoff); what it sent " +
-			"while closed is lost, so `outputs_complete` is then `false`. Destroying forgets the prompt: the v1 interface has no cancel route." +
-			promptDefaultsDoc,
+			"service offers it." + promptDefaultsDoc,
 		Attributes: attrs,
 	}
 }

@@ -48,13 +48,10 @@ func (r *nodeClaimResource) Metadata(_ context.Context, req resource.MetadataReq
 
 func (r *nodeClaimResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		// The rest of svc_registry_node_claim's description is prose for its page:
+		// templates/resources/registry_node_claim.md.tmpl.
 		MarkdownDescription: "Claims an unclaimed node of the node registry for a publisher (`claim-my-node`). The " +
-			"registry checks with the repository token that you own the node's repository.\n\n" +
-			"The registry has no operation to read a claim, so the provider does not detect drift: state holds " +
-			"what the last apply did. Destroying the resource only forgets the claim, unless " +
-			"`delete_node_on_destroy` is `true`, in which case the node itself is deleted from the registry.\n\n" +
-			"A claim is never resent after it may have reached the registry: if the outcome is unknown (a `5xx` " +
-			"or a lost connection), the error says so, and a node that turns out to be claimed can be imported.",
+			"registry checks with the repository token that you own the node's repository.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,

@@ -73,28 +73,9 @@ func (r *routerRequestResource) Schema(ctx context.Context, _ resource.SchemaReq
 	attrs := routerRequestArgumentAttributes(ctx)
 	maps.Copy(attrs, routerRecordAttributes())
 	resp.Schema = schema.Schema{
+		// The rest of svc_router_request's description is prose for its page: templates/resources/router_request.md.tmpl.
 		MarkdownDescription: "Calls a partner model through the model router, queued (default) or synchronously, and keeps " +
-			"its result.\n\n" +
-			"Retries follow the router's table: the same key and input are resent on `409 concurrency_limit_exceeded`, `429`, " +
-			"`504 deadline_exceeded` (the resend collects the result), other `5xx` and lost connections; never on `400`, " +
-			"`422` or `409 invalid_input`. The two answers that say the run goes on (`409 concurrency_limit_exceeded`, `504 " +
-			"deadline_exceeded` with `Retry-After`) are resent until the create timeout, at the pace the router asks, without " +
-			"counting against `max_retries`; the others are retried `max_retries` times. The key is never changed by the " +
-			"provider. The router's queue links are followed on the origin that answered, normally `router_endpoint`'s (path and query kept), so the " +
-			"API key goes nowhere else. A queued request's id is in state as " +
-			"soon as the router accepted it, even when the apply then fails. A run that completes with an `error_type` fails " +
-			"the apply and taints the resource. Destroying a request that is not `COMPLETED` asks the router to cancel it " +
-			"(a request, not a guarantee: partner work in flight may finish and be billed). A completed request whose record " +
-			"has aged out (24 hours) keeps its state.\n\n" +
-			"- **Ctrl-C while waiting**: the request stays in state, not tainted, with its key and the status it had; the next " +
-			"`terraform apply` starts no new run: an in-place update waits for the same request (a synchronous call is resent " +
-			"with the same key and input, which the router answers from the original run) and collects the result.\n" +
-			"- **Create timeout**: the apply fails and the resource is tainted. `terraform untaint <address>` then " +
-			"`terraform apply` waits for the same request; left tainted, the next apply cancels it and calls the model again.\n" +
-			"- **Re-apply** with a request in state not yet `COMPLETED` while `wait_for_completion` is true (after an import, or " +
-			"after turning it on): an in-place update that waits for it; a plan while it runs says so.\n" +
-			"- **A call that never reached the router** (connection refused, a TLS or certificate failure) is reported as not " +
-			"sent: nothing ran." + routerDefaultsDoc,
+			"its result." + routerDefaultsDoc,
 		Attributes: attrs,
 	}
 }
@@ -155,10 +136,8 @@ func routerRequestArgumentAttributes(ctx context.Context) map[string]schema.Attr
 			Optional: true,
 			MarkdownDescription: "Write the result to this file (through a temporary file renamed into place, mode `0644`) instead " +
 				"of `result`. Needed for binary results (images, audio) and for results over 1 MiB. Changing it re-collects a queued " +
-				"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. As with " +
-				"`svc_output_file`, a file that goes missing or changes is drift: the next apply collects a queued result again " +
-				"from `response_url` and rewrites the file, without running the model, while the router still holds the result " +
-				"(24 hours); after that the apply says so. Destroy deletes the file.",
+				"result (a replay, not a new run) and removes the old file; a synchronous result cannot be fetched again. A file " +
+				"that goes missing or changes is drift: see [Results in a file](#results-in-a-file). Destroy deletes the file.",
 		},
 		"timeouts": timeouts.Attributes(ctx, timeouts.Opts{Create: true, Delete: true, CreateDescription: routerCreateTimeoutDoc, DeleteDescription: routerDeleteTimeoutDoc}),
 	}

@@ -60,11 +60,9 @@ func (r *uploadResource) Schema(_ context.Context, _ resource.SchemaRequest, res
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	keep := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	resp.Schema = schema.Schema{
+		// The rest of svc_upload's description is prose for its page: templates/resources/upload.md.tmpl.
 		MarkdownDescription: "Uploads a local file through the v1 interface (`POST /api/upload/image` or `/api/upload/mask`) so " +
-			"a workflow can load it by `name` (for example `LoadImage`'s `image` input).\n\n" +
-			"The file's SHA-256 is computed at plan time: editing the file plans a new upload. A missing file is a plan error. " +
-			"The v1 interface has no route to read or delete an upload, so refresh keeps state as it is and destroy only forgets " +
-			"the upload. Storage is content-addressed and flat: `subfolder` is accepted for compatibility and ignored by the service.",
+			"a workflow can load it by `name` (for example `LoadImage`'s `image` input).",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: keep,
 				MarkdownDescription: "The uploaded file's name on the service (same as `name`)."},

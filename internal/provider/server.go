@@ -9,8 +9,8 @@ import (
 )
 
 // NewProtocol6Server returns the provider's plugin server, which main serves to Terraform: the
-// framework's server of the provider (New) under three thin layers of the plugin's own, each in a
-// file of its own:
+// framework's server of the provider (newSvcProvider) under four thin layers of the plugin's own,
+// each in a file of its own, innermost first:
 //   - releasingServer (server_releasing.go) lets go of each call's context when the call
 //     returns, which the framework does not;
 //   - settledJobServer (server_job.go) answers the refresh of a finished svc_job and
@@ -20,10 +20,9 @@ import (
 //     a settled svc_job_batch (no row running), and the plan of one whose rows alone change, as
 //     the framework would: the framework visits every value of every row on each call, tens of
 //     seconds of CPU for 10,000 rows; it also runs the batch's create and update, and has the
-//     framework validate its configuration without the rows, which that validation does not read.
-//
-// and, outermost, actionsServer (server_actions.go), which passes the action calls to the
-// framework's server: terraform-plugin-go serves actions only from a server that has them.
+//     framework validate its configuration without the rows, which that validation does not read;
+//   - actionsServer (server_actions.go), outermost, passes the action calls to the framework's
+//     server: terraform-plugin-go serves actions only from a server that has them.
 //
 // Every other call, and every rule a resource applies, is the framework's and the resource's.
 // The layers rest on how the framework behaves, which its types do not show:

@@ -5,8 +5,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
@@ -99,23 +99,7 @@ func (s *settledJobServer) plansNoChange(req *tfprotov6.PlanResourceChangeReques
 	if !ok || config == nil {
 		return false
 	}
-	return holdsConfiguredDefaults(prior, config)
-}
-
-// holdsConfiguredDefaults reports whether prior holds the default (from svc_job's attribute
-// table) of each setting config leaves null: the framework plans the default otherwise.
-func holdsConfiguredDefaults(prior, config *jobModel) bool {
-	for _, a := range jobAttributeTable {
-		def, ok := a.def.(bool)
-		if !ok {
-			continue
-		}
-		configured, held := a.field(config).(*types.Bool), a.field(prior).(*types.Bool)
-		if configured.IsNull() && !held.Equal(types.BoolValue(def)) {
-			return false
-		}
-	}
-	return true
+	return holdsDefaultsLeftNull(jobAttributeTable, prior, func(a jobAttribute) bool { return a.field(config).(attr.Value).IsNull() })
 }
 
 // decodeJobValue returns v, a value of svc_job's type typ as Terraform sends it in a call, as

@@ -170,7 +170,7 @@ func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, 
 	for name, v := range proposed {
 		// rows is write-only: Terraform proposes the configured rows, which plan and state
 		// never hold. Every other attribute is the prior one.
-		if name != "rows" && !bytes.Equal(v, priorFields[name]) {
+		if name != jobBatchAttrRows && !bytes.Equal(v, priorFields[name]) {
 			return nil, nil, false
 		}
 	}
@@ -182,10 +182,10 @@ func (s *jobBatchServer) priorAndRows(req *tfprotov6.PlanResourceChangeRequest, 
 	if !ok || prior == nil || !prior.Rows.Known || prior.Rows.Value != nil {
 		return nil, nil, false
 	}
-	if !holdsDefaultsLeftNull(prior, func(name string) bool { return isMsgpackNull(config[name]) }) {
+	if !holdsDefaultsLeftNull(jobBatchAttributeTable, prior, func(a jobBatchAttribute) bool { return isMsgpackNull(config[a.name]) }) {
 		return nil, nil, false
 	}
-	rows, ok = msgpackDynamicGoValue(config["rows"])
+	rows, ok = msgpackDynamicGoValue(config[jobBatchAttrRows])
 	return prior, rows, ok
 }
 

@@ -63,10 +63,10 @@ var rowsStandIn = append(append([]byte{0x92, 0xc4, byte(len(`["object",{}]`))}, 
 // value, which may itself be null or unknown).
 func msgpackWithRowsStandIn(raw []byte) (config []byte, ok bool) {
 	fields, null, ok := msgpackObjectFields(raw)
-	if !ok || null || !msgpackDynamicMap(fields["rows"]) {
+	if !ok || null || !msgpackDynamicMap(fields[jobBatchAttrRows]) {
 		return nil, false
 	}
-	fields["rows"] = rowsStandIn
+	fields[jobBatchAttrRows] = rowsStandIn
 	var b bytes.Buffer
 	enc := msgpack.NewEncoder(&b)
 	if enc.EncodeMapLen(len(fields)) != nil {

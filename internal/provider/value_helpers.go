@@ -1,16 +1,15 @@
 package provider
 
-import "github.com/hashicorp/terraform-plugin-framework/types"
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
 
 // Small helpers between Go values and the values state holds, shared by every resource.
-
-// emptyAsNull is s, or nil (a null value) when s is empty.
-func emptyAsNull(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
 
 // nullIfEmpty is s as a string value, null when empty.
 func nullIfEmpty(s string) types.String {
@@ -20,8 +19,8 @@ func nullIfEmpty(s string) types.String {
 	return types.StringValue(s)
 }
 
-// derefOr is *s, or "" when s is nil.
-func derefOr(s *string) string {
+// deref is *s, or "" when s is nil.
+func deref(s *string) string {
 	if s == nil {
 		return ""
 	}
@@ -35,4 +34,15 @@ func derefOrUnknown(s *string) string {
 		return "unknown"
 	}
 	return *s
+}
+
+// timeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads from
+// a resource's timeouts t, or def when t is null or not known yet.
+func timeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
+	if t.IsNull() || t.IsUnknown() {
+		return def, nil
+	}
+	return timeout(t, ctx, def)
 }

@@ -58,20 +58,11 @@ type converter struct {
 	expanded int
 }
 
-// FromUI converts an editor (UI-format) export to an API-format workflow, with the node classes
-// of objectInfo (the document GET /api/object_info returns). The result is canonical JSON (see
-// canonicaljson.Canonical). Whatever does not fit the definitions is refused with a *ConvertError naming the
-// node: an unknown class, a widget value count or type that does not match, a link to a missing
-// node or slot, a cycle.
-func FromUI(uiExport, objectInfo []byte) ([]byte, error) {
-	defs, err := ParseClassDefs(objectInfo)
-	if err != nil {
-		return nil, err
-	}
-	return defs.FromUI(uiExport)
-}
-
-// FromUI converts a UI export with these class definitions (see the package function FromUI).
+// FromUI converts an editor (UI-format) export to an API-format workflow, with these class
+// definitions (ParseClassDefs reads them from the document GET /api/object_info returns). The
+// result is canonical JSON (see canonicaljson.Canonical). Whatever does not fit the definitions
+// is refused with a *ConvertError naming the node: an unknown class, a widget value count or type
+// that does not match, a link to a missing node or slot, a cycle.
 func (defs ClassDefs) FromUI(uiExport []byte) ([]byte, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(uiExport, &top); err != nil {

@@ -308,13 +308,22 @@ const nestedSubgraphExport = `{
   ]}
 }`
 
+// fromUI converts uiExport with the node classes of objectInfo, as the provider does.
+func fromUI(uiExport, objectInfo []byte) ([]byte, error) {
+	defs, err := ParseClassDefs(objectInfo)
+	if err != nil {
+		return nil, err
+	}
+	return defs.FromUI(uiExport)
+}
+
 func TestFromUI(t *testing.T) {
 	t.Parallel()
 	info := testObjectInfo(t)
 	for _, tt := range fromUICases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := FromUI([]byte(tt.ui), info)
+			got, err := fromUI([]byte(tt.ui), info)
 			if err != nil {
 				t.Fatalf("FromUI: %v", err)
 			}
@@ -482,7 +491,7 @@ func TestFromUIRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := FromUI([]byte(tt.ui), info)
+			out, err := fromUI([]byte(tt.ui), info)
 			var ce *ConvertError
 			if !errors.As(err, &ce) {
 				t.Fatalf("FromUI = %s, %v; want a *ConvertError", out, err)
@@ -516,7 +525,7 @@ func TestFromUIRefusesDocuments(t *testing.T) {
 			if tt.info != "" {
 				oi = []byte(tt.info)
 			}
-			out, err := FromUI([]byte(tt.ui), oi)
+			out, err := fromUI([]byte(tt.ui), oi)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("FromUI = %s, %v; want an error containing %q", out, err, tt.want)
 			}
@@ -530,7 +539,7 @@ func TestFromUIReformattedIsIdentical(t *testing.T) {
 	t.Parallel()
 	info := testObjectInfo(t)
 	for _, tt := range fromUICases {
-		want, err := FromUI([]byte(tt.ui), info)
+		want, err := fromUI([]byte(tt.ui), info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -540,7 +549,7 @@ func TestFromUIReformattedIsIdentical(t *testing.T) {
 		}
 		resorted := reorderKeys(t, []byte(tt.ui))
 		for _, variant := range [][]byte{indented.Bytes(), resorted, bytes.ReplaceAll(resorted, []byte(`1.0`), []byte(`1e0`))} {
-			got, err := FromUI(variant, info)
+			got, err := fromUI(variant, info)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("%s: reformatted export converts to\n%s (%v)\nwant\n%s", tt.name, got, err, want)
 			}
