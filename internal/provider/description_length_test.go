@@ -15,14 +15,6 @@ import (
 // templates/, which tfplugindocs renders around the schema.
 const maxDescriptionLength = 500
 
-// proseNotYetMoved are the files whose description strings may still be over
-// maxDescriptionLength, each with the longest it holds: its prose is to move to its page's
-// template. A string that grows past that, or one over the bound elsewhere, fails
-// TestNoDescriptionStringIsProse.
-var proseNotYetMoved = map[string]int{
-	"action_workflow_run.go": 1337,
-}
-
 // TestNoDescriptionStringIsProse fails on a description string written in Go (a string literal,
 // or literals joined by +, given as a Description or MarkdownDescription, or a constant or
 // variable named *Doc) longer than maxDescriptionLength.
@@ -44,7 +36,7 @@ func TestNoDescriptionStringIsProse(t *testing.T) {
 		}
 		for where, length := range descriptionStrings(f) {
 			found++
-			if allowed, ok := proseNotYetMoved[name]; length > maxDescriptionLength && (!ok || length > allowed) {
+			if length > maxDescriptionLength {
 				t.Errorf("%s: %s: a description of %d characters (at most %d): move the prose to its page's template in templates/",
 					name, where, length, maxDescriptionLength)
 			}

@@ -119,11 +119,10 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"journal": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Directory of the journal of submissions: before a job or model request is submitted, " +
-					"its idempotency key and a digest of what it runs are written there (synced to disk), and its id once " +
-					"answered, so that when Terraform dies before saving state (SIGKILL, the OOM killer, a lost runner) the " +
-					"next apply adopts what was submitted instead of running it twice. Environment: `SVC_JOURNAL`. Default: " +
-					"`svc-journal` in Terraform's data directory (`.terraform/svc-journal`). `\"\"` turns it off. " +
+				MarkdownDescription: "Directory of the journal of submissions: each job or model request's idempotency key " +
+					"and a digest of what it runs, synced to disk before it is sent, and its id once answered, so that the " +
+					"apply after Terraform died before saving state (SIGKILL, the OOM killer, a lost runner) adopts it " +
+					"instead of running it twice. Environment: `SVC_JOURNAL`. Default: `.terraform/svc-journal`; `\"\"` turns it off. " +
 					"See \"When the runner dies\" below.",
 			},
 		},
