@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // ErrStopped is why an attempt of a submission did not start: the caller stopped (an interrupt,
@@ -167,7 +169,7 @@ func (b *arriveOnClose) Close() error {
 // endRetriesAtStop is check, except that no attempt follows once the caller of a submission
 // stopped: the last answer or failure is handed back as it is (check still sees it, to keep
 // what it learns of the outcome).
-func endRetriesAtStop(check func(context.Context, *http.Response, error) (bool, error)) func(context.Context, *http.Response, error) (bool, error) {
+func endRetriesAtStop(check retryablehttp.CheckRetry) retryablehttp.CheckRetry {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		retry, cerr := check(ctx, resp, err)
 		if retry && stopped(ctx) {

@@ -273,42 +273,10 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 		err = r.createSync(ctx, &plan, in, sub, resp)
 		return
 	}
-	// Once Terraform stops, nothing is sent that was not on the wire, and a submission on the
-	// wire gets a short grace for the handle in its answer.
 	var q *client.QueueRequest
-	submitCtx, stopSubmit := outlivingInterrupt(ctx)
-	q, err = r.data.client.SubmitModelRequest(submitCtx, in)
-	stopSubmit()
-	if err != nil && q == nil && waitInterrupted(ctx, err) {
-		// The router may have accepted it: kept by its key, so that the next apply resends the
-		// same key (which replays the accepted run) rather than draw a new one.
-		queuedInterrupted(&plan, in)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		resp.Diagnostics.AddWarning("Model request unanswered: the next apply waits for it, resent under its key", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
-		return
-	}
-	if q != nil {
-		sub.answered(ctx, q.RequestID)
-		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
-		// The handle reaches state now, even with an error: the router accepted the run, so
-		// whatever happens next, the request is not lost.
-		plan.ID = types.StringValue(q.RequestID)
-		plan.setQueue(q)
-		plan.Replayed = types.BoolValue(q.Replayed)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	}
-	switch {
-	case err != nil && q != nil:
-		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
-			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
-				"The provider follows the router's status_url, response_url and cancel_url (on the origin that answered); "+
-				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
-		return
-	case err != nil:
-		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
-		return
-	}
-	if resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
+	var queued bool
+	q, queued, err = r.submitQueued(ctx, &plan, in, sub, resp)
+	if !queued || resp.Diagnostics.HasError() || !plan.WaitForCompletion.ValueBool() {
 		return
 	}
 
@@ -335,6 +303,49 @@ func (r *routerRequestResource) Create(ctx context.Context, req resource.CreateR
 	}
 	r.keepResult(ctx, &plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// submitQueued submits a queued request and puts its handle in state as soon as the router
+// answers; queued is false when nothing more is to be done (the submission failed, or a stop
+// left it unanswered and it is kept by its key).
+func (r *routerRequestResource) submitQueued(ctx context.Context, plan *routerRequestModel, in client.InvokeInput, sub journaled,
+	resp *resource.CreateResponse,
+) (q *client.QueueRequest, queued bool, err error) {
+	// Once Terraform stops, nothing is sent that was not on the wire, and a submission on the
+	// wire gets a short grace for the handle in its answer.
+	submitCtx, stopSubmit := outlivingInterrupt(ctx)
+	q, err = r.data.client.SubmitModelRequest(submitCtx, in)
+	stopSubmit()
+	if err != nil && q == nil && waitInterrupted(ctx, err) {
+		// The router may have accepted it: kept by its key, so that the next apply resends the
+		// same key (which replays the accepted run) rather than draw a new one.
+		queuedInterrupted(plan, in)
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		resp.Diagnostics.AddWarning("Model request unanswered: the next apply waits for it, resent under its key", describeRouterInterrupted(plan.ID.ValueString(), plan.Status.ValueString()))
+		return q, false, err
+	}
+	if q != nil {
+		sub.answered(ctx, q.RequestID)
+		logInfo(ctx, "model request queued", map[string]any{"request_id": q.RequestID, "status": q.Status, "replayed": q.Replayed, "idempotency_key": in.IdempotencyKey})
+		// The handle reaches state now, even with an error: the router accepted the run, so
+		// whatever happens next, the request is not lost.
+		plan.ID = types.StringValue(q.RequestID)
+		plan.setQueue(q)
+		plan.Replayed = types.BoolValue(q.Replayed)
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	}
+	switch {
+	case err != nil && q != nil:
+		resp.Diagnostics.AddError("Model request accepted, but its answer cannot be used", r.data.redact(fmt.Sprintf(
+			"The router accepted request %s, but %v\n\nThe request id is saved in state and the resource is tainted. "+
+				"The provider follows the router's status_url, response_url and cancel_url (on the origin that answered); "+
+				"each must be present, http or https, and carry no credentials.", q.RequestID, err)))
+		return q, false, err
+	case err != nil:
+		resp.Diagnostics.AddError(errorSummary(err, familyRouter, "Model request failed"), r.data.redact(r.data.orNotSent(err, withSettingHint(describeRouterCallError(err, in), err, familyRouter))))
+		return q, false, err
+	}
+	return q, true, nil
 }
 
 // describeInvokeFailure is the error of a synchronous call, first made or resent: not sent when

@@ -166,13 +166,19 @@ func (c *terraformCLI) stopLikeRunner(r runnerStop, ready func() bool, args ...s
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// Closed once Terraform exited; waitErr is then its exit status (that of a process stopped on
+	// purpose tells nothing, but an early end is reported with it).
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	deadline := time.Now().Add(90 * time.Second)
 	for !ready() {
 		select {
-		case err := <-exited:
-			c.t.Fatalf("terraform %v ended (%v) before the moment to stop it:\n%s", args, err, out)
+		case <-exited:
+			c.t.Fatalf("terraform %v ended (%v) before the moment to stop it:\n%s", args, waitErr, out)
 		default:
 		}
 		if time.Now().After(deadline) {
