@@ -106,7 +106,7 @@ resource "svc_job" "test" {
 					tf.writeConfig(w.config(srv))
 					args := append([]string{"apply", "-auto-approve", "-input=false", "-no-color"}, w.args...)
 
-					out, took := tf.stopLikeRunner(r, func() bool { return m.ready(srv, w) }, args...)
+					out, took, _ := tf.stopLikeRunner(r, func() bool { return m.ready(srv, w) }, args...)
 					if took > 5*time.Second {
 						t.Errorf("Terraform exited %.1f s after the first signal; want within 5 s:\n%s", took.Seconds(), out)
 					}
@@ -157,9 +157,9 @@ var (
 )
 
 // stopLikeRunner runs terraform in a process group of its own and, once ready reports true,
-// signals the group as r does, until Terraform exits; it returns the output and how long after
-// the first signal Terraform exited.
-func (c *terraformCLI) stopLikeRunner(r runnerStop, ready func() bool, args ...string) (string, time.Duration) {
+// signals the group as r does, until Terraform exits; it returns the output, how long after the
+// first signal Terraform exited, and its exit status.
+func (c *terraformCLI) stopLikeRunner(r runnerStop, ready func() bool, args ...string) (string, time.Duration, error) {
 	c.t.Helper()
 	cmd, out := c.command(args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -192,7 +192,7 @@ func (c *terraformCLI) stopLikeRunner(r runnerStop, ready func() bool, args ...s
 	for _, s := range r.signals {
 		select {
 		case <-exited:
-			return out.String(), time.Since(first)
+			return out.String(), time.Since(first), waitErr
 		case <-time.After(time.Until(first.Add(s.at))):
 		}
 		if err := syscall.Kill(-cmd.Process.Pid, s.sig); err != nil && !strings.Contains(err.Error(), "no such process") {
@@ -200,7 +200,7 @@ func (c *terraformCLI) stopLikeRunner(r runnerStop, ready func() bool, args ...s
 		}
 	}
 	<-exited
-	return out.String(), time.Since(first)
+	return out.String(), time.Since(first), waitErr
 }
 
 // waitForTheServiceBack returns once no outage or downtime of srv is under way: the next apply

@@ -114,25 +114,8 @@ func (c *terraformCLI) terminateGroupOnce(ready func() bool, args ...string) (st
 // signalGroupOnce is terminateGroupOnce with the signal sig.
 func (c *terraformCLI) signalGroupOnce(sig syscall.Signal, ready func() bool, args ...string) (string, error) {
 	c.t.Helper()
-	cmd, out := c.command(args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for !ready() {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-			c.t.Fatalf("terraform %v: never ready to terminate:\n%s", args, out)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition, not a fixed wait
-	}
-	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
-		c.t.Fatal(err)
-	}
-	err := cmd.Wait()
-	return out.String(), err
+	out, _, err := c.stopLikeRunner(runnerStop{sig.String(), []timedSignal{{0, sig}}}, ready, args...)
+	return out, err
 }
 
 // jobIDsInState reads the id of every svc_job in state, by address; a tainted one fails the test.
