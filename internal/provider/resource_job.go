@@ -244,13 +244,14 @@ func keepUnanswered(ctx context.Context, data *providerData, in jobCreateInput, 
 		return
 	}
 	diags.AddError(errorSummary(err, familyService, "Job submission unanswered"), data.redact(fmt.Sprintf(
-		"The submission under Idempotency-Key %s may have reached the service, but no answer came back before the "+
-			"create timeout: %v\n\n"+
+		"The submission may have reached the service, but no answer came back before the create timeout, so a job "+
+			"may exist that the provider cannot name yet.\n\nIdempotency-Key: %s\nCause: %v\n\n"+
 			"The key is saved in state, with no job id, and the resource is tainted. Once the service answers again, run "+
-			"`terraform untaint <address>` and apply: the same request is resent under the same key, so if the first "+
-			"attempt created a job the service refuses the used key and nothing runs twice. Applying without untainting "+
-			"replaces it with a new submission under a new key (unless idempotency_key is set), which could run the "+
-			"workflow twice.", in.key, err)))
+			"`terraform untaint <address>` and apply: the same request is resent under the same key, so a job the first "+
+			"attempt created makes the service refuse the used key (nothing runs twice), and one it did not create runs "+
+			"then. Applying without untainting replaces it with a new submission under a new key (unless idempotency_key "+
+			"is set), which could run the workflow twice. If you learn the job's id, `terraform import <address> <job id>` "+
+			"brings it under management.", in.key, err)))
 }
 
 // jobCreateInput is what svc_job's Create acts on, read from the plan and the configuration.
