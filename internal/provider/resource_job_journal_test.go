@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -94,6 +95,7 @@ func TestCLI_sigkillMidApplyAdoptsTheJournaledJobs(t *testing.T) {
 			}
 			before := srv.JobIDs()
 			srv.ClearFaults()
+			tf.setAsideTornState(t)
 
 			out = tf.run("apply", "-auto-approve", "-input=false", "-no-color")
 			if jobs := srv.JobCount(); jobs != 10 {
@@ -132,6 +134,7 @@ func TestCLI_sigkillAfterLostAnswersRunsNothingTwice(t *testing.T) {
 		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
 	}
 	srv.ClearFaults()
+	tf.setAsideTornState(t)
 	// Terraform starts no new create after an error: three applies see every instance through.
 	for range 3 {
 		out, err := tf.try(args...)
@@ -144,6 +147,23 @@ func TestCLI_sigkillAfterLostAnswersRunsNothingTwice(t *testing.T) {
 	}
 	if jobs, ids := srv.JobCount(), jobIDsInState(t, tf); jobs != 10 || len(ids) != 7 {
 		t.Fatalf("%d jobs on the server, %d in state; want 10 and 7: the three unnamed jobs not run again", jobs, len(ids))
+	}
+}
+
+// setAsideTornState does what a user does when a kill caught Terraform writing its local state:
+// Terraform's local backend rewrites terraform.tfstate in place, so a SIGKILL in the middle leaves
+// it torn, and every command refuses it. Moved aside, the next apply starts from no state and the
+// journal gives back every job the killed apply created.
+func (c *terraformCLI) setAsideTornState(t *testing.T) {
+	t.Helper()
+	path := filepath.Join(c.dir, "terraform.tfstate")
+	b, err := os.ReadFile(path)
+	if err != nil || json.Valid(b) {
+		return
+	}
+	t.Logf("the kill tore terraform.tfstate (%d bytes); set aside as a user would", len(b))
+	if err := os.Rename(path, path+".torn"); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -43,6 +43,7 @@ resource "svc_router_request" "test" {
 			if out, err := tf.signalGroupOnce(syscall.SIGKILL, func() bool { return tt.ready(srv, journal) }, args...); err == nil {
 				t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
 			}
+			tf.setAsideTornState(t)
 			out := tf.run(args...)
 			if n := srv.RouterRuns(emulator.ModelSlow); n != 3 {
 				t.Fatalf("the model ran %d times; want 3:\n%s", n, out)
