@@ -330,11 +330,35 @@ resource "svc_job" "many" {
 }
 
 // buildProvider builds the provider binary into a temporary plugin directory.
+//
+// One build serves the whole test process (linking takes seconds of CPU each time, and the
+// binary is only read): it is made by the first test that asks and removed by TestMain.
 func buildProvider(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	goBuild(t, ".", filepath.Join(dir, "terraform-provider-svc"))
-	return dir
+	sharedPlugin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "svc-plugin-")
+		if err != nil {
+			sharedPlugin.err = err
+			return
+		}
+		sharedPlugin.dir = dir
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-svc"), ".")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			sharedPlugin.err = fmt.Errorf("building the provider: %w\n%s", err, out)
+		}
+	})
+	if sharedPlugin.err != nil {
+		t.Fatal(sharedPlugin.err)
+	}
+	return sharedPlugin.dir
+}
+
+// sharedPlugin is the provider binary buildProvider built for this test process.
+var sharedPlugin struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // goBuild builds the module's package pkg (a path from the module root) into the file bin.

@@ -41,7 +41,11 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv(journalEnv); !set {
 		_ = os.Setenv(journalEnv, "")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if sharedPlugin.dir != "" {
+		_ = os.RemoveAll(sharedPlugin.dir)
+	}
+	os.Exit(code)
 }
 
 // testServerModeEnv names the preset of the reference servers newTestServer starts for tests
