@@ -250,9 +250,12 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		sock = data.dialPromptSocket(ctx, waitCtx, "socket unavailable; following the prompt by status polling only (outputs will be missing)")
 		defer sock.Close()
 	}
-	if !r.submitPrompt(ctx, waitCtx, data, plan, in.apiKeyWO, resp) {
+	sub, ok := r.startPrompt(ctx, waitCtx, data, plan, in.apiKeyWO, resp)
+	if !ok {
 		return
 	}
+	// The prompt's id goes back to Terraform when Create returns: its entry is then Terraform's.
+	defer sub.end(ctx, true, nil)
 	if !plan.WaitForCompletion.ValueBool() {
 		// Not waiting, but status is known now: left null, the next refresh would show it as a change.
 		r.readStatusAfterSubmit(waitCtx, data, plan, &resp.Diagnostics)
@@ -260,6 +263,9 @@ func (r *promptResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	res, waitErr := data.followPrompt(ctx, waitCtx, plan.ID.ValueString(), plan.Workflow.ValueString(), sock)
+	if sub.adopted {
+		res.OutputsComplete = false // what the socket sent before this run connected is not seen again
+	}
 	r.setResult(ctx, plan, res, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	data.reportPromptCreateEnd(ctx, &resp.Diagnostics, res, waitErr, in.timeout)
@@ -297,23 +303,35 @@ func (d *providerData) dialPromptSocket(ctx, waitCtx context.Context, unavailabl
 	return sock
 }
 
-// submitPrompt sends the prompt and, once the service answered with its id, saves that id in
-// state: whatever happens while waiting, the prompt is not lost. It reports whether the
-// submission succeeded and the state was saved.
-func (r *promptResource) submitPrompt(ctx, waitCtx context.Context, data *providerData, plan *promptModel, apiKeyWO types.String, resp *resource.CreateResponse) bool {
-	sub, err := data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
-		Workflow:  json.RawMessage(plan.Workflow.ValueString()),
-		ExtraData: data.promptExtraData(apiKeyWO),
-	})
-	if err != nil {
-		resp.Diagnostics.AddError(errorSummary(err, familyService, "Prompt submission failed"), data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
-		return false
+// startPrompt takes over the prompt an earlier, dead run submitted for this workflow (from the
+// journal), else submits the prompt and journals its id; either way it saves the id in state at
+// once: whatever happens while waiting, the prompt is not lost. It reports whether there is a
+// prompt and the state was saved.
+func (r *promptResource) startPrompt(ctx, waitCtx context.Context, data *providerData, plan *promptModel, apiKeyWO types.String, resp *resource.CreateResponse) (journaled, bool) {
+	sub, adopted := data.journal.adoptPrompt(plan, &resp.Diagnostics)
+	switch {
+	case resp.Diagnostics.HasError():
+		return sub, false
+	case adopted:
+		logInfo(ctx, "prompt adopted from the journal", map[string]any{"prompt_id": sub.id})
+		warnPromptAdopted(&resp.Diagnostics, sub)
+	default:
+		answer, err := data.client.SubmitPrompt(waitCtx, client.SubmitPromptInput{
+			Workflow:  json.RawMessage(plan.Workflow.ValueString()),
+			ExtraData: data.promptExtraData(apiKeyWO),
+		})
+		if err != nil {
+			resp.Diagnostics.AddError(errorSummary(err, familyService, "Prompt submission failed"), data.redact(data.orNotSent(err, withSettingHint(describePromptSubmitError(err), err, familyService))))
+			return sub, false
+		}
+		logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": answer.PromptID, "request_id": answer.RequestID})
+		sub = data.journal.recordPrompt(ctx, plan, answer.PromptID)
+		sub.id = answer.PromptID
 	}
-	logInfo(ctx, "prompt submitted", map[string]any{"prompt_id": sub.PromptID, "request_id": sub.RequestID})
-	plan.ID = types.StringValue(sub.PromptID)
-	r.setResult(ctx, plan, &client.PromptResult{PromptID: sub.PromptID}, &resp.Diagnostics)
+	plan.ID = types.StringValue(sub.id)
+	r.setResult(ctx, plan, &client.PromptResult{PromptID: sub.id}, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
-	return !resp.Diagnostics.HasError()
+	return sub, !resp.Diagnostics.HasError()
 }
 
 // followPrompt waits for a submitted prompt until waitCtx ends, logging its progress (each new
@@ -443,6 +461,8 @@ func (r *promptResource) Read(ctx context.Context, req resource.ReadRequest, res
 	if r.data.configUnknown {
 		return // the provider's settings are not known during this plan: keep state
 	}
+	// The prompt is in Terraform's state: its journal entry is never adopted again.
+	r.data.journal.confirm(ctx, state.ID.ValueString())
 	readCtx, cancel := r.data.readContext(ctx)
 	defer cancel()
 	st, err := r.data.client.GetPromptStatus(readCtx, state.ID.ValueString())
@@ -480,8 +500,12 @@ func (r *promptResource) Update(ctx context.Context, req resource.UpdateRequest,
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// Delete forgets the prompt: the v1 interface has no cancel route.
-func (r *promptResource) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+// Delete forgets the prompt, and its journal entry: the v1 interface has no cancel route.
+func (r *promptResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var id types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("id"), &id)...)
+	r.data.journal.forget(ctx, id.ValueString())
+}
 
 // ImportState takes the prompt_id, or an identity with it.
 func (r *promptResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
