@@ -20,11 +20,12 @@ import (
 // time left), plus a line when the apply starts and one when it ends, to two places:
 //
 //   - Terraform's log at INFO (TF_LOG_PROVIDER=info), always;
-//   - the file progress.log in the journal's directory, when the journal is a local directory,
-//     for `tail -F` in a second terminal or a CI step. With the journal off (journal = "") the
-//     user asked the provider to write nothing in the working directory, and a journal in a
-//     bucket has no local directory (an object cannot be appended to, nor followed by tail): the
-//     log alone has the lines then.
+//   - the file progress.log, for `tail -F` in a second terminal or a CI step, on the machine
+//     that runs the apply: in the journal's directory, or with a journal in a bucket in the
+//     default one (.terraform/svc-journal), since a bucket object can be neither appended to
+//     nor followed by tail, and the lines are for the people watching this run, not for the
+//     next one. With the journal off (journal = "") the user asked the provider to keep no
+//     file, and the log alone has the lines.
 //
 // A line holds the batch's id, its output_dir, counts and durations: nothing a row or the
 // service wrote, and never a secret (each line is also masked with the provider's secrets).
@@ -223,12 +224,12 @@ func batchProgressLabel(planned *jobBatchModel) string {
 	return label
 }
 
-// batchProgressSink writes each line to Terraform's log and, when the journal is a local
-// directory, to its progress log.
+// batchProgressSink writes each line to Terraform's log and, unless the journal is off, to the
+// progress log.
 func batchProgressSink(ctx context.Context, data *providerData) func(time.Time, string) {
 	var file *progressLogFile
 	if data != nil {
-		if dir := data.journal.localDir(); dir != "" {
+		if dir := data.journal.progressDir(); dir != "" {
 			file = &progressLogFile{path: filepath.Join(dir, batchProgressFile), max: maxProgressLogBytes}
 		}
 	}
@@ -244,11 +245,14 @@ func batchProgressSink(ctx context.Context, data *providerData) func(time.Time, 
 	}
 }
 
-// localDir is the journal's directory when it is a local one; "" when the journal is off or
-// in a bucket.
-func (s *submissionJournal) localDir() string {
-	if s == nil || strings.Contains(s.dir, "://") {
+// progressDir is the directory of the progress log: the journal's when it is a local
+// directory, the default journal directory when the journal is in a bucket, "" when it is off.
+func (s *submissionJournal) progressDir() string {
+	switch {
+	case s == nil:
 		return ""
+	case strings.Contains(s.dir, "://"):
+		return journalDefaultDir()
 	}
 	return s.dir
 }

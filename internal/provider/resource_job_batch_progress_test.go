@@ -203,9 +203,10 @@ func TestRoughDuration(t *testing.T) {
 	}
 }
 
-// The progress log is the journal's when the journal is a local directory; with the journal off
-// or in a bucket there is none (the lines go to Terraform's log alone).
-func TestJournalLocalDir(t *testing.T) {
+// The progress log is in the journal's directory; with the journal in a bucket, in the default
+// directory on this machine (tail cannot follow a bucket); with the journal off, nowhere (the
+// lines go to Terraform's log alone).
+func TestJournalProgressDir(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		dir, want string
@@ -213,10 +214,10 @@ func TestJournalLocalDir(t *testing.T) {
 		{dir: "", want: ""},
 		{dir: ".terraform/svc-journal", want: ".terraform/svc-journal"},
 		{dir: "/mnt/runner-cache/journal", want: "/mnt/runner-cache/journal"},
-		{dir: "s3://bucket/prefix?region=eu-west-1", want: ""},
+		{dir: "s3://bucket/prefix?region=eu-west-1", want: journalDefaultDir()},
 	}
 	for _, tt := range tests {
-		if got := newSubmissionJournal(tt.dir, time.Now).localDir(); got != tt.want {
+		if got := newSubmissionJournal(tt.dir, time.Now).progressDir(); got != tt.want {
 			t.Errorf("journal %q: progress log in %q; want %q", tt.dir, got, tt.want)
 		}
 	}
