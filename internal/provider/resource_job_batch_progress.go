@@ -38,7 +38,8 @@ const batchProgressFile = "progress.log"
 
 // maxProgressLogBytes bounds the progress log: a line that would take it past this size first
 // renames it to progress.log.1 (replacing the one before), so the two files hold at most twice
-// this (a line every 10 s is about 15 KiB an hour per batch: 1 MiB is days of lines).
+// this (a line of about 150 bytes every 10 s is about 55 KB an hour per batch: 1 MiB holds most
+// of a day of one batch's lines).
 const maxProgressLogBytes = 1 << 20
 
 // batchProgressCounts is where the rows an apply acts on stand. done is succeeded + failed;
