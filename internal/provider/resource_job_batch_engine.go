@@ -33,6 +33,7 @@ type batchEngine struct {
 	files       batchDest // output_dir, opened once per apply
 	cancelRuns  bool
 	rerunFailed bool
+	label       string // names the batch in its progress lines
 
 	mu   sync.Mutex
 	rows map[string]*batchRow
@@ -58,6 +59,7 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 		shape:       sync.OnceValue(func() string { return client.WorkflowShape([]byte(planned.Workflow.ValueString())) }),
 		maxInFlight: n, outputDir: planned.OutputDir.ValueString(), cancelRuns: planned.CancelOnDestroy.ValueBool(),
 		rerunFailed: planned.RerunFailed.ValueBool(),
+		label:       batchProgressLabel(planned),
 		rows:        map[string]*batchRow{},
 	}
 }
@@ -78,6 +80,7 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	if e.outputDir == "" {
 		transferWorkers = 0
 	}
+	progress := e.startProgress(ctx, limit, tasks) // a line every 10 s, for people (resource_job_batch_progress.go)
 	transfers := startLane(transferWorkers, func() {
 		for t := range e.transfers {
 			e.transfer(ctx, t.key, t.row)
@@ -96,6 +99,7 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	jobs.Wait()
 	close(e.transfers)
 	transfers.Wait()
+	progress.stop(ctx.Err())
 	return e.rows
 }
 
