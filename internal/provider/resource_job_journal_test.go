@@ -150,10 +150,12 @@ func TestCLI_sigkillAfterLostAnswersRunsNothingTwice(t *testing.T) {
 	}
 }
 
-// setAsideTornState does what a user does when a kill caught Terraform writing its local state:
-// Terraform's local backend rewrites terraform.tfstate in place, so a SIGKILL in the middle leaves
-// it torn, and every command refuses it. Moved aside, the next apply starts from no state and the
-// journal gives back every job the killed apply created.
+// setAsideTornState does what the provider's page tells a user to do when a kill caught
+// Terraform writing its local state: Terraform's local backend rewrites terraform.tfstate in
+// place, so a SIGKILL in the middle leaves it torn, and every command refuses it. Moved aside,
+// with terraform.tfstate.backup (the state the killed apply started from) put back when there is
+// one, the next apply starts from there and the journal gives back every job the killed apply
+// created.
 func (c *terraformCLI) setAsideTornState(t *testing.T) {
 	t.Helper()
 	path := filepath.Join(c.dir, "terraform.tfstate")
@@ -164,6 +166,11 @@ func (c *terraformCLI) setAsideTornState(t *testing.T) {
 	t.Logf("the kill tore terraform.tfstate (%d bytes); set aside as a user would", len(b))
 	if err := os.Rename(path, path+".torn"); err != nil {
 		t.Fatal(err)
+	}
+	if backup, err := os.ReadFile(path + ".backup"); err == nil {
+		if err := os.WriteFile(path, backup, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
