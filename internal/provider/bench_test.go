@@ -336,7 +336,7 @@ resource "svc_job" "many" {
 func buildProvider(t *testing.T) string {
 	t.Helper()
 	sharedPlugin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "svc-plugin-")
+		dir, err := os.MkdirTemp("", "svc-plugin-") //nolint:usetesting // outlives the test that builds it: TestMain removes it
 		if err != nil {
 			sharedPlugin.err = err
 			return
