@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 )
@@ -110,44 +111,64 @@ func (j *Journal) mark(o op, keys []string) error {
 // Adopt claims the oldest entry of kind and digest that never reached Terraform's state and that
 // no live process claims, and reports it (ok false when there is none). An entry claimed by a
 // process that died is adoptable; one claimed by this process is not, so identical submissions
-// of one run each adopt a different entry.
+// of one run each adopt a different entry. In a bucket journal, an entry whose owner's lease has
+// not expired and has not been seen renewed is waited for (at most Lease): a run that died a
+// moment ago cannot be told from one alive until then.
 func (j *Journal) Adopt(kind, digest string) (adopted Entry, ok bool, err error) {
-	err = j.change(false, func() []line {
-		for _, key := range j.order {
-			e := j.entries[key]
-			if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) || !j.claimable(e) {
-				continue
+	for {
+		var recheck time.Time
+		err = j.change(false, func() []line {
+			ok, recheck = false, time.Time{}
+			for _, key := range j.order {
+				e := j.entries[key]
+				if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) {
+					continue
+				}
+				claimable, at := j.claimable(e)
+				if !claimable {
+					if !at.IsZero() && (recheck.IsZero() || at.Before(recheck)) {
+						recheck = at
+					}
+					continue
+				}
+				adopted, ok = e.Entry, true
+				return []line{{Op: opClaim, Entry: Entry{Key: key}, Owner: j.owner}}
 			}
-			adopted, ok = e.Entry, true
-			return []line{{Op: opClaim, Entry: Entry{Key: key}, Owner: j.owner}}
+			return nil
+		})
+		if err != nil || ok || recheck.IsZero() {
+			return adopted, ok, err
 		}
-		return nil
-	})
-	return adopted, ok, err
+		j.sleep(recheck.Sub(j.now()))
+	}
 }
 
 func (j *Journal) expired(e *entry) bool { return j.now().Sub(e.Created) >= TTL }
 
-// claimable reports whether e is claimed by no live process. A claim's owner lives while its
-// owner file is locked.
-func (j *Journal) claimable(e *entry) bool {
+// claimable reports whether e is claimed by no live process; when that cannot be told yet (a
+// bucket journal's owner whose lease has not been seen renewed nor expired), recheck is when to
+// look again. In a directory, a claim's owner lives while its owner file is locked.
+func (j *Journal) claimable(e *entry) (ok bool, recheck time.Time) {
 	switch e.owner {
 	case "":
-		return true
+		return true, time.Time{}
 	case j.owner:
-		return false
+		return false, time.Time{}
+	}
+	if j.remote != nil {
+		return j.remote.ownerGone(j, e.owner)
 	}
 	f, err := os.OpenFile(j.ownerPath(e.owner), os.O_RDWR, 0)
 	if err != nil {
-		return true // no owner file: its process ended and removed it
+		return true, time.Time{} // no owner file: its process ended and removed it
 	}
 	defer f.Close()
 	if lockFile(f, false) != nil {
-		return false // its process holds it
+		return false, time.Time{} // its process holds it
 	}
 	_ = unlockFile(f)
 	_ = os.Remove(f.Name())
-	return true
+	return true, time.Time{}
 }
 
 // Entries lists the entries of the journal that did not expire, oldest first, for tests and
@@ -155,6 +176,7 @@ func (j *Journal) claimable(e *entry) bool {
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
 	err := j.change(false, func() []line {
+		out = out[:0]
 		for _, key := range j.order {
 			if e := j.entries[key]; e != nil && !j.expired(e) {
 				out = append(out, e.Entry)
@@ -171,20 +193,7 @@ func (j *Journal) compact() error {
 	if err := j.refresh(); err != nil {
 		return err
 	}
-	var lines []line
-	for _, key := range j.order {
-		e := j.entries[key]
-		if e == nil || j.expired(e) {
-			continue
-		}
-		lines = append(lines, line{Op: opPut, Entry: e.Entry, Owner: e.owner})
-		switch {
-		case e.handed:
-			lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
-		case e.returned:
-			lines = append(lines, line{Op: opReturned, Entry: Entry{Key: key}})
-		}
-	}
+	lines := j.wanted()
 	if j.offset < 4096 || int64(len(lines))*2*200 > j.offset {
 		return nil // small, or mostly wanted: not worth a rewrite
 	}
@@ -204,4 +213,23 @@ func (j *Journal) compact() error {
 		return err
 	}
 	return j.refresh()
+}
+
+// wanted is what a compacted log holds: the entries neither removed nor expired, as they stand.
+func (j *Journal) wanted() []line {
+	var lines []line
+	for _, key := range j.order {
+		e := j.entries[key]
+		if e == nil || j.expired(e) {
+			continue
+		}
+		lines = append(lines, line{Op: opPut, Entry: e.Entry, Owner: e.owner})
+		switch {
+		case e.handed:
+			lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+		case e.returned:
+			lines = append(lines, line{Op: opReturned, Entry: Entry{Key: key}})
+		}
+	}
+	return lines
 }

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-org/terraform-provider-svc/internal/bucket"
 )
 
 // TTL is how long an entry is kept: the service keeps an idempotency key this long, so an entry
@@ -95,6 +97,11 @@ type Journal struct {
 	entries map[string]*entry
 	byID    map[string]string // the key of each id answered
 	order   []string          // keys in the order they were put, so adoption is first in, first out
+
+	// remote is the journal's bucket when it is one (see remote.go), nil for a directory.
+	remote *remoteLog
+	// sleep waits between two looks at a claim whose owner may have died (a bucket journal).
+	sleep func(time.Duration)
 }
 
 // Path is the journal's directory, for errors naming it.
@@ -103,6 +110,9 @@ func (j *Journal) Path() string { return j.dir }
 // Check reports whether dir can hold a journal: the directory can be created and written, and a
 // log already there reads. It changes nothing but creating the directory and an empty log.
 func Check(dir string) error {
+	if bucket.IsURL(dir) {
+		return checkRemote(dir)
+	}
 	j, err := openLog(dir, time.Now)
 	if err != nil {
 		return err
@@ -114,6 +124,9 @@ func Check(dir string) error {
 // Open opens (creating it when needed) the journal in dir; now is its clock. The journal stays
 // claimed by this process until Close.
 func Open(dir string, now func() time.Time) (*Journal, error) {
+	if bucket.IsURL(dir) {
+		return openRemote(dir, remoteOptions{now: now})
+	}
 	j, err := openLog(dir, now)
 	if err != nil {
 		return nil, err
@@ -137,7 +150,7 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
+	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}, sleep: time.Sleep}, nil
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
@@ -171,6 +184,12 @@ func (j *Journal) Close() error {
 		}
 		return lines
 	})
+	if j.remote != nil {
+		if cerr := j.closeRemote(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.held != nil {
@@ -272,6 +291,16 @@ func (j *Journal) apply(b []byte) error {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &l); err != nil || l.Key == "" {
 		return errCorrupt
 	}
+	return j.applyLine(l)
+}
+
+// resetEntries forgets every entry, before the log is read again from its start.
+func (j *Journal) resetEntries() {
+	j.entries, j.byID, j.order = map[string]*entry{}, map[string]string{}, nil
+}
+
+// applyLine replays one line of the log.
+func (j *Journal) applyLine(l line) error {
 	e := j.entries[l.Key]
 	if l.Op == opPut {
 		if e == nil {
@@ -329,6 +358,9 @@ func (j *Journal) append(lines ...line) error {
 // one sync, so that a wave of submissions does not cost a sync each. Lines written without a sync
 // survive the death of the process (they are in the system's cache), not that of the host.
 func (j *Journal) change(durable bool, fn func() []line) error {
+	if j.remote != nil {
+		return j.changeRemote(fn) // every change to a bucket is durable once written
+	}
 	var end int64
 	var log *os.File
 	err := func() error {
