@@ -154,6 +154,11 @@ type providerData struct {
 	now func() time.Time
 	// journal keeps what is submitted until its id reaches state; nil when off.
 	journal *submissionJournal
+	// journalGiven is whether the journal setting (or SVC_JOURNAL) chose the journal, which a
+	// batch writing into a bucket then uses instead of one in that bucket (journalForBatch).
+	journalGiven bool
+	// bucketJournals are the journals in output buckets, one per place (journal_batch.go).
+	bucketJournals *journalsByPlace
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -224,7 +229,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
 		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now,
-		journal: newSubmissionJournal(journalAt, p.now)}
+		journal: newSubmissionJournal(journalAt, p.now), journalGiven: journalGiven(cfg.Journal) || cfg.Journal.IsUnknown(),
+		bucketJournals: &journalsByPlace{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.EphemeralResourceData = data
