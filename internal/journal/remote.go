@@ -199,7 +199,10 @@ func openRemote(raw string, opts remoteOptions) (*Journal, error) {
 func (r *remoteLog) renew(j *Journal) error {
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(lease{Count: r.renewed.Add(1), Expires: j.now().Add(Lease).UTC(), PID: os.Getpid(), Host: host})
-	if err := r.store.PutSmall(context.Background(), r.leaseKey(j.owner), b); err != nil {
+	// A renewal late by more than two intervals is no use: the next one is under way by then.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*renewEvery)
+	defer cancel()
+	if err := r.store.PutSmall(ctx, r.leaseKey(j.owner), b); err != nil {
 		return fmt.Errorf("journal %s: writing this process's lease: %w", j.dir, err)
 	}
 	return nil
