@@ -119,10 +119,10 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"journal": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Directory of the journal of submissions: each job or model request's idempotency key " +
-					"and a digest of what it runs, synced to disk before it is sent, and its id once answered, so that the " +
-					"apply after Terraform died before saving state (SIGKILL, the OOM killer, a lost runner) adopts it " +
-					"instead of running it twice. Environment: `SVC_JOURNAL`. Default: `.terraform/svc-journal`; `\"\"` turns it off. " +
+				MarkdownDescription: "Where the journal of submissions is kept: a directory, or a bucket URL as `output_dir` takes " +
+					"(`s3://bucket/prefix?...`). Each job or model request's idempotency key and a digest of what it runs are made " +
+					"durable before it is sent, its id added once answered, so the apply after Terraform died before saving state " +
+					"adopts it instead of running it twice. Environment: `SVC_JOURNAL`. Default: `.terraform/svc-journal`; `\"\"` turns it off. " +
 					"See \"When the runner dies\" below.",
 			},
 		},
