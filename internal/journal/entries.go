@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 )
@@ -111,64 +110,48 @@ func (j *Journal) mark(o op, keys []string) error {
 // Adopt claims the oldest entry of kind and digest that never reached Terraform's state and that
 // no live process claims, and reports it (ok false when there is none). An entry claimed by a
 // process that died is adoptable; one claimed by this process is not, so identical submissions
-// of one run each adopt a different entry. In a bucket journal, an entry whose owner's lease has
-// not expired and has not been seen renewed is waited for (at most Lease): a run that died a
-// moment ago cannot be told from one alive until then.
+// of one run each adopt a different entry.
 func (j *Journal) Adopt(kind, digest string) (adopted Entry, ok bool, err error) {
-	for {
-		var recheck time.Time
-		err = j.change(false, func() []line {
-			ok, recheck = false, time.Time{}
-			for _, key := range j.order {
-				e := j.entries[key]
-				if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) {
-					continue
-				}
-				claimable, at := j.claimable(e)
-				if !claimable {
-					if !at.IsZero() && (recheck.IsZero() || at.Before(recheck)) {
-						recheck = at
-					}
-					continue
-				}
-				adopted, ok = e.Entry, true
-				return []line{{Op: opClaim, Entry: Entry{Key: key}, Owner: j.owner}}
+	err = j.change(false, func() []line {
+		adopted, ok = Entry{}, false // a bucket journal may run a change again (see change)
+		for _, key := range j.order {
+			e := j.entries[key]
+			if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) || !j.claimable(e) {
+				continue
 			}
-			return nil
-		})
-		if err != nil || ok || recheck.IsZero() {
-			return adopted, ok, err
+			adopted, ok = e.Entry, true
+			return []line{{Op: opClaim, Entry: Entry{Key: key}, Owner: j.owner}}
 		}
-		j.sleep(recheck.Sub(j.now()))
-	}
+		return nil
+	})
+	return adopted, ok, err
 }
 
 func (j *Journal) expired(e *entry) bool { return j.now().Sub(e.Created) >= TTL }
 
-// claimable reports whether e is claimed by no live process; when that cannot be told yet (a
-// bucket journal's owner whose lease has not been seen renewed nor expired), recheck is when to
-// look again. In a directory, a claim's owner lives while its owner file is locked.
-func (j *Journal) claimable(e *entry) (ok bool, recheck time.Time) {
+// claimable reports whether e is claimed by no live process. A claim's owner lives while its
+// owner file is locked (in a bucket, while its lease lives: see remote.go).
+func (j *Journal) claimable(e *entry) bool {
 	switch e.owner {
 	case "":
-		return true, time.Time{}
+		return true
 	case j.owner:
-		return false, time.Time{}
+		return false
 	}
 	if j.remote != nil {
 		return j.remote.ownerGone(j, e.owner)
 	}
 	f, err := os.OpenFile(j.ownerPath(e.owner), os.O_RDWR, 0)
 	if err != nil {
-		return true, time.Time{} // no owner file: its process ended and removed it
+		return true // no owner file: its process ended and removed it
 	}
 	defer f.Close()
 	if lockFile(f, false) != nil {
-		return false, time.Time{} // its process holds it
+		return false // its process holds it
 	}
 	_ = unlockFile(f)
 	_ = os.Remove(f.Name())
-	return true, time.Time{}
+	return true
 }
 
 // Entries lists the entries of the journal that did not expire, oldest first, for tests and

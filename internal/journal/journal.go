@@ -100,8 +100,6 @@ type Journal struct {
 
 	// remote is the journal's bucket when it is one (see remote.go), nil for a directory.
 	remote *remoteLog
-	// sleep waits between two looks at a claim whose owner may have died (a bucket journal).
-	sleep func(time.Duration)
 }
 
 // Path is the journal's directory, for errors naming it.
@@ -150,7 +148,7 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}, sleep: time.Sleep}, nil
+	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
@@ -354,6 +352,8 @@ func (j *Journal) append(lines ...line) error {
 }
 
 // change runs fn on the current entries, holding the lock, and appends the lines it returns.
+// fn may be run more than once (a bucket journal runs it again on what another writer wrote
+// first): it sets what it reports afresh each time.
 // With durable set it returns once they are synced to disk; changes made at the same time share
 // one sync, so that a wave of submissions does not cost a sync each. Lines written without a sync
 // survive the death of the process (they are in the system's cache), not that of the host.

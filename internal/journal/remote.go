@@ -15,9 +15,10 @@ package journal
 //   - owners/<owner>: each process's lease, rewritten every renewEvery with a count and an
 //     expiry Lease ahead. A claim is honoured while its owner's lease lives: not expired, by the
 //     owner's clock nor by the reader's since it first saw it unchanged; a lease that was seen
-//     renewed is alive. A claim whose owner has neither been seen renewing nor expired is waited
-//     for (see Adopt): a run killed a moment ago cannot be told from a live one sooner, and
-//     submitting its entries anew would run them twice.
+//     renewed is alive. Open waits until the lease of each claim's owner has been seen renewed
+//     or has ended (awaitLeases): a run killed a moment ago cannot be told from a live one
+//     sooner, and submitting its entries anew would run them twice. A run whose claims appear
+//     after this one opened is honoured while its lease is unexpired.
 
 import (
 	"bytes"
@@ -88,6 +89,7 @@ type remoteLog struct {
 	seenMine bool
 
 	leases map[string]*leaseSeen
+	sleep  func(time.Duration) // between two looks at the leases at Open
 
 	// Group commit: changes queue while one writer (holding commitMu) writes.
 	commitMu sync.Mutex
@@ -134,8 +136,8 @@ func newRemote(raw string, opts remoteOptions) (*Journal, error) {
 		opts.sleep = time.Sleep
 	}
 	return &Journal{
-		dir: raw, now: opts.now, sleep: opts.sleep, entries: map[string]*entry{}, byID: map[string]string{},
-		remote: &remoteLog{store: store, base: loc.Key("journal") + "/", leases: map[string]*leaseSeen{}},
+		dir: raw, now: opts.now, entries: map[string]*entry{}, byID: map[string]string{},
+		remote: &remoteLog{store: store, base: loc.Key("journal") + "/", leases: map[string]*leaseSeen{}, sleep: opts.sleep},
 	}, nil
 }
 
@@ -187,6 +189,9 @@ func openRemote(raw string, opts remoteOptions) (*Journal, error) {
 	}
 	j.mu.Lock()
 	err = j.compactRemote(context.Background())
+	if err == nil {
+		err = j.awaitLeases(context.Background())
+	}
 	j.mu.Unlock()
 	if err != nil {
 		_ = j.closeRemote()
@@ -245,50 +250,86 @@ func (j *Journal) closeRemote() error {
 	return nil
 }
 
-// ownerGone reports whether the lease of owner ended (its claims are not honoured); when that
-// cannot be told yet, recheck is when to look again. Holding j.mu.
-func (r *remoteLog) ownerGone(j *Journal, owner string) (gone bool, recheck time.Time) {
+// ownerGone reports whether the lease of owner ended, so that its claims are not honoured: the
+// lease is gone (its process ended well) or expired (by the owner's clock, or unchanged for a
+// Lease by this process's). A lease seen renewed is alive for two renewal intervals, then looked
+// at again. Holding j.mu.
+func (r *remoteLog) ownerGone(j *Journal, owner string) bool { return r.ownerGoneAsOf(j, owner, false) }
+
+// ownerGoneAsOf is ownerGone; fresh reads the lease even when it was seen renewed lately.
+func (r *remoteLog) ownerGoneAsOf(j *Journal, owner string, fresh bool) bool {
 	now := j.now()
 	seen := r.leases[owner]
 	switch {
 	case seen != nil && seen.dead:
-		return true, time.Time{}
-	case seen != nil && now.Before(seen.aliveUntil):
-		return false, time.Time{}
+		return true
+	case seen != nil && !fresh && now.Before(seen.aliveUntil):
+		return false
 	}
 	b, ok, err := r.store.GetSmall(context.Background(), r.leaseKey(owner), 4096)
 	if err != nil {
-		return false, now.Add(renewEvery / 2) // unreadable for now: honoured, and looked at again
+		return false // unreadable for now: honoured
 	}
 	var l lease
 	if !ok || json.Unmarshal(b, &l) != nil || !now.Before(l.Expires) {
-		r.leases[owner] = &leaseSeen{dead: true} // removed (ended well), or expired by its clock
-		return true, time.Time{}
+		r.leases[owner] = &leaseSeen{dead: true}
+		return true
 	}
 	switch {
-	case seen == nil || l.Count < seen.count:
-		r.leases[owner] = &leaseSeen{count: l.Count, firstSeen: now}
-		seen = r.leases[owner]
-	case l.Count > seen.count:
-		// Renewed since first seen: alive, and looked at again once a renewal is due.
-		*seen = leaseSeen{count: l.Count, firstSeen: now, aliveUntil: now.Add(2 * renewEvery)}
-		return false, time.Time{}
+	case seen == nil || l.Count != seen.count:
+		// First seen, or renewed since: alive until a renewal is due twice over.
+		r.leases[owner] = &leaseSeen{count: l.Count, firstSeen: now, aliveUntil: now.Add(2 * renewEvery)}
+		return false
 	case !now.Before(seen.firstSeen.Add(Lease)):
 		seen.dead = true // unchanged for a lease by this process's clock
-		return true, time.Time{}
+		return true
 	}
-	recheck = now.Add(renewEvery / 2)
-	if end := minTime(l.Expires, seen.firstSeen.Add(Lease)); end.Before(recheck) {
-		recheck = end
-	}
-	return false, recheck
+	return false
 }
 
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
+// awaitLeases returns once the lease of every other process that claims an entry this run could
+// adopt has been seen renewed (alive) or has ended, looking every renewEvery/2. A run killed a
+// moment ago cannot be told from a live one sooner, and honouring its claims would have this run
+// submit its entries anew, running them twice: so a fresh runner waits at most Lease after a
+// kill. Holding j.mu (at Open, before this process adopts anything).
+func (j *Journal) awaitLeases(ctx context.Context) error {
+	r := j.remote
+	decided := map[string]bool{}
+	for {
+		wait, looked := false, map[string]bool{}
+		for _, key := range j.order {
+			e := j.entries[key]
+			if e == nil || e.handed || e.owner == "" || e.owner == j.owner || j.expired(e) || decided[e.owner] || looked[e.owner] {
+				continue
+			}
+			looked[e.owner] = true
+			if r.leaseDecided(j, e.owner) {
+				decided[e.owner] = true
+			} else {
+				wait = true
+			}
+		}
+		if !wait {
+			return nil
+		}
+		j.mu.Unlock()
+		r.sleep(renewEvery / 2)
+		j.mu.Lock()
+		if err := j.refreshRemote(ctx); err != nil {
+			return err
+		}
 	}
-	return b
+}
+
+// leaseDecided reports whether owner's lease has been seen renewed or has ended (ownerGone), as
+// opposed to seen only unchanged and unexpired.
+func (r *remoteLog) leaseDecided(j *Journal, owner string) bool {
+	before := r.leases[owner]
+	if r.ownerGoneAsOf(j, owner, true) {
+		return true
+	}
+	after := r.leases[owner]
+	return before != nil && after != before // a new look found another count: renewed
 }
 
 // changeRemote runs fn on the entries as the bucket holds them and writes the lines it returns

@@ -172,6 +172,7 @@ func TestBucketAdoptionAcrossRuns(t *testing.T) {
 				must(t, j.Remove("k1"))
 				must(t, j.RemoveID("id2"))
 			},
+			wait: true, // for k3, which another create could adopt
 		},
 	}
 	for _, tt := range tests {
@@ -198,8 +199,8 @@ func TestBucketAdoptionAcrossRuns(t *testing.T) {
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Fatalf("adopted %v; want %v", got, tt.want)
 			}
-			// The rule: a dead run's claims wait for its lease (at most Lease), a closed run's
-			// do not (its lease is gone).
+			// The rule: the next run's Open waits for a dead run's lease (at most Lease), not
+			// for a closed run's (its lease is gone).
 			if w := c.waited(); tt.wait && (w == 0 || w > Lease) || !tt.wait && w != 0 {
 				t.Fatalf("waited %s for the first run's lease; want (0, %s] when it died, 0 when it closed", w, Lease)
 			}
@@ -207,27 +208,49 @@ func TestBucketAdoptionAcrossRuns(t *testing.T) {
 	}
 }
 
-// A claim is honoured while its owner renews its lease: a run that sees the lease renewed does
-// not adopt (and so submits its own), and adopts once the owner releases the entry.
+// A claim is honoured while its owner's lease lives: a run opening the journal waits until the
+// lease of each claim's owner is seen renewed (then it does not adopt, and submits its own) or
+// ends; a run whose claims appear after it opened honours them while their lease is unexpired.
+// Either adopts an entry once its owner releases it.
 func TestBucketALiveRunsEntriesAreNotAdopted(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
-	url, c := g.url(), newSyncClock()
-	first, second := openBucketT(t, url, c), openBucketT(t, url, c)
-	c.onWait = func() { must(t, first.remote.renew(first)) } // the first run lives: it renews as time passes
-	must(t, first.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}))
-	if e, ok, err := second.Adopt("job", "d"); err != nil || ok {
-		t.Fatalf("adopted %+v (%v) from a run still alive", e, err)
+	tests := []struct {
+		name string
+		// openBefore opens the second run before the first puts its entry.
+		openBefore bool
+	}{
+		{name: "claims there at Open: the owner seen renewing", openBefore: false},
+		{name: "claims made after Open: the owner's lease unexpired", openBefore: true},
 	}
-	if w := c.waited(); w == 0 || w >= Lease {
-		t.Fatalf("waited %s to see the first run's lease renewed; want (0, %s)", w, Lease)
-	}
-	if e, ok, err := first.Adopt("job", "d"); err != nil || ok {
-		t.Fatalf("the run that put %+v adopted it again (%v)", e, err)
-	}
-	must(t, first.Release("k1"))
-	if e, ok, err := second.Adopt("job", "d"); err != nil || !ok || e.Key != "k1" {
-		t.Fatalf("adopted %+v, %v (%v); want k1 once released", e, ok, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			url, c := g.url(), newSyncClock()
+			first := openBucketT(t, url, c)
+			c.onWait = func() { must(t, first.remote.renew(first)) } // the first run lives: it renews as time passes
+			var second *Journal
+			if tt.openBefore {
+				second = openBucketT(t, url, c)
+			}
+			must(t, first.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}))
+			if !tt.openBefore {
+				second = openBucketT(t, url, c)
+				if w := c.waited(); w == 0 || w >= Lease {
+					t.Fatalf("the second run's Open waited %s to see the first's lease renewed; want (0, %s)", w, Lease)
+				}
+			}
+			if e, ok, err := second.Adopt("job", "d"); err != nil || ok {
+				t.Fatalf("adopted %+v (%v) from a run still alive", e, err)
+			}
+			if e, ok, err := first.Adopt("job", "d"); err != nil || ok {
+				t.Fatalf("the run that put %+v adopted it again (%v)", e, err)
+			}
+			must(t, first.Release("k1"))
+			if e, ok, err := second.Adopt("job", "d"); err != nil || !ok || e.Key != "k1" {
+				t.Fatalf("adopted %+v, %v (%v); want k1 once released", e, ok, err)
+			}
+		})
 	}
 }
 
@@ -244,11 +267,11 @@ func TestBucketTwoRunsNeverAdoptTheSameEntry(t *testing.T) {
 	}
 	must(t, dead.Put(entries...))
 	dieRemote(dead)
+	// Each Open waits for the dead run's lease; the runs live on: each renews once open, and no
+	// time passes after.
 	runs := []*Journal{openBucketT(t, url, c), openBucketT(t, url, c)}
-	c.onWait = func() { // the two runs live: they renew as time passes
-		for _, j := range runs {
-			must(t, j.remote.renew(j))
-		}
+	for _, j := range runs {
+		must(t, j.remote.renew(j))
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
