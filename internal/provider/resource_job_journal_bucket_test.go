@@ -47,7 +47,7 @@ func TestCLI_freshRunnerAfterSigkillAdoptsFromTheBucketJournal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := newTestBucket(t, "journals") // before the CLI: it sets the AWS SDK's environment
+			b := newTestBucket(t, "journals")                                                          // before the CLI: it sets the AWS SDK's environment
 			srv := newTestServer(t, emulator.Options{Workers: 4, StepDuration: 50 * time.Millisecond}) // a job runs 1 s
 			if tt.fault != nil {
 				srv.Inject(*tt.fault)
