@@ -126,7 +126,7 @@ func (r *remoteLog) leaseKey(owner string) string {
 func newRemote(raw string, opts remoteOptions) (*Journal, error) {
 	loc, err := bucket.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("journal %s", err)
+		return nil, fmt.Errorf("journal %w", err)
 	}
 	store, err := bucket.Open(context.Background(), loc)
 	if err != nil {

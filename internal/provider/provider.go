@@ -157,7 +157,8 @@ type providerData struct {
 	// journalGiven is whether the journal setting (or SVC_JOURNAL) chose the journal, which a
 	// batch writing into a bucket then uses instead of one in that bucket (journalForBatch).
 	journalGiven bool
-	// bucketJournals are the journals in output buckets, one per place (journal_batch.go).
+	// bucketJournals are the journals in output buckets, one per place (journal_batch.go; the
+	// batch opens them through journalForBatch, journal_batch_hook_test.go until its rows journal).
 	bucketJournals *journalsByPlace
 }
 
