@@ -289,16 +289,6 @@ func (j *Journal) apply(b []byte) error {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &l); err != nil || l.Key == "" {
 		return errCorrupt
 	}
-	return j.applyLine(l)
-}
-
-// resetEntries forgets every entry, before the log is read again from its start.
-func (j *Journal) resetEntries() {
-	j.entries, j.byID, j.order = map[string]*entry{}, map[string]string{}, nil
-}
-
-// applyLine replays one line of the log.
-func (j *Journal) applyLine(l line) error {
 	e := j.entries[l.Key]
 	if l.Op == opPut {
 		if e == nil {

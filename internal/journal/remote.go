@@ -383,7 +383,8 @@ func (j *Journal) commitGroup(group []*waiter) error {
 		for _, g := range group {
 			mine := g.fn()
 			for _, l := range mine {
-				_ = j.applyLine(l) // seen by the next change of the group; undone below if not written
+				b, _ := json.Marshal(l)
+				_ = j.apply(b) // seen by the next change of the group; undone below if not written
 			}
 			lines = append(lines, mine...)
 		}
@@ -450,9 +451,14 @@ func (j *Journal) refreshRemote(ctx context.Context) error {
 	}
 }
 
+// forgetEntries forgets every entry read (a snapshot follows, or the read starts again).
+func (j *Journal) forgetEntries() {
+	j.entries, j.byID, j.order = map[string]*entry{}, map[string]string{}, nil
+}
+
 // forgetRemote forgets what was read, so that the next read starts from the first slot.
 func (j *Journal) forgetRemote() {
-	j.resetEntries()
+	j.forgetEntries()
 	r := j.remote
 	r.lastKey, r.lastSeq, r.since, r.bytesSince, r.stale, r.headless = "", 0, 0, 0, false, false
 }
@@ -513,7 +519,7 @@ func (j *Journal) readSlot(ctx context.Context, key string, seq uint64) error {
 		if r.lastKey != "" {
 			r.stale = true
 		}
-		j.resetEntries()
+		j.forgetEntries()
 		r.since, r.bytesSince, r.headless = 0, 0, false
 	case r.lastKey == "" && seq != 1:
 		// The first slot read, after slots deleted: a compaction's leftovers, which a snapshot
