@@ -148,7 +148,14 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
+	j := &Journal{dir: dir, now: now, log: f}
+	j.reset()
+	return j, nil
+}
+
+// reset forgets what was read of the log.
+func (j *Journal) reset() {
+	j.offset, j.entries, j.byID, j.order = 0, map[string]*entry{}, map[string]string{}, nil
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.

@@ -135,10 +135,12 @@ func newRemote(raw string, opts remoteOptions) (*Journal, error) {
 	if opts.sleep == nil {
 		opts.sleep = time.Sleep
 	}
-	return &Journal{
-		dir: raw, now: opts.now, entries: map[string]*entry{}, byID: map[string]string{},
+	j := &Journal{
+		dir: raw, now: opts.now,
 		remote: &remoteLog{store: store, base: loc.Key("journal") + "/", leases: map[string]*leaseSeen{}, sleep: opts.sleep},
-	}, nil
+	}
+	j.reset()
+	return j, nil
 }
 
 // checkRemote checks a bucket journal: the bucket is there and the credentials may use it, an
@@ -451,14 +453,9 @@ func (j *Journal) refreshRemote(ctx context.Context) error {
 	}
 }
 
-// forgetEntries forgets every entry read (a snapshot follows, or the read starts again).
-func (j *Journal) forgetEntries() {
-	j.entries, j.byID, j.order = map[string]*entry{}, map[string]string{}, nil
-}
-
 // forgetRemote forgets what was read, so that the next read starts from the first slot.
 func (j *Journal) forgetRemote() {
-	j.forgetEntries()
+	j.reset()
 	r := j.remote
 	r.lastKey, r.lastSeq, r.since, r.bytesSince, r.stale, r.headless = "", 0, 0, 0, false, false
 }
@@ -519,7 +516,7 @@ func (j *Journal) readSlot(ctx context.Context, key string, seq uint64) error {
 		if r.lastKey != "" {
 			r.stale = true
 		}
-		j.forgetEntries()
+		j.reset()
 		r.since, r.bytesSince, r.headless = 0, 0, false
 	case r.lastKey == "" && seq != 1:
 		// The first slot read, after slots deleted: a compaction's leftovers, which a snapshot
