@@ -555,5 +555,8 @@ func TestBucketChangeCost(t *testing.T) {
 	}
 	must(t, j.Put(rows...))
 	together := time.Since(start)
-	t.Logf("a Put: %s; 200 Puts at once: %s; 200 entries in one Put: %s", one, wave, together)
+	start = time.Now()
+	must(t, Check(url))
+	check := time.Since(start)
+	t.Logf("a Put: %s; 200 Puts at once: %s; 200 entries in one Put: %s; Check (plan time) of this journal: %s", one, wave, together, check)
 }
