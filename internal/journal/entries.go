@@ -113,6 +113,7 @@ func (j *Journal) mark(o op, keys []string) error {
 // of one run each adopt a different entry.
 func (j *Journal) Adopt(kind, digest string) (adopted Entry, ok bool, err error) {
 	err = j.change(false, func() []line {
+		adopted, ok = Entry{}, false // a bucket journal may run a change again (see change)
 		for _, key := range j.order {
 			e := j.entries[key]
 			if e == nil || e.handed || e.Kind != kind || e.Digest != digest || j.expired(e) || !j.claimable(e) {
@@ -129,13 +130,16 @@ func (j *Journal) Adopt(kind, digest string) (adopted Entry, ok bool, err error)
 func (j *Journal) expired(e *entry) bool { return j.now().Sub(e.Created) >= TTL }
 
 // claimable reports whether e is claimed by no live process. A claim's owner lives while its
-// owner file is locked.
+// owner file is locked (in a bucket, while its lease lives: see remote.go).
 func (j *Journal) claimable(e *entry) bool {
 	switch e.owner {
 	case "":
 		return true
 	case j.owner:
 		return false
+	}
+	if j.remote != nil {
+		return j.remote.ownerGone(j, e.owner)
 	}
 	f, err := os.OpenFile(j.ownerPath(e.owner), os.O_RDWR, 0)
 	if err != nil {
@@ -155,6 +159,7 @@ func (j *Journal) claimable(e *entry) bool {
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
 	err := j.change(false, func() []line {
+		out = out[:0]
 		for _, key := range j.order {
 			if e := j.entries[key]; e != nil && !j.expired(e) {
 				out = append(out, e.Entry)
@@ -171,20 +176,7 @@ func (j *Journal) compact() error {
 	if err := j.refresh(); err != nil {
 		return err
 	}
-	var lines []line
-	for _, key := range j.order {
-		e := j.entries[key]
-		if e == nil || j.expired(e) {
-			continue
-		}
-		lines = append(lines, line{Op: opPut, Entry: e.Entry, Owner: e.owner})
-		switch {
-		case e.handed:
-			lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
-		case e.returned:
-			lines = append(lines, line{Op: opReturned, Entry: Entry{Key: key}})
-		}
-	}
+	lines := j.wanted()
 	if j.offset < 4096 || int64(len(lines))*2*200 > j.offset {
 		return nil // small, or mostly wanted: not worth a rewrite
 	}
@@ -204,4 +196,23 @@ func (j *Journal) compact() error {
 		return err
 	}
 	return j.refresh()
+}
+
+// wanted is what a compacted log holds: the entries neither removed nor expired, as they stand.
+func (j *Journal) wanted() []line {
+	var lines []line
+	for _, key := range j.order {
+		e := j.entries[key]
+		if e == nil || j.expired(e) {
+			continue
+		}
+		lines = append(lines, line{Op: opPut, Entry: e.Entry, Owner: e.owner})
+		switch {
+		case e.handed:
+			lines = append(lines, line{Op: opHanded, Entry: Entry{Key: key}})
+		case e.returned:
+			lines = append(lines, line{Op: opReturned, Entry: Entry{Key: key}})
+		}
+	}
+	return lines
 }

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/svc-org/terraform-provider-svc/internal/bucket"
 )
 
 // TTL is how long an entry is kept: the service keeps an idempotency key this long, so an entry
@@ -95,6 +97,9 @@ type Journal struct {
 	entries map[string]*entry
 	byID    map[string]string // the key of each id answered
 	order   []string          // keys in the order they were put, so adoption is first in, first out
+
+	// remote is the journal's bucket when it is one (see remote.go), nil for a directory.
+	remote *remoteLog
 }
 
 // Path is the journal's directory, for errors naming it.
@@ -103,6 +108,9 @@ func (j *Journal) Path() string { return j.dir }
 // Check reports whether dir can hold a journal: the directory can be created and written, and a
 // log already there reads. It changes nothing but creating the directory and an empty log.
 func Check(dir string) error {
+	if bucket.IsURL(dir) {
+		return checkRemote(dir)
+	}
 	j, err := openLog(dir, time.Now)
 	if err != nil {
 		return err
@@ -114,6 +122,9 @@ func Check(dir string) error {
 // Open opens (creating it when needed) the journal in dir; now is its clock. The journal stays
 // claimed by this process until Close.
 func Open(dir string, now func() time.Time) (*Journal, error) {
+	if bucket.IsURL(dir) {
+		return openRemote(dir, remoteOptions{now: now})
+	}
 	j, err := openLog(dir, now)
 	if err != nil {
 		return nil, err
@@ -137,7 +148,14 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal %s: %w", dir, err)
 	}
-	return &Journal{dir: dir, now: now, log: f, entries: map[string]*entry{}, byID: map[string]string{}}, nil
+	j := &Journal{dir: dir, now: now, log: f}
+	j.reset()
+	return j, nil
+}
+
+// reset forgets what was read of the log.
+func (j *Journal) reset() {
+	j.offset, j.entries, j.byID, j.order = 0, map[string]*entry{}, map[string]string{}, nil
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
@@ -171,6 +189,12 @@ func (j *Journal) Close() error {
 		}
 		return lines
 	})
+	if j.remote != nil {
+		if cerr := j.closeRemote(); err == nil {
+			err = cerr
+		}
+		return err
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.held != nil {
@@ -325,10 +349,15 @@ func (j *Journal) append(lines ...line) error {
 }
 
 // change runs fn on the current entries, holding the lock, and appends the lines it returns.
+// fn may be run more than once (a bucket journal runs it again on what another writer wrote
+// first): it sets what it reports afresh each time.
 // With durable set it returns once they are synced to disk; changes made at the same time share
 // one sync, so that a wave of submissions does not cost a sync each. Lines written without a sync
 // survive the death of the process (they are in the system's cache), not that of the host.
 func (j *Journal) change(durable bool, fn func() []line) error {
+	if j.remote != nil {
+		return j.changeRemote(fn) // every change to a bucket is durable once written
+	}
 	var end int64
 	var log *os.File
 	err := func() error {

@@ -9,7 +9,6 @@ import (
 	"log"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +37,8 @@ func journalDefaultDir() string {
 	return filepath.Join(data, "svc-journal")
 }
 
-// journalDir is the directory the journal setting v names: "" when the journal is off.
+// journalDir is the journal the journal setting v names (a directory, or a bucket URL
+// s3://bucket/prefix?...): "" when the journal is off.
 func journalDir(v types.String) string {
 	if !v.IsNull() {
 		return v.ValueString()
@@ -49,12 +49,32 @@ func journalDir(v types.String) string {
 	return journalDefaultDir()
 }
 
-// checkJournalDir says why dir cannot hold the journal, or nil: a journal that cannot be written
-// is an error before anything is submitted, never a silent run without one.
-func checkJournalDir(dir string) error {
-	if strings.Contains(dir, "://") {
-		return fmt.Errorf("journal %q: only a directory is supported (a URL such as s3://... is not yet)", dir)
+// journalGiven reports whether the journal was chosen (the setting, or its environment variable,
+// even to turn it off) rather than left to its default.
+func journalGiven(v types.String) bool {
+	if !v.IsNull() {
+		return true
 	}
+	_, ok := os.LookupEnv(journalEnv)
+	return ok
+}
+
+// journalSource names where the journal's location came from, for errors.
+func journalSource(v types.String) string {
+	switch {
+	case !v.IsNull():
+		return "the provider's journal setting"
+	case journalGiven(v):
+		return "the environment variable " + journalEnv
+	}
+	return "the default"
+}
+
+// checkJournalDir says why dir (a directory or a bucket URL) cannot hold the journal, or nil: a
+// journal that cannot be written is an error before anything is submitted, never a silent run
+// without one. A bucket is checked with the credentials outputs use (the AWS SDK's chain): it
+// exists, they may use it, an object can be written there, and the journal reads.
+func checkJournalDir(dir string) error {
 	return journal.Check(dir)
 }
 
@@ -269,12 +289,13 @@ func (s *submissionJournal) forget(ctx context.Context, id string) {
 func journalError(err error) string {
 	return fmt.Sprintf("Nothing was submitted: the journal of submissions, which keeps what this apply submits so "+
 		"that a run that dies before saving state never runs it twice, cannot be used.\n\n%v\n\n"+
-		"Fix the directory the provider's journal setting names (default %s), or set journal = \"\" to run "+
+		"Fix the directory or bucket the provider's journal setting names (default %s), or set journal = \"\" to run "+
 		"without one.", err, journalDefaultDir())
 }
 
-// configureJournal is the journal's directory ("" when off, or when the setting is not known
-// yet); one that cannot be written is an error naming it (ok false).
+// configureJournal is the journal's directory or bucket URL ("" when off, or when the setting
+// is not known yet); one that cannot be written is an error naming it and where it was set (ok
+// false).
 func configureJournal(v types.String, diags *diag.Diagnostics) (dir string, ok bool) {
 	if v.IsUnknown() {
 		return "", true
@@ -285,10 +306,19 @@ func configureJournal(v types.String, diags *diag.Diagnostics) (dir string, ok b
 	}
 	if err := checkJournalDir(dir); err != nil {
 		diags.AddAttributeError(path.Root("journal"), "Journal of submissions cannot be used",
-			fmt.Sprintf("%v\n\nThe journal keeps what an apply submits so that a run that dies before saving state never "+
-				"runs it twice; the provider does not run without it unless told: name a writable directory in journal "+
-				"(or %s), or set journal = \"\" to turn it off.", err, journalEnv))
+			fmt.Sprintf("%v\n\n%s names it. The journal keeps what an apply submits so that a run that dies before saving "+
+				"state never runs it twice; the provider does not run without it unless told: name a writable directory "+
+				"or bucket (s3://bucket/prefix) in journal (or %s), or set journal = \"\" to turn it off. Nothing was submitted.",
+				err, capitalize(journalSource(v)), journalEnv))
 		return "", false
 	}
 	return dir, true
+}
+
+// capitalize upper-cases s's first letter (ASCII).
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -119,10 +119,10 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 			},
 			"journal": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "Directory of the journal of submissions: each job or model request's idempotency key " +
-					"and a digest of what it runs, synced to disk before it is sent, and its id once answered, so that the " +
-					"apply after Terraform died before saving state (SIGKILL, the OOM killer, a lost runner) adopts it " +
-					"instead of running it twice. Environment: `SVC_JOURNAL`. Default: `.terraform/svc-journal`; `\"\"` turns it off. " +
+				MarkdownDescription: "Where the journal of submissions is kept: a directory, or a bucket URL as `output_dir` takes " +
+					"(`s3://bucket/prefix?...`). Each job or model request's idempotency key and a digest of what it runs are made " +
+					"durable before it is sent, its id added once answered, so the apply after Terraform died before saving state " +
+					"adopts it instead of running it twice. Environment: `SVC_JOURNAL`. Default: `.terraform/svc-journal`; `\"\"` turns it off. " +
 					"See \"When the runner dies\" below.",
 			},
 		},
@@ -154,6 +154,12 @@ type providerData struct {
 	now func() time.Time
 	// journal keeps what is submitted until its id reaches state; nil when off.
 	journal *submissionJournal
+	// journalGiven is whether the journal setting (or SVC_JOURNAL) chose the journal, which a
+	// batch writing into a bucket then uses instead of one in that bucket (journalForBatch).
+	journalGiven bool
+	// bucketJournals are the journals in output buckets, one per place (journal_batch.go; the
+	// batch opens them through journalForBatch, journal_batch_hook_test.go until its rows journal).
+	bucketJournals *journalsByPlace
 }
 
 func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
@@ -224,7 +230,8 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 	data := &providerData{client: c, partnerAPIKey: partnerKey, apiKey: ccfg.APIKey, secrets: secrets, configUnknown: unknown,
 		readTimeout: readTimeout, objectInfoCache: &objectInfoCache{},
 		settingSources: bySetting, durations: client.NewDurationEstimator(), now: p.now,
-		journal: newSubmissionJournal(journalAt, p.now)}
+		journal: newSubmissionJournal(journalAt, p.now), journalGiven: journalGiven(cfg.Journal) || cfg.Journal.IsUnknown(),
+		bucketJournals: &journalsByPlace{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
 	resp.EphemeralResourceData = data

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/svc-org/terraform-provider-svc/internal/emulator"
+	"github.com/svc-org/terraform-provider-svc/internal/s3gw"
 )
 
 // jobsJournalConfig is count identical svc_job (one workflow, no key: the case where only the
@@ -242,26 +244,78 @@ resource "svc_job" "test" {
   workflow = %s
 }
 `, imageWorkflowHCL(1))
+	b := newTestBucket(t, "journals")
+	down := s3gw.Start(t)
+	down.CreateBucket("journals")
+	down.Stop()
+	refusing := s3gw.StartAs(t, "other-root-access", s3gw.SecretKey)
+	refusing.CreateBucket("journals")
 	tests := []struct {
 		name    string
 		setting string
 		wantErr string // "" when the apply goes on
+		check   resource.TestCheckFunc
 	}{
 		{name: "a path under a file", setting: filepath.Join(file, "journal"), wantErr: "journal " + filepath.Join(file, "journal")},
-		{name: "a URL", setting: "s3://bucket/journal", wantErr: "only a directory is supported"},
+		{
+			name: "an unreachable bucket", setting: down.URL("journals", "runs"),
+			wantErr: "journal " + down.URL("journals", "runs") + `: bucket "journals" could not be reached`,
+		},
+		{name: "a bucket refusing the credentials", setting: refusing.URL("journals", "runs"), wantErr: `refused the credentials`},
+		{name: "a bucket that is not there", setting: b.URL("nope", "runs"), wantErr: `bucket "nope" does not exist`},
 		{name: "off", setting: ""},
 		{name: "a directory", setting: filepath.Join(t.TempDir(), "a", "journal")},
+		{name: "a bucket", setting: b.url("runs"), check: func(*terraform.State) error {
+			for key := range b.objects() {
+				if strings.HasPrefix(key, "runs/journal/seg/") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no slot of the journal in the bucket: %v", b.objects())
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			step := resource.TestStep{Config: providerConfig(srv, fmt.Sprintf("journal = %q", tt.setting)) + job}
+			step := resource.TestStep{Config: providerConfig(srv, fmt.Sprintf("journal = %q", tt.setting)) + job, Check: tt.check}
 			if tt.wantErr != "" {
-				step.ExpectError = regexpQuote(tt.wantErr)
+				// The rule: the error names the journal and the setting that named it, at plan time.
+				step.ExpectError = regexpInOrder(tt.wantErr, "The provider's journal setting names it")
 				step.PlanOnly = true
 			}
 			resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: []resource.TestStep{step}})
 		})
 	}
+}
+
+// A journal named by SVC_JOURNAL that cannot be used is an error naming the variable.
+func TestAccProvider_journalEnvironment(t *testing.T) {
+	srv := newTestServer(t, emulator.Options{})
+	down := s3gw.Start(t)
+	down.CreateBucket("journals")
+	down.Stop()
+	t.Setenv(journalEnv, down.URL("journals", "runs"))
+	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: testAccProtoV6ProviderFactories, Steps: []resource.TestStep{{
+		Config: providerConfig(srv, "") + fmt.Sprintf(`
+resource "svc_job" "test" {
+  workflow = %s
+}
+`, imageWorkflowHCL(1)),
+		PlanOnly: true,
+		ExpectError: regexpInOrder("journal "+down.URL("journals", "runs")+`: bucket "journals" could not be reached`,
+			"The environment variable SVC_JOURNAL names it"),
+	}}})
+	if n := srv.Requests(emulator.OpSubmitJob); n != 0 {
+		t.Fatalf("%d submissions; want none before the journal can be used", n)
+	}
+}
+
+// regexpInOrder matches each of parts literally (as regexpQuote), in order, across lines.
+func regexpInOrder(parts ...string) *regexp.Regexp {
+	quoted := make([]string, len(parts))
+	for i, p := range parts {
+		quoted[i] = regexpQuote(p).String()
+	}
+	return regexp.MustCompile("(?s)" + strings.Join(quoted, ".*"))
 }
 
 // regexpQuote matches s literally, each space any run of white space (Terraform wraps errors).
