@@ -184,7 +184,9 @@ func (e *batchEngine) adoptJob(ctx, submitCtx context.Context, t batchTask, entr
 		key, jerr := e.journal.renew(ctx, t)
 		if jerr != nil {
 			e.set(t.in.key, &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash})
-			e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, fmt.Errorf("%s", journalError(jerr))}) })
+			e.note(func(n *batchNews) {
+				n.notSent = append(n.notSent, rowNote{t.in.key, nil, fmt.Errorf("%s", journalError(jerr))})
+			})
 			return
 		}
 		e.submit(ctx, submitCtx, t, key)
@@ -244,7 +246,9 @@ func (e *batchEngine) submit(ctx, submitCtx context.Context, t batchTask, key st
 	e.journal.answered(ctx, key, job.ID)
 	if adopted {
 		logInfo(ctx, "batch row's journaled key resent", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": key})
-		e.note(func(n *batchNews) { n.adopted = append(n.adopted, rowNote{t.in.key, rowFromJob(job, key, t.in.hash), nil}) })
+		e.note(func(n *batchNews) {
+			n.adopted = append(n.adopted, rowNote{t.in.key, rowFromJob(job, key, t.in.hash), nil})
+		})
 	}
 	logInfo(ctx, "batch row submitted", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": key, "request_id": job.RequestID})
 	// The id is recorded before the wait: whatever ends the wait, the row keeps its job.

@@ -218,7 +218,9 @@ func TestCLI_sigkillThenARowChangesReportsItsOldJob(t *testing.T) {
 	// Row r0 runs 6,000 steps (a minute): still running when the second apply ends.
 	tf.writeConfig(batchConfig(srv, batchSamplerTemplate(20), batchSeedRows(rows, 6000), ""))
 	dir := filepath.Join(tf.dir, ".terraform", "svc-journal")
-	ready := func() bool { return srv.JobCount() >= rows && jobsSucceeded(srv) >= rows-1 && everyJobJournaled(srv, dir) }
+	ready := func() bool {
+		return srv.JobCount() >= rows && jobsSucceeded(srv) >= rows-1 && everyJobJournaled(srv, dir)
+	}
 	if out, err := tf.signalGroupOnce(syscall.SIGKILL, ready, "apply", "-auto-approve", "-input=false", "-no-color"); err == nil {
 		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
 	}
