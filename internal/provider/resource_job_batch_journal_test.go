@@ -297,3 +297,38 @@ func TestCLI_batchStateRmAfterANormalApplyRunsNewJobs(t *testing.T) {
 		t.Errorf("%d entries left; want the %d of the batch removed from state", len(entries), rows)
 	}
 }
+
+// The service keeps no answer to replay: a row whose job was created under a journaled key whose
+// answer the dead run never received cannot be named. The next apply resends that key, the
+// service refuses it as a reuse, and the row is an unknown outcome naming the key, never
+// submitted under a new one: no row runs twice, on that apply or the one after.
+func TestCLI_sigkillAfterLostBatchAnswersRunsNoRowTwice(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	const rows = 20
+	srv := newTestServer(t, emulator.Options{Workers: rows, StepDuration: 10 * time.Millisecond})
+	// Submissions 5 to 7 create their jobs, and their answers are held back.
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 5, Times: 3, AfterHandling: true, Delay: time.Minute})
+	tf := newBinaryTerraform(t, buildProvider(t))
+	withoutJournalEnv(tf)
+	tf.writeConfig(batchConfig(srv, batchSamplerTemplate(20), batchSeedRows(rows, 0), "max_in_flight = 8"))
+	dir := filepath.Join(tf.dir, ".terraform", "svc-journal")
+	ready := func() bool { return srv.JobCount() >= rows && len(journalJobIDs(dir)) >= rows-3 }
+	args := []string{"apply", "-auto-approve", "-input=false", "-no-color"}
+	if out, err := tf.signalGroupOnce(syscall.SIGKILL, ready, args...); err == nil {
+		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
+	}
+	srv.ClearFaults()
+	tf.setAsideTornState(t)
+	for i := range 2 {
+		out := tf.run(args...)
+		if i == 0 && (!strings.Contains(oneLine(out), "3 submissions may have reached the service") || adoptedRows(out) != rows-3) {
+			t.Errorf("want 3 unknown outcomes naming their keys and %d rows adopted:\n%s", rows-3, out)
+		}
+		assertEachRowRanOnce(t, srv, rows)
+	}
+	_, statuses := batchRowIDs(t, tf)
+	if statuses["succeeded"] != rows-3 || statuses[batchRowUnknown] != 3 {
+		t.Errorf("rows by status %v; want %d succeeded and 3 unknown", statuses, rows-3)
+	}
+}
