@@ -27,8 +27,24 @@ func (j *Journal) Put(entries ...Entry) error {
 }
 
 // SetIDs records the ids the service answered with, by key.
-func (j *Journal) SetIDs(ids map[string]string) error {
-	return j.change(true, func() []line {
+func (j *Journal) SetIDs(ids map[string]string) error { return j.setIDs(true, ids) }
+
+// SetIDsUnsynced is SetIDs without waiting for a sync: the lines are written (they survive the
+// death of the process, in the system's cache) and the next sync, of any change or Sync, covers
+// them. An id lost with the host costs no second run: its key is journaled, and resending it is
+// refused as a reuse.
+func (j *Journal) SetIDsUnsynced(ids map[string]string) error { return j.setIDs(false, ids) }
+
+// Sync returns once everything written to the log is synced.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	log, end := j.log, j.offset
+	j.mu.Unlock()
+	return j.syncThrough(log, end)
+}
+
+func (j *Journal) setIDs(durable bool, ids map[string]string) error {
+	return j.change(durable, func() []line {
 		var lines []line
 		for key, id := range ids {
 			if j.entries[key] != nil {

@@ -215,8 +215,10 @@ func (b *batchJournal) ranNothing(row string) {
 }
 
 // answered records the id the service gave key. The ids of the rows answered while a worker
-// writes are written together by that worker, in one change and one sync: no worker waits for
-// another's write, and 10,000 answers cost far fewer syncs when they come close together.
+// writes are written together by that worker, in one change: no worker waits for another's
+// write. They are written without waiting for a sync (the next wave's entries, or the apply's
+// end, sync them): a write survives the death of the process at once, and an id lost with the
+// host costs no second run, since its key is journaled and a resend is refused as a reuse.
 func (b *batchJournal) answered(ctx context.Context, key, id string) {
 	if !b.on() || id == "" {
 		return
@@ -232,7 +234,7 @@ func (b *batchJournal) answered(ctx context.Context, key, id string) {
 		ids := b.ids
 		b.ids = map[string]string{}
 		b.mu.Unlock()
-		if err := b.j.SetIDs(ids); err != nil {
+		if err := b.j.SetIDsUnsynced(ids); err != nil {
 			logWarn(ctx, "recording the rows' ids in the journal failed", map[string]any{"error": err.Error(), "rows": len(ids)})
 		}
 		b.mu.Lock()
@@ -242,15 +244,18 @@ func (b *batchJournal) answered(ctx context.Context, key, id string) {
 	b.mu.Unlock()
 }
 
-// flush returns once every id answered is written.
-func (b *batchJournal) flush() {
+// flush returns once every id answered is written and synced.
+func (b *batchJournal) flush(ctx context.Context) {
 	if !b.on() {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for b.writing {
 		b.written.Wait()
+	}
+	b.mu.Unlock()
+	if err := b.j.Sync(); err != nil {
+		logWarn(ctx, "syncing the journal failed", map[string]any{"error": err.Error()})
 	}
 }
 
@@ -263,7 +268,7 @@ func (b *batchJournal) end(ctx context.Context, rows map[string]*batchRow) {
 	if !b.on() {
 		return
 	}
-	b.flush()
+	b.flush(ctx)
 	var returned, removed []string
 	b.mu.Lock()
 	for rowKey, e := range b.entries {
