@@ -205,9 +205,10 @@ func TestCLI_sigkillMidBatchAdoptsTheJournaledRows(t *testing.T) {
 	}
 }
 
-// A row whose values change between the kill and the next apply never adopts its old job: that
-// apply reports the job (naming it), cancels it while it runs (cancel_on_destroy), drops it from
-// the journal and runs the row with its new values; every other row adopts its job.
+// A row whose values change between the kill and the next apply never adopts its old job, nor
+// does a row removed in between: that apply reports both jobs (naming them), cancels the one
+// still running (cancel_on_destroy), drops them from the journal and runs the changed row with
+// its new values; every other row adopts its job.
 func TestCLI_sigkillThenARowChangesReportsItsOldJob(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
@@ -225,24 +226,27 @@ func TestCLI_sigkillThenARowChangesReportsItsOldJob(t *testing.T) {
 		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
 	}
 	tf.setAsideTornState(t)
-	var old string
+	var changed, removed string // the jobs of r0 and r1
 	for _, id := range srv.JobIDs() {
-		if v, _ := srv.JobInput(id, "2", "steps"); v == float64(6000) {
-			old = id
+		switch v, _ := srv.JobInput(id, "2", "seed"); v {
+		case float64(0):
+			changed = id
+		case float64(1):
+			removed = id
 		}
 	}
-	// r0 now runs 20 steps under seed 1000.
+	// r0 now runs 20 steps under seed 1000; r1 is gone.
 	tf.writeConfig(batchConfig(srv, batchSamplerTemplate(20),
-		fmt.Sprintf(`merge({ for i in range(%d) : "r${i}" => { "2" = { seed = i } } }, { r0 = { "2" = { seed = 1000 } } })`, rows), ""))
+		fmt.Sprintf(`merge({ for i in range(%d) : "r${i}" => { "2" = { seed = i } } if i != 1 }, { r0 = { "2" = { seed = 1000 } } })`, rows), ""))
 	out := tf.run("apply", "-auto-approve", "-input=false", "-no-color")
-	if !strings.Contains(oneLine(out), "Jobs of rows no longer configured") || !strings.Contains(out, old) {
-		t.Errorf("the apply did not report r0's old job %s:\n%s", old, out)
+	if !strings.Contains(oneLine(out), "Jobs of rows no longer configured") || !strings.Contains(out, changed) || !strings.Contains(out, removed) {
+		t.Errorf("the apply did not report r0's old job %s and r1's job %s:\n%s", changed, removed, out)
 	}
-	if st, _ := srv.JobStatus(old); st != "canceled" && st != "canceling" {
-		t.Errorf("r0's old job %s is %s; want canceled", old, st)
+	if st, _ := srv.JobStatus(changed); st != "canceled" && st != "canceling" {
+		t.Errorf("r0's old job %s is %s; want canceled", changed, st)
 	}
-	if adopted := adoptedRows(out); adopted != rows-1 {
-		t.Errorf("%d rows adopted; want %d, every row but r0:\n%s", adopted, rows-1, out)
+	if adopted := adoptedRows(out); adopted != rows-2 {
+		t.Errorf("%d rows adopted; want %d, every row but r0 and r1:\n%s", adopted, rows-2, out)
 	}
 	runs := seedRuns(srv)
 	for i := 1; i < rows; i++ {
@@ -253,10 +257,10 @@ func TestCLI_sigkillThenARowChangesReportsItsOldJob(t *testing.T) {
 	if runs[0] != 1 || runs[1000] != 1 || srv.JobCount() != rows+1 {
 		t.Errorf("r0 ran %d times with its old values and %d with its new ones, %d jobs in all; want once each, %d jobs", runs[0], runs[1000], srv.JobCount(), rows+1)
 	}
-	assertRowsSucceeded(t, tf, srv, rows, old)
-	// The old job is gone from the journal: a third apply reports nothing.
+	assertRowsSucceeded(t, tf, srv, rows-1, changed, removed)
+	// The old jobs are gone from the journal: a third apply reports nothing.
 	if out := tf.run("apply", "-auto-approve", "-input=false", "-no-color"); strings.Contains(oneLine(out), "no longer configured") {
-		t.Errorf("the third apply reported the old job again:\n%s", out)
+		t.Errorf("the third apply reported the old jobs again:\n%s", out)
 	}
 }
 
