@@ -209,7 +209,7 @@ func TestCLI_sigkillMidBatchAdoptsTheJournaledRows(t *testing.T) {
 // does a row removed in between: that apply reports both jobs (naming them), cancels the one
 // still running (cancel_on_destroy), drops them from the journal and runs the changed row with
 // its new values; every other row adopts its job.
-func TestCLI_sigkillThenARowChangesReportsItsOldJob(t *testing.T) {
+func TestCLI_sigkillThenABatchRowChangesReportsItsOldJob(t *testing.T) {
 	skipUnlessAcc(t)
 	t.Parallel()
 	const rows = 40
