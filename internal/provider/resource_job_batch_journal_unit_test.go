@@ -2,9 +2,15 @@ package provider
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+
+	"github.com/svc-org/terraform-provider-svc/internal/emulator"
 	"github.com/svc-org/terraform-provider-svc/internal/journal"
 )
 
@@ -91,4 +97,65 @@ func TestBatchTaskSubmitsAnew(t *testing.T) {
 			t.Errorf("%s: submitsAnew %v; want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// In process (under -race in make test): an apply journals every row, each entry in the batch's
+// group with its job's id; a destroy removes them all.
+func TestAccJobBatch_rowsJournaled(t *testing.T) {
+	t.Parallel()
+	const rows = 50
+	srv := newTestServer(t, emulator.Options{Workers: 8})
+	dir := filepath.Join(t.TempDir(), "journal")
+	config := providerConfig(srv, fmt.Sprintf("journal = %q", dir)) + fmt.Sprintf(`
+resource "svc_job_batch" "b" {
+  workflow      = %s
+  rows          = %s
+  max_in_flight = 8
+}
+`, batchSamplerTemplate(2), batchSeedRows(rows, 0))
+	entries := func() []journal.Entry {
+		j, err := journal.Open(dir, time.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		all, err := j.Entries()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return all
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(s *terraform.State) error {
+					id := s.RootModule().Resources[batchRes].Primary.ID
+					all := entries()
+					ids := map[string]bool{}
+					for _, e := range all {
+						if e.Kind != journalKindBatchRow || e.Group != id || e.ID == "" {
+							return fmt.Errorf("entry %+v; want a row of batch %s with its job's id", e, id)
+						}
+						ids[e.ID] = true
+					}
+					if len(all) != rows || len(ids) != rows || srv.JobCount() != rows {
+						return fmt.Errorf("%d entries naming %d jobs, %d jobs on the server; want %d", len(all), len(ids), srv.JobCount(), rows)
+					}
+					return nil
+				},
+			},
+			{
+				Config:  config,
+				Destroy: true,
+				Check: func(*terraform.State) error {
+					if all := entries(); len(all) != 0 {
+						return fmt.Errorf("%d entries left after the destroy; want none", len(all))
+					}
+					return nil
+				},
+			},
+		},
+	})
 }
