@@ -161,7 +161,7 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 }
 
 // journalWave journals the new submissions of a wave of tasks; when that fails, none of them is
-// sent (journalErr).
+// sent (journalErr). A row that adopted an entry needs none: it goes on.
 func (e *batchEngine) journalWave(ctx context.Context, wave []batchTask) {
 	if ctx.Err() != nil {
 		return // nothing more is submitted
@@ -169,7 +169,9 @@ func (e *batchEngine) journalWave(ctx context.Context, wave []batchTask) {
 	if _, err := e.journal.put(wave); err != nil {
 		err = fmt.Errorf("%s", journalError(err))
 		for i := range wave {
-			wave[i].journalErr = err
+			if wave[i].submitsAnew() && e.journal.entry(wave[i].in.key) == nil {
+				wave[i].journalErr = err
+			}
 		}
 	}
 }
