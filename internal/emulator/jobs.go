@@ -538,6 +538,22 @@ func (s *Server) JobExtraData(id string) map[string]any {
 	return out
 }
 
+// JobInput returns the value of a node's input in the workflow the job received (false for an
+// unknown job, node or input): what tells apart the jobs of a batch's rows, whose workflows
+// differ in a row's values.
+func (s *Server) JobInput(id, node, input string) (any, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil {
+		return nil, false
+	}
+	n, _ := j.workflow[node].(map[string]any)
+	inputs, _ := n["inputs"].(map[string]any)
+	v, ok := inputs[input]
+	return v, ok
+}
+
 // ExpireJob ends a job's retention now: status expired, expires_at in the past,
 // outputs and their assets gone.
 func (s *Server) ExpireJob(id string) {

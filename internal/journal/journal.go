@@ -40,12 +40,14 @@ const (
 )
 
 // Entry is one submission: its idempotency key, what kind of submission it is, a digest of what
-// decides the submission (never a secret), the id the service answered with ("" until then) and
-// when the entry was made.
+// decides the submission (never a secret), the group of submissions it belongs to ("" for none:
+// the rows of one batch share one), the id the service answered with ("" until then) and when
+// the entry was made.
 type Entry struct {
 	Key     string    `json:"key"`
 	Kind    string    `json:"kind,omitempty"`
 	Digest  string    `json:"digest,omitempty"`
+	Group   string    `json:"group,omitempty"`
 	ID      string    `json:"id,omitempty"`
 	Created time.Time `json:"created,omitzero"`
 }
@@ -100,7 +102,16 @@ type Journal struct {
 
 	// remote is the journal's bucket when it is one (see remote.go), nil for a directory.
 	remote *remoteLog
+	// byDigest and byGroup are the keys of each kind and digest, and of each kind and group, in
+	// the order they were put (a subsequence of order): adoption looks up its digest's entries
+	// instead of scanning every entry, so that 10,000 adoptions cost 10,000 look-ups, not 10,000
+	// scans. A key removed stays listed until a look-up finds it gone and prunes it.
+	byDigest map[string][]string
+	byGroup  map[string][]string
 }
+
+// indexKey is the key of byDigest and byGroup.
+func indexKey(kind, s string) string { return kind + "\x00" + s }
 
 // Path is the journal's directory, for errors naming it.
 func (j *Journal) Path() string { return j.dir }
@@ -156,6 +167,7 @@ func openLog(dir string, now func() time.Time) (*Journal, error) {
 // reset forgets what was read of the log.
 func (j *Journal) reset() {
 	j.offset, j.entries, j.byID, j.order = 0, map[string]*entry{}, map[string]string{}, nil
+	j.byDigest, j.byGroup = map[string][]string{}, map[string][]string{}
 }
 
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
@@ -279,7 +291,8 @@ func (j *Journal) reopen() error {
 		return fmt.Errorf("journal %s: %w", j.dir, err)
 	}
 	j.log.Close()
-	j.log, j.offset, j.entries, j.byID, j.order = f, 0, map[string]*entry{}, map[string]string{}, nil
+	j.log = f
+	j.reset()
 	return nil
 }
 
@@ -298,8 +311,16 @@ func (j *Journal) apply(b []byte) error {
 	}
 	e := j.entries[l.Key]
 	if l.Op == opPut {
-		if e == nil {
-			j.order = append(j.order, l.Key)
+		if e == nil || e.Kind != l.Kind || e.Digest != l.Digest || e.Group != l.Group {
+			if e == nil {
+				j.order = append(j.order, l.Key)
+			}
+			dk := indexKey(l.Kind, l.Digest)
+			j.byDigest[dk] = append(j.byDigest[dk], l.Key)
+			if l.Group != "" {
+				gk := indexKey(l.Kind, l.Group)
+				j.byGroup[gk] = append(j.byGroup[gk], l.Key)
+			}
 		}
 		j.entries[l.Key] = &entry{Entry: l.Entry, owner: l.Owner}
 		if l.ID != "" {

@@ -54,6 +54,9 @@ func TestBenchJobBatch(t *testing.T) {
 	if ref := os.Getenv("SVC_BENCH_BATCH_ADDED_BASELINE"); ref != "" {
 		b.WriteString(benchBatchAddedVersus(t, ref, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000), benchEnvInt("SVC_BENCH_BATCH_ADDED", 10)))
 	}
+	if os.Getenv("SVC_BENCH_BATCH_JOURNAL") == "1" {
+		b.WriteString(benchBatchJournal(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
+	}
 	if os.Getenv("SVC_BENCH_BATCH_INSTANT") == "1" {
 		b.WriteString(benchBatchInstant(t, pluginDir, benchEnvInt("SVC_BENCH_BATCH_N", 10000)))
 	}
@@ -358,3 +361,30 @@ func addedRow(name string, pairs [][2]scalingRun) string {
 
 // unlabelledFlag is a flag a table's command label leaves out: it changes nothing measured.
 func unlabelledFlag(arg string) bool { return arg == "-auto-approve" || arg == "-detailed-exitcode" }
+
+// benchBatchJournal applies a batch of n rows of jobs that finish at once without the journal of
+// submissions and with it (its default place), each in a new working directory, and says what
+// the journal cost: wall time, the provider's CPU, and the journal's lines and size.
+func benchBatchJournal(t *testing.T, pluginDir string, n int) string {
+	exe := filepath.Join(pluginDir, "terraform-provider-svc")
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, one apply of %d rows of jobs that finish at once (max_in_flight = 64), load average before: %s\n\n"+
+		"| journal | wall time | requests | provider CPU | journal lines | journal bytes |\n|---|---|---|---|---|---|\n", terraformVersion(), n, loadAverage())
+	for _, on := range []bool{false, true} {
+		srv := newTestServer(t, emulator.Options{Workers: 32, QueueLimit: 100000})
+		tf := newBinaryTerraform(t, pluginDir)
+		if on {
+			withoutJournalEnv(tf)
+		}
+		writeBatchConfig(t, tf.dir, 1, 64)
+		vars := []string{"-input=false", "-no-color", "-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)}
+		run := runMeasured(tf, srv, exe, append([]string{"apply", "-auto-approve"}, vars...))
+		lines, size := 0, int64(0)
+		if data, err := os.ReadFile(filepath.Join(tf.dir, ".terraform", "svc-journal", "journal.jsonl")); err == nil {
+			lines, size = strings.Count(string(data), "\n"), int64(len(data))
+		}
+		fmt.Fprintf(&b, "| %v | %.2f s | %d | %.2f s | %d | %d |\n", map[bool]string{false: "off", true: "on"}[on],
+			run.wall.Seconds(), run.requests, run.usage.cpu.Seconds(), lines, size)
+	}
+	return b.String() + "\n"
+}

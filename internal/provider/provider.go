@@ -158,7 +158,7 @@ type providerData struct {
 	// batch writing into a bucket then uses instead of one in that bucket (journalForBatch).
 	journalGiven bool
 	// bucketJournals are the journals in output buckets, one per place (journal_batch.go; the
-	// batch opens them through journalForBatch, journal_batch_hook_test.go until its rows journal).
+	// batch opens them through journalForBatch).
 	bucketJournals *journalsByPlace
 }
 

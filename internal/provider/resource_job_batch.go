@@ -114,6 +114,10 @@ func (r *jobBatchResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if !ok {
 		return
 	}
+	if err := r.data.checkBatchJournal(planned.OutputDir.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root(jobBatchAttrOutputDir), "Journal of submissions cannot be used", journalError(err))
+		return
+	}
 	var plan *batchPlan
 	submits := inputs // a new batch submits every row
 	if okState {

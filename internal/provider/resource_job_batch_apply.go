@@ -95,15 +95,22 @@ func (r *jobBatchResource) apply(ctx context.Context, req batchApplyRequest, pri
 	if req.held != nil && req.held.Results.Rows != nil {
 		held.results = req.held.Results.Rows
 	}
-	if planned.ID.IsUnknown() {
-		planned.ID = newBatchID()
-	}
 	data := r.data.withSecrets(req.config.apiKeyWO)
 	ctx = data.logContext(ctx)
-	e := newBatchEngine(data, &planned, req.config.apiKeyWO)
 	tasks, kept := batchTasks(inputs, planned.Results.Rows, held)
+	// The journal decides a new batch's id: a create that adopts an earlier, dead create's rows
+	// takes its id.
+	bj, err := data.openBatchJournal(ctx, &planned.ID, planned.OutputDir.ValueString(), tasks, held)
+	if err != nil {
+		diags.AddError("Journal of submissions cannot be used", journalError(err))
+		return nil
+	}
+	e := newBatchEngine(data, &planned, req.config.apiKeyWO)
+	e.journal = bj
 	e.forgetRemoved(ctx, removedRows(inputs, held), planned.CancelOnDestroy.ValueBool())
 	rows := e.run(ctx, limit, tasks)
+	bj.end(ctx, rows)
+	e.leftovers(ctx, bj)
 	e.recordObjectTags(ctx, rows)
 
 	results, book := make(map[string]batchResult, len(inputs)), make(batchBook, len(inputs))
@@ -140,8 +147,9 @@ func countRow(row *batchRow, succeeded, failed int64) (int64, int64) {
 
 // batchTask is one row an apply acts on.
 type batchTask struct {
-	in   batchRowInput
-	held *batchRow // the row state holds, if any
+	in         batchRowInput
+	held       *batchRow // the row state holds, if any
+	journalErr error     // why the row's entry could not be journaled: it is not sent
 }
 
 // batchTasks splits the configured rows into those the plan keeps (known in the planned
@@ -194,6 +202,7 @@ func removedRows(inputs []batchRowInput, held batchHeld) []removedRow {
 func (r *jobBatchResource) destroy(ctx context.Context, req batchApplyRequest, diags *diag.Diagnostics) bool {
 	held := req.held
 	rows := batchHeld{results: held.Results.Rows, book: req.book}
+	r.data.forgetBatch(ctx, held.ID.ValueString(), held.OutputDir.ValueString(), rows)
 	e := &batchEngine{data: r.data, outputDir: held.OutputDir.ValueString(), maxInFlight: max(int(held.MaxInFlight.ValueInt64()), 1), rows: map[string]*batchRow{}}
 	e.removeAllFiles(ctx, rows)
 	running := runningRows(rows)

@@ -33,7 +33,8 @@ type batchEngine struct {
 	files       batchDest // output_dir, opened once per apply
 	cancelRuns  bool
 	rerunFailed bool
-	label       string // names the batch in its progress lines
+	label       string        // names the batch in its progress lines
+	journal     *batchJournal // the entries of the rows' submissions; a zero one when the journal is off
 
 	mu   sync.Mutex
 	rows map[string]*batchRow
@@ -60,7 +61,7 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 		maxInFlight: n, outputDir: planned.OutputDir.ValueString(), cancelRuns: planned.CancelOnDestroy.ValueBool(),
 		rerunFailed: planned.RerunFailed.ValueBool(),
 		label:       batchProgressLabel(planned),
-		rows:        map[string]*batchRow{},
+		rows:        map[string]*batchRow{}, journal: &batchJournal{},
 	}
 }
 
@@ -92,8 +93,15 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 			e.runTask(ctx, submitCtx, t)
 		}
 	})
-	for _, t := range tasks {
-		queue <- t
+	// The tasks go to the workers in waves of maxInFlight: the entries of a wave's new
+	// submissions are journaled in one write and one sync before any of them is handed out (a
+	// wave is handed out only as workers free up, so an entry is at most a wave ahead of its
+	// submission).
+	for wave := range slices.Chunk(tasks, e.maxInFlight) {
+		e.journalWave(ctx, wave)
+		for _, t := range wave {
+			queue <- t
+		}
 	}
 	close(queue)
 	jobs.Wait()
@@ -139,11 +147,73 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 			e.cancel(submitCtx, t.in.key, held) // its input changed: the old run is not wanted
 		}
 		key := uuid.NewString()
-		if sameInput && held.Status == batchRowUnknown && held.Key != "" {
+		switch entry := e.journal.entry(t.in.key); {
+		case sameInput && held.Status == batchRowUnknown && held.Key != "":
 			key = held.Key // resent under its own key: it cannot run twice
+		case t.journalErr != nil:
+			e.set(t.in.key, &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash})
+			e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, t.journalErr}) })
+			return
+		case entry != nil && entry.adopted && entry.id != "":
+			e.adoptJob(ctx, submitCtx, t, entry)
+			return
+		case entry != nil:
+			key = entry.key // journaled, or an earlier run's key resent: the service runs it once
 		}
 		e.submit(ctx, submitCtx, t, key)
 	}
+}
+
+// journalWave journals the new submissions of a wave of tasks; when that fails, none of them is
+// sent (journalErr). A row that adopted an entry needs none: it goes on.
+func (e *batchEngine) journalWave(ctx context.Context, wave []batchTask) {
+	if ctx.Err() != nil {
+		return // nothing more is submitted
+	}
+	if _, err := e.journal.put(wave); err != nil {
+		err = fmt.Errorf("%s", journalError(err))
+		for i := range wave {
+			if wave[i].submitsAnew() && e.journal.entry(wave[i].in.key) == nil {
+				wave[i].journalErr = err
+			}
+		}
+	}
+}
+
+// adoptJob takes over the job an earlier run submitted for the row and journaled, never saving it
+// in state: it is read and waited for as a job state holds; one gone from the service is
+// submitted anew, under a new journaled key.
+func (e *batchEngine) adoptJob(ctx, submitCtx context.Context, t batchTask, entry *batchRowEntry) {
+	job, err := e.data.client.GetJobRidingOut(ctx, entry.id)
+	if client.Gone(err) && !client.RouteNotFound(err) {
+		logWarn(ctx, "journaled batch row's job no longer exists; submitting anew", map[string]any{"row": t.in.key, "job_id": entry.id})
+		key, jerr := e.journal.renew(ctx, t)
+		if jerr != nil {
+			e.set(t.in.key, &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash})
+			e.note(func(n *batchNews) {
+				n.notSent = append(n.notSent, rowNote{t.in.key, nil, fmt.Errorf("%s", journalError(jerr))})
+			})
+			return
+		}
+		e.submit(ctx, submitCtx, t, key)
+		return
+	}
+	if err != nil {
+		// The row keeps the job's id, and the next apply waits for it as for any row in state.
+		row := &batchRow{ID: entry.id, Status: client.JobQueued, Key: entry.key, InputHash: t.in.hash}
+		e.set(t.in.key, row)
+		if ctx.Err() == nil {
+			e.note(func(n *batchNews) { n.waitErrors = append(n.waitErrors, rowNote{t.in.key, row, err}) })
+		} else {
+			e.note(func(n *batchNews) { n.stillRunning++ })
+		}
+		return
+	}
+	logInfo(ctx, "batch row's job adopted from the journal", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": entry.key})
+	row := rowFromJob(job, entry.key, t.in.hash)
+	e.note(func(n *batchNews) { n.adopted = append(n.adopted, rowNote{t.in.key, row, nil}) })
+	e.set(t.in.key, row)
+	e.wait(ctx, t.in, job, entry.key)
 }
 
 // notReached is what a row the apply did not get to keeps: the row state holds when its input
@@ -156,12 +226,35 @@ func notReached(t batchTask) *batchRow {
 }
 
 func (e *batchEngine) submit(ctx, submitCtx context.Context, t batchTask, key string) {
+	entry := e.journal.entry(t.in.key)
+	adopted := entry != nil && entry.adopted && entry.key == key
+	e.journal.sending(t.in.key)
 	job, err := e.data.client.SubmitJob(submitCtx, client.SubmitJobInput{
 		Workflow: json.RawMessage(t.in.workflow), ExtraData: e.extra, IdempotencyKey: key,
 	})
 	if err != nil {
+		var notSent *client.NotSentError
+		if ranNothing(err) && (!adopted || !errors.As(err, &notSent)) {
+			// Nothing ran under the key: its entry goes. An earlier run's key that this one
+			// did not get out may still have been sent by that run: it stays.
+			e.journal.ranNothing(t.in.key)
+		}
+		if adopted && client.HasCode(err, "idempotency_key_reuse") {
+			// The earlier run's submission arrived, and its answer never reached the journal:
+			// the job may exist, unnamed. Never a new key: that could run the row twice.
+			err = &client.UnknownOutcomeError{Operation: "submit job", IdempotencyKey: key, FirstArrived: true, Cause: fmt.Errorf(
+				"an earlier apply sent this row under Idempotency-Key %s (the journal of submissions) and ended before its answer "+
+					"arrived; the service refused the key again as a reuse, so its job may exist but cannot be named: %w", key, err)}
+		}
 		e.set(t.in.key, e.submitFailed(t, key, err))
 		return
+	}
+	e.journal.answered(ctx, key, job.ID)
+	if adopted {
+		logInfo(ctx, "batch row's journaled key resent", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": key})
+		e.note(func(n *batchNews) {
+			n.adopted = append(n.adopted, rowNote{t.in.key, rowFromJob(job, key, t.in.hash), nil})
+		})
 	}
 	logInfo(ctx, "batch row submitted", map[string]any{"row": t.in.key, "job_id": job.ID, "idempotency_key": key, "request_id": job.RequestID})
 	// The id is recorded before the wait: whatever ends the wait, the row keeps its job.

@@ -23,6 +23,8 @@ type rowNote struct {
 // batchNews is what an apply has to say about its rows.
 type batchNews struct {
 	failed, unknown, notSent, waitErrors, cancelErrors, downloadErrors []rowNote
+	adopted                                                            []rowNote // rows whose job an earlier, dead run submitted
+	leftovers                                                          []leftoverNote
 	stillRunning                                                       int
 }
 
@@ -67,6 +69,10 @@ func (e *batchEngine) report(ctx context.Context, diags *diag.Diagnostics, limit
 		"last seen, and the next apply waits for them again.", n.waitErrors, describeRowErr)
 	e.warn(diags, "Cancel failed", "job", "of removed or changed rows could not be canceled; they may still run on the service.",
 		n.cancelErrors, describeRowErr)
+	e.warn(diags, "Rows adopted from the journal", "row", "had been submitted by an earlier apply that ended before saving "+
+		"them in state (the journal of submissions kept them): this apply took their jobs over instead of running them again.",
+		n.adopted, describeAdoptedRow)
+	e.warnLeftovers(diags, n.leftovers)
 	e.warn(diags, "Downloads failed", "output", "could not be downloaded to output_dir; the rows stay succeeded and the next "+
 		"apply downloads the missing files again.", n.downloadErrors, describeRowErr)
 }
@@ -112,6 +118,37 @@ func describeFailedRow(n rowNote) string {
 		fmt.Fprintf(&b, "%s: %s", e.Code, firstLine(e.Message))
 	}
 	return b.String()
+}
+
+func describeAdoptedRow(n rowNote) string {
+	return fmt.Sprintf("job %s (Idempotency-Key %s)", n.row.ID, n.row.Key)
+}
+
+// warnLeftovers names the jobs an earlier run of the batch submitted for rows whose values have
+// changed since, or that were removed: no row adopted them, and the journal no longer keeps them.
+func (e *batchEngine) warnLeftovers(diags *diag.Diagnostics, notes []leftoverNote) {
+	if len(notes) == 0 {
+		return
+	}
+	sort.Slice(notes, func(i, j int) bool { return notes[i].row.Key < notes[j].row.Key })
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d submission(s) of an earlier apply of this batch, which ended before saving them in state, were for "+
+		"rows whose values have changed since (or that were removed): no row took them over, and those rows ran with their "+
+		"current values.", len(notes))
+	if e.cancelRuns {
+		b.WriteString(" The jobs still running were canceled (cancel_on_destroy).")
+	} else {
+		b.WriteString(" cancel_on_destroy is off: the jobs still running were left to run.")
+	}
+	b.WriteString(" The journal no longer keeps them.\n")
+	for i, n := range notes {
+		if i == batchWarningRows {
+			fmt.Fprintf(&b, "\n... and %d more.", len(notes)-batchWarningRows)
+			break
+		}
+		fmt.Fprintf(&b, "\n- %s", describeLeftover(n, e.cancelRuns))
+	}
+	diags.AddWarning("Jobs of rows no longer configured", e.data.redact(b.String()))
 }
 
 func describeUnknownRow(n rowNote) string {
