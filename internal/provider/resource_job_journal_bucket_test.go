@@ -125,3 +125,72 @@ func (j *journalSlots) count(s string) int {
 	}
 	return n
 }
+
+// SIGKILL to Terraform's process group halfway through a 200-row svc_job_batch whose outputs go
+// to a bucket, and no journal setting: the batch journals into its output bucket. The runner is
+// then gone with its disk (no state, no local journal); a fresh one lays the working directory
+// anew from the configuration and applies: it adopts every row the dead run submitted from the
+// bucket's journal, so each row runs once at the server, and every row's outputs are in the
+// bucket.
+func TestCLI_freshRunnerAfterSigkillAdoptsTheBatchFromItsBucket(t *testing.T) {
+	skipUnlessAcc(t)
+	t.Parallel()
+	const rows = 200
+	b := newTestBucket(t, "frames") // before the CLI: it sets the AWS SDK's environment
+	// A job runs 20 steps of 25 ms, 32 at once: the apply takes about 7 waves of 0.5 s.
+	srv := newTestServer(t, emulator.Options{Workers: 32, StepDuration: 25 * time.Millisecond})
+	config := batchConfig(srv, batchSamplerTemplate(20), batchSeedRows(rows, 0),
+		fmt.Sprintf("max_in_flight = 32\n  output_dir = %q", b.url("run")))
+	slots := &journalSlots{b: b, prefix: "run/.svc-journal/journal/seg/"}
+	pluginDir := buildProvider(t)
+
+	dead := newBinaryTerraform(t, pluginDir)
+	withoutJournalEnv(dead)
+	dead.writeConfig(config)
+	ready := func() bool { return jobsSucceeded(srv) >= rows/2 && slots.holdAll(srv.JobIDs()) }
+	if out, err := dead.signalGroupOnce(syscall.SIGKILL, ready, "apply", "-auto-approve", "-input=false", "-no-color"); err == nil {
+		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
+	}
+	before := srv.JobIDs()
+	if err := os.RemoveAll(dead.dir); err != nil {
+		t.Fatal(err)
+	}
+
+	fresh := newBinaryTerraform(t, pluginDir)
+	withoutJournalEnv(fresh)
+	fresh.writeConfig(config)
+	out := fresh.run("apply", "-auto-approve", "-input=false", "-no-color")
+	assertEachRowRanOnce(t, srv, rows)
+	assertRowsSucceeded(t, fresh, srv, rows)
+	if adopted := adoptedRows(out); adopted < len(before) {
+		t.Errorf("the fresh runner adopted %d rows; want at least the %d jobs created before the kill:\n%s", adopted, len(before), out)
+	}
+	outputs := 0
+	for key := range b.objects() {
+		if strings.HasPrefix(key, "run/r") {
+			outputs++
+		}
+	}
+	if outputs != rows {
+		t.Errorf("%d outputs in the bucket; want one per row, %d", outputs, rows)
+	}
+	t.Logf("%d jobs on the server at the kill; the fresh runner adopted %d rows and created %d jobs",
+		len(before), adoptedRows(out), rows-len(before))
+}
+
+// holdAll reports whether the slots now in the bucket name every one of ids.
+func (j *journalSlots) holdAll(ids []string) bool {
+	j.count("") // reads the slots not read yet
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var all strings.Builder
+	for key := range j.b.objects() {
+		all.WriteString(j.read[key])
+	}
+	for _, id := range ids {
+		if !strings.Contains(all.String(), id) {
+			return false
+		}
+	}
+	return true
+}
