@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,7 +83,7 @@ func TestSoakServiceFaults(t *testing.T) {
 			t.Logf("service faults soak seed=%d: SIGTERM at %d jobs; jobs created %d/%d, in state %d, applies after SIGTERM %d, %.1f s; outage answered %d requests, %d restart(s); faults: %s",
 				seed, len(created), srv.JobCount(), total, len(ids), applies, applyTime.Seconds(), sumOutages(outages), len(downtimes), faults)
 			if srv.JobCount() != total || len(ids) != total || applies != 1 {
-				t.Fatalf("want %d jobs, each created once and in state, in one apply after SIGTERM", total)
+				t.Fatalf("want %d jobs, each created once and in state, in one apply after SIGTERM; what has none:\n%s", total, withoutAJob(tf))
 			}
 			if faults == "" || sumOutages(outages) == 0 || len(downtimes) != 1 {
 				t.Fatal("a fault did not strike during the applies: the soak proved nothing")
@@ -105,6 +106,24 @@ func allJobIDsInState(t *testing.T, tf *terraformCLI) map[string]string {
 		ids[batchRes+"/"+key] = id
 	}
 	return ids
+}
+
+// withoutAJob describes each svc_job without a job id and each row of svc_job_batch.b that did
+// not succeed, as state holds them: what a failure of the soak needs to be understood.
+func withoutAJob(tf *terraformCLI) string {
+	var b strings.Builder
+	for _, r := range tf.stateResources() {
+		if id, _ := r.Values["id"].(string); strings.HasPrefix(r.Address, "svc_job.") && id == "" {
+			fmt.Fprintf(&b, "%s: status %v, idempotency_key %v, tainted %v\n", r.Address, r.Values["status"], r.Values["idempotency_key"], r.Tainted)
+		}
+		results, _ := r.Values["results"].(map[string]any)
+		for key, v := range results {
+			if row, _ := v.(map[string]any); row["status"] != "succeeded" {
+				fmt.Fprintf(&b, "%s row %s: %v\n", r.Address, key, row)
+			}
+		}
+	}
+	return b.String()
 }
 
 func sumOutages(outages []emulator.OutageReport) int {
