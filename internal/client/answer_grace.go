@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -167,14 +168,22 @@ func (b *arriveOnClose) Close() error {
 }
 
 // endRetriesAtStop is check, except that no attempt follows once the caller of a submission
-// stopped: the last answer or failure is handed back as it is (check still sees it, to keep
-// what it learns of the outcome).
+// stopped (check still sees the last answer or failure, to keep what it learns of the outcome).
+// The call then ends as at its deadline, with errStoppedBeforeResend: what the service last said
+// decides the outcome. A "come back later" (429: nothing ran) is then a submission declined, not
+// one refused for good, and an answer that settles nothing is an unknown outcome.
 func endRetriesAtStop(check retryablehttp.CheckRetry) retryablehttp.CheckRetry {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		retry, cerr := check(ctx, resp, err)
 		if retry && stopped(ctx) {
+			if cerr == nil {
+				cerr = errStoppedBeforeResend
+			}
 			return false, cerr
 		}
 		return retry, cerr
 	}
 }
+
+// errStoppedBeforeResend ends a call whose caller stopped when another attempt was due.
+var errStoppedBeforeResend = errors.New("stopped (Terraform was interrupted) before the next attempt")

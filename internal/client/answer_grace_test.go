@@ -61,6 +61,23 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 			requests: 1, within: 200 * time.Millisecond,
 		},
 		{
+			// A 429 releases the key: the service's last word is that nothing ran.
+			name: "on the wire, answered 429 queue_full after the stop: no resend, declined (nothing ran), not refused for good",
+			first: func(w http.ResponseWriter, _ *http.Request, release <-chan struct{}) {
+				<-release
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = w.Write([]byte(`{"error":{"code":"queue_full","message":"the queue is full; retry later"}}`))
+			},
+			stopWhen: func(arrived, _ <-chan struct{}) <-chan struct{} { return arrived },
+			want: func(t *testing.T, _ *Job, err error) {
+				if !DeclinedUntilDeadline(err) {
+					t.Fatalf("err = %v; want the submission declined, nothing run", err)
+				}
+			},
+			requests: 1, within: 200 * time.Millisecond,
+		},
+		{
 			name: "on the wire, answered within the grace: the job",
 			first: func(w http.ResponseWriter, _ *http.Request, release <-chan struct{}) {
 				<-release

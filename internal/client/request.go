@@ -61,6 +61,9 @@ func (cl *Client) do(ctx context.Context, c call) (*http.Response, error) {
 	}
 	resp, err := rc.Do(req)
 	if err != nil {
+		if resp != nil {
+			resp.Body.Close() // an answer handed back with the error that ended the attempts
+		}
 		err = fmt.Errorf("%s: %s %s: %w", c.op, c.method, redactLink(c.url), attemptsEnded(ctx, err, last))
 		if !writes.wrote.Load() {
 			// No attempt wrote a byte of the request: the service cannot have seen it.
@@ -120,7 +123,7 @@ func (cl *Client) baseFor(c call) *http.Client {
 // the context (or too little time left) ended them, it names the last attempt's failure or the
 // last "come back later" answer, and errors.Is still finds the context's error.
 func attemptsEnded(ctx context.Context, err error, last comeBackAnswer) error {
-	deadlineEnded := ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt)
+	deadlineEnded := ctx.Err() != nil || errors.Is(err, errTooLateForAnAttempt) || errors.Is(err, errStoppedBeforeResend)
 	if deadlineEnded && last.status == 0 && last.attemptErr != nil {
 		err = fmt.Errorf("%w; the last attempt failed: %w", err, last.attemptErr)
 	}
