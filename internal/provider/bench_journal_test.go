@@ -26,8 +26,10 @@ func TestBenchJournalOverhead(t *testing.T) {
 	pluginDir := buildProvider(t)
 	n := benchEnvInt("SVC_BENCH_JOURNAL_N", 10000)
 	modes := []struct{ name, journal string }{{"journal off", ""}, {"journal in a local directory", "local"}}
+	var b3 *testBucket
 	if os.Getenv("SVC_BENCH_JOURNAL_BUCKET") == "1" {
 		modes = append(modes, struct{ name, journal string }{"journal in a bucket", "bucket"})
+		b3 = newTestBucket(t, "journal") // before the CLI: it sets the AWS SDK's environment
 	}
 	const workers = 32
 	ideal := time.Duration(math.Ceil(float64(n)/workers)) * 500 * time.Millisecond
@@ -36,11 +38,11 @@ func TestBenchJournalOverhead(t *testing.T) {
 		cpuModel(), terraformVersion(), n, workers, benchBatchInFlight(workers), ideal.Seconds(), loadAverage())
 	b.WriteString("| journal | wall time | ratio to off | requests | provider CPU | provider peak RSS |\n|---|---|---|---|---|---|\n")
 	walls := map[string][]time.Duration{}
-	for range benchEnvInt("SVC_BENCH_JOURNAL_ROUNDS", 1) {
+	for round := range benchEnvInt("SVC_BENCH_JOURNAL_ROUNDS", 1) {
 		for _, m := range modes {
 			srv := newTestServer(t, emulator.Options{Workers: workers, StepDuration: 50 * time.Millisecond, QueueLimit: 100000})
 			tf := newBinaryTerraform(t, pluginDir)
-			tf.env = append(tf.env, journalEnv+"="+benchJournalSetting(t, tf, m.journal))
+			tf.env = append(tf.env, journalEnv+"="+benchJournalSetting(tf, b3, m.journal, round))
 			writeBatchConfig(t, tf.dir, 10, benchBatchInFlight(workers))
 			run := runMeasured(tf, srv, filepath.Join(pluginDir, "terraform-provider-svc"), []string{"apply", "-auto-approve", "-input=false", "-no-color",
 				"-var", "endpoint=" + srv.URL(), "-var", "rows=" + strconv.Itoa(n)})
@@ -65,13 +67,13 @@ func TestBenchJournalOverhead(t *testing.T) {
 }
 
 // benchJournalSetting is SVC_JOURNAL for a journal mode: "" off, a directory in the working
-// directory, or a bucket URL on the tests' S3 server.
-func benchJournalSetting(t *testing.T, tf *terraformCLI, mode string) string {
+// directory, or a prefix of its own (per round) in bucket.
+func benchJournalSetting(tf *terraformCLI, bucket *testBucket, mode string, round int) string {
 	switch mode {
 	case "local":
 		return filepath.Join(tf.dir, ".terraform", "svc-journal")
 	case "bucket":
-		return newTestBucket(t, "journal").url("svc-journal")
+		return bucket.url(fmt.Sprintf("round-%d", round))
 	}
 	return ""
 }
