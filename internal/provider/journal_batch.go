@@ -41,6 +41,9 @@ func batchJournalAt(outputDir, providerJournal string, given bool) string {
 // journalForBatch is the journal a batch whose outputs go to outputDir submits through (see
 // batchJournalAt): nil when off. Each place is opened once per provider.
 func (d *providerData) journalForBatch(outputDir string) *submissionJournal {
+	if d == nil {
+		return nil // the provider is not configured (a destroy may come without it): no journal
+	}
 	at := batchJournalAt(outputDir, d.journalPlace(), d.journalGiven)
 	if d.journal != nil && at == d.journal.dir {
 		return d.journal
@@ -51,6 +54,9 @@ func (d *providerData) journalForBatch(outputDir string) *submissionJournal {
 // checkBatchJournal is the plan-time check of the journal a batch writing into outputDir uses:
 // nil when it can be used (or is off), else why not, naming it.
 func (d *providerData) checkBatchJournal(outputDir string) error {
+	if d == nil {
+		return nil
+	}
 	at := batchJournalAt(outputDir, d.journalPlace(), d.journalGiven)
 	if at == "" || d.journal != nil && at == d.journal.dir {
 		return nil // off, or the provider's, checked when it was configured
@@ -69,6 +75,9 @@ func (d *providerData) journalPlace() string {
 func (js *journalsByPlace) get(at string, d *providerData) *submissionJournal {
 	if at == "" {
 		return nil
+	}
+	if js == nil {
+		return newSubmissionJournal(at, d.now) // provider data made without the cache (tests)
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
