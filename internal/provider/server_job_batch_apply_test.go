@@ -106,16 +106,19 @@ func normalizedApply(t *testing.T, typ tftypes.Type, resp *tfprotov6.ApplyResour
 	return uuidPattern.ReplaceAllString(text, "<uuid>")
 }
 
-// rowPathProbe is the apply of a one-row batch through jobBatchServer, left hanging as its
-// submission reaches the service, for counting the files a row's path visits with the coverage
-// profile (see internal/README.md): SVC_ROW_PATH=base stops before the apply, SVC_ROW_PATH=submit
-// as the submission arrives; the blocks counted in the second profile and not in the first are
-// the path's.
+// TestBatchRowPathProbe is the apply of a one-row batch through jobBatchServer, left hanging as
+// its submission reaches the service, for counting the files a row's path visits with the
+// coverage profile (see internal/README.md): SVC_ROW_PATH=base stops before the apply,
+// SVC_ROW_PATH=submit as the submission arrives; the blocks counted more in the second profile
+// than in the first are the path's.
 func TestBatchRowPathProbe(t *testing.T) {
 	phase := os.Getenv("SVC_ROW_PATH")
 	if phase == "" {
 		t.Skip("set SVC_ROW_PATH=base or submit, with -coverprofile")
 	}
+	// The journal on, as Terraform runs the provider (it is on by default; the tests turn it off
+	// through SVC_JOURNAL): what it runs before a submission is on the row's path.
+	t.Setenv(journalEnv, t.TempDir())
 	srv := newTestServer(t, emulator.Options{})
 	arrived := make(chan struct{})
 	var once sync.Once
