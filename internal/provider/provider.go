@@ -45,9 +45,6 @@ type svcProvider struct {
 	configured atomic.Pointer[providerData]
 }
 
-// configuredData is the data Configure gave resources; nil before Configure succeeded.
-func (p *svcProvider) configuredData() *providerData { return p.configured.Load() }
-
 type providerModel struct {
 	Endpoint         types.String `tfsdk:"endpoint"`
 	RouterEndpoint   types.String `tfsdk:"router_endpoint"`

@@ -40,7 +40,7 @@ const frameworkBumpChecklist = "  1. releasingServer (server_releasing.go): does
 	"framework's PlanResourceChange and ReadResource (internal/fwserver/server_planresourcechange.go, " +
 	"server_readresource.go) for any new step on a plan whose proposed state equals the prior state (defaults, " +
 	"plan modifiers, identity, private state, deferred actions) that the layer would skip.\n" +
-	"  3. jobBatchServer (server_job_batch.go, server_job_batch_apply.go, server_job_batch_msgpack.go): run TestJobBatchServerAnswersAsTheFramework, " +
+	"  3. jobBatchServer (server_job_batch.go, server_job_batch_apply.go): run TestJobBatchServerAnswersAsTheFramework, " +
 	"TestJobBatchServerPlansOnlyWhenNothingButRowsChange, TestJobBatchServerAppliesAsTheFramework, " +
 	"TestJobBatchServerValidatesAsTheFramework and TestBatchStateOfTheCurrentVersionGoesBackAsSent, and read the " +
 	"framework's ValidateResourceConfig (internal/fwserver/server_validateresourceconfig.go, schema_validation.go, " +

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -165,6 +167,18 @@ func timeoutsOf(v tftypes.Value) (timeouts.Value, error) {
 		return timeouts.Value{}, fmt.Errorf("timeouts read as %T", value)
 	}
 	return t, nil
+}
+
+// timeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads from
+// a typed resource's timeouts t (as timeoutsOf decoded them), or def when t is null or not known
+// yet.
+func timeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
+	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
+) (time.Duration, diag.Diagnostics) {
+	if t.IsNull() || t.IsUnknown() {
+		return def, nil
+	}
+	return timeout(t, ctx, def)
 }
 
 // timeoutsTypeOf is the timeouts type of the value type typ: svc_job's and svc_job_batch's made

@@ -1,13 +1,6 @@
 package provider
 
-import (
-	"context"
-	"time"
-
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/types"
-)
+import "github.com/hashicorp/terraform-plugin-framework/types"
 
 // Small helpers between Go values and the values state holds, shared by every resource.
 
@@ -34,15 +27,4 @@ func derefOrUnknown(s *string) string {
 		return "unknown"
 	}
 	return *s
-}
-
-// timeoutOf is the timeout that timeout (timeouts.Value.Create, .Update or .Delete) reads from
-// a resource's timeouts t, or def when t is null or not known yet.
-func timeoutOf(ctx context.Context, t timeouts.Value, def time.Duration,
-	timeout func(timeouts.Value, context.Context, time.Duration) (time.Duration, diag.Diagnostics),
-) (time.Duration, diag.Diagnostics) {
-	if t.IsNull() || t.IsUnknown() {
-		return def, nil
-	}
-	return timeout(t, ctx, def)
 }
