@@ -154,7 +154,7 @@ type providerData struct {
 	// journalGiven is whether the journal setting (or SVC_JOURNAL) chose the journal, which a
 	// batch writing into a bucket then uses instead of one in that bucket (journalForBatch).
 	journalGiven bool
-	// bucketJournals are the journals in output buckets, one per place (journal_batch.go; the
+	// bucketJournals are the journals in output buckets, one per place (resource_job_batch_journal.go; the
 	// batch opens them through journalForBatch).
 	bucketJournals *journalsByPlace
 }
