@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
 	"github.com/svc-org/terraform-provider-svc/internal/bucket"
 )
