@@ -29,14 +29,15 @@ func TestAccRouterRequest_stillRunningOutlastsMaxRetries(t *testing.T) {
 		input   string
 	}{
 		{
-			// The router stops waiting after 10 ms; the run takes 400 ms: 504s until it is done.
+			// The router stops waiting after 10 ms; the run takes 1.2 s: 504s until it is done.
 			// Every wait has the backoff floor (250 ms) whatever Retry-After says, so that is
-			// three attempts: one more than max_retries 1 allows. The generous mode is pinned:
+			// about five attempts, and at least three (one more than max_retries 1 allows) even
+			// when a loaded machine stretches each wait to 500 ms. The generous mode is pinned:
 			// the strict one's Retry-After of 1 s would let the run end before the second wait.
 			name: "sync 504 deadline_exceeded", mode: "sync", model: emulator.ModelSlow, op: emulator.OpInvokeModel, minSeen: 3,
 			input: `{ note = "takes a while" }`,
 			opts: emulator.Options{Mode: emulator.ModeGenerous,
-				Router: emulator.RouterOptions{SlowDuration: 400 * time.Millisecond, SyncDeadline: 10 * time.Millisecond}},
+				Router: emulator.RouterOptions{SlowDuration: 1200 * time.Millisecond, SyncDeadline: 10 * time.Millisecond}},
 		},
 		{
 			// The submission is accepted, but the next three answers say the original call still runs.
