@@ -139,6 +139,9 @@ func TestCLI_freshRunnerAfterSigkillAdoptsTheBatchFromItsBucket(t *testing.T) {
 	b := newTestBucket(t, "frames") // before the CLI: it sets the AWS SDK's environment
 	// A job runs 20 steps of 25 ms, 32 at once: the apply takes about 7 waves of 0.5 s.
 	srv := newTestServer(t, emulator.Options{Workers: 32, StepDuration: 25 * time.Millisecond})
+	// Submissions from the 101st are held before anything is created: no answer is on its way at
+	// the kill (a job whose answer the killed run had not written down cannot be named).
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: rows/2 + 1, Times: 1000, Delay: time.Minute})
 	config := batchConfig(srv, batchSamplerTemplate(20), batchSeedRows(rows, 0),
 		fmt.Sprintf("max_in_flight = 32\n  output_dir = %q", b.url("run")))
 	slots := &journalSlots{b: b, prefix: "run/.svc-journal/journal/seg/"}
@@ -152,6 +155,7 @@ func TestCLI_freshRunnerAfterSigkillAdoptsTheBatchFromItsBucket(t *testing.T) {
 		t.Fatalf("the apply ended well despite SIGKILL:\n%s", out)
 	}
 	before := srv.JobIDs()
+	srv.ClearFaults()
 	if err := os.RemoveAll(dead.dir); err != nil {
 		t.Fatal(err)
 	}
