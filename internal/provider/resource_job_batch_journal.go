@@ -480,9 +480,6 @@ func (js *journalsByPlace) get(at string, d *providerData) *submissionJournal {
 	if at == "" {
 		return nil
 	}
-	if js == nil {
-		return newSubmissionJournal(at, d.now) // provider data made without the cache (tests)
-	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if js.m == nil {
