@@ -19,11 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/uuid"
 
 	"github.com/svc-org/terraform-provider-svc/internal/atomicfile"
@@ -86,7 +88,7 @@ type Journal struct {
 	dir   string
 	now   func() time.Time
 	owner string
-	held  *os.File // this process's owner file, flock'd while it lives
+	held  *flock.Flock // this process's owner file, locked while it lives
 
 	// syncMu orders the syncs: a sync covers every line written before it began, so one sync
 	// serves every change waiting for it (group commit). syncedTo is the end of the log the last
@@ -174,20 +176,38 @@ func (j *Journal) reset() {
 // takeOwnership makes the owner file whose lock marks this process's claims as alive.
 func (j *Journal) takeOwnership() error {
 	j.owner = uuid.NewString()
-	f, err := os.OpenFile(j.ownerPath(j.owner), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+	path := j.ownerPath(j.owner)
+	// The pid is for people reading the directory; the lock is what says the owner lives.
+	if err := os.WriteFile(path, fmt.Appendf(nil, "pid %d\n", os.Getpid()), 0o644); err != nil {
 		return fmt.Errorf("journal %s: %w", j.dir, err)
 	}
-	if err := lockFile(f, false); err != nil {
-		f.Close()
-		return fmt.Errorf("journal %s: locking %s: %w", j.dir, f.Name(), err)
+	held := fileLock(path, true)
+	ok, err := held.TryLock()
+	if err == nil && !ok {
+		err = errOwnerTaken
 	}
-	_, _ = fmt.Fprintf(f, "pid %d\n", os.Getpid())
-	j.held = f
+	if err != nil {
+		return fmt.Errorf("journal %s: locking %s: %w", j.dir, path, err)
+	}
+	j.held = held
 	return nil
 }
 
 func (j *Journal) ownerPath(owner string) string { return filepath.Join(j.dir, ownersName, owner) }
+
+// errOwnerTaken is why a new owner file could not be locked: another open file holds it.
+var errOwnerTaken = errors.New("held by another process")
+
+// fileLock is the lock (an flock, LockFileEx on Windows) of the file at path, created when
+// create is set. Each fileLock opens the file anew, and two opens exclude each other even in one
+// process: a change's lock orders this process's goroutines as it does other processes.
+func fileLock(path string, create bool) *flock.Flock {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	return flock.New(path, flock.SetFlag(flag), flock.SetPermissions(0o644))
+}
 
 // Close ends this process's use of the journal: the entries it returned to Terraform are handed
 // (a process that ends well ends after Terraform has its state), its other claims are released
@@ -211,8 +231,8 @@ func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.held != nil {
-		_ = os.Remove(j.held.Name())
-		j.held.Close()
+		_ = j.held.Unlock() // first: Windows removes no file that is open
+		_ = os.Remove(j.held.Path())
 		j.held = nil
 	}
 	if cerr := j.log.Close(); err == nil {
@@ -223,15 +243,11 @@ func (j *Journal) Close() error {
 
 // locked runs fn holding the journal's lock, within this process and across processes.
 func (j *Journal) locked(fn func() error) error {
-	lock, err := os.OpenFile(filepath.Join(j.dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", j.dir, err)
-	}
-	defer lock.Close()
-	if err := lockFile(lock, true); err != nil {
+	lock := fileLock(filepath.Join(j.dir, lockName), true)
+	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("journal %s: locking: %w", j.dir, err)
 	}
-	defer func() { _ = unlockFile(lock) }()
+	defer func() { _ = lock.Unlock() }()
 	return fn()
 }
 
@@ -724,16 +740,16 @@ func (j *Journal) claimable(e *entry) bool {
 	if j.remote != nil {
 		return j.remote.ownerGone(j, e.owner)
 	}
-	f, err := os.OpenFile(j.ownerPath(e.owner), os.O_RDWR, 0)
-	if err != nil {
+	lock := fileLock(j.ownerPath(e.owner), false)
+	ok, err := lock.TryLock()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return true // no owner file: its process ended and removed it
-	}
-	defer f.Close()
-	if lockFile(f, false) != nil {
+	case err != nil || !ok:
 		return false // its process holds it
 	}
-	_ = unlockFile(f)
-	_ = os.Remove(f.Name())
+	_ = lock.Unlock()
+	_ = os.Remove(lock.Path())
 	return true
 }
 
