@@ -16,28 +16,51 @@ import (
 // a timeout) before it left. Nothing of it reached the service.
 var ErrStopped = fmt.Errorf("stopped before this attempt was sent: %w", context.Canceled)
 
-// AnswerGrace returns the context to make submissions under ctx with. ctx's end is the stop:
-// from then on no attempt of those submissions starts (one held by the outage gate or the
-// departures, a resend after a failure, a new submission: each fails as not sent), and an
-// attempt already on the wire is given up to grace to be answered, so that the id of a job the
-// service created comes back. The context returned ends as soon as no attempt made under it is
-// on the wire after the stop (at once when none is), grace after the stop at the latest, or
-// when release is called, which must be once the submissions have returned.
-func AnswerGrace(ctx context.Context, grace time.Duration) (submitCtx context.Context, release context.CancelFunc) {
+// submitting returns the context one submission (SubmitJob, SubmitModelRequest, SubmitPrompt)
+// is made in, given its caller's ctx: ctx's end (an interrupt, a deadline) is the stop. From
+// then on no attempt of it starts (one held by the outage gate or the departures, a resend after
+// a failure: each fails as not sent), and an attempt already on the wire is given up to the
+// client's AnswerGrace to be answered, so that the id of a job the service created comes back.
+// The context returned ends as soon as no attempt is on the wire after the stop (at once when
+// none is), the grace after the stop at the latest, or when release is called, which must be
+// once the submission has returned.
+func (c *Client) submitting(ctx context.Context) (submitCtx context.Context, release context.CancelFunc) {
+	return answerGrace(ctx, c.answerGrace)
+}
+
+func answerGrace(ctx context.Context, grace time.Duration) (submitCtx context.Context, release context.CancelFunc) {
 	if ctx.Err() != nil {
 		return ctx, func() {}
 	}
 	w := &stopWatch{stop: ctx, changed: make(chan struct{})}
-	submitCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), stopWatchKey{}, w))
-	unhook := context.AfterFunc(ctx, func() { w.endOnceAnswered(submitCtx, cancel, grace) })
-	return submitCtx, func() {
+	ended, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), stopWatchKey{}, w))
+	unhook := context.AfterFunc(ctx, func() { w.endOnceAnswered(ended, cancel, grace) })
+	return graceContext{Context: ended, stop: ctx}, func() {
 		unhook()
 		cancel()
 	}
 }
 
-// stopWatch counts the attempts on the wire of the submissions made under one AnswerGrace
-// context, and knows when their caller stopped.
+// graceContext is a submission's context (see submitting): it ends by the grace, and tells its
+// caller's deadline and, once ended, its caller's reason, so that a resend is still not started
+// too close to the deadline, and an end at the deadline still reads as a deadline.
+type graceContext struct {
+	context.Context                 // ended once no attempt is on the wire after the stop
+	stop            context.Context // the caller's
+}
+
+func (g graceContext) Deadline() (time.Time, bool) { return g.stop.Deadline() }
+
+func (g graceContext) Err() error {
+	err := g.Context.Err()
+	if err != nil && g.stop.Err() != nil {
+		return g.stop.Err()
+	}
+	return err
+}
+
+// stopWatch counts the attempts on the wire of a submission (see submitting), and knows when its
+// caller stopped.
 type stopWatch struct {
 	stop context.Context // the caller's context: its end is the stop
 
@@ -121,7 +144,7 @@ func untilStop(ctx context.Context) (context.Context, context.CancelFunc) {
 	}
 }
 
-// watchingStop is base, with each attempt of a submission made under AnswerGrace passing the
+// watchingStop is base, with each attempt of a submission (see submitting) passing the
 // stop watch (stopWatchTransport); other requests are sent with base as it is.
 func watchingStop(ctx context.Context, base *http.Client) *http.Client {
 	if stopWatchOf(ctx) == nil {

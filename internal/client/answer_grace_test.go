@@ -131,7 +131,7 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 			}))
 			defer srv.Close()
 			resendDue := make(chan struct{}, 1)
-			c := testClient(t, srv.URL, func(cfg *Config) { cfg.MaxRetries = 5 })
+			c := testClient(t, srv.URL, func(cfg *Config) { cfg.MaxRetries, cfg.AnswerGrace = 5, grace })
 			c.backoffHook = func(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
 				select {
 				case resendDue <- struct{}{}:
@@ -143,8 +143,6 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 				tt.prepare(c)
 			}
 			ctx, stop := context.WithCancel(context.Background())
-			submitCtx, done := AnswerGrace(ctx, grace)
-			defer done()
 			type result struct {
 				job *Job
 				err error
@@ -152,7 +150,7 @@ func TestAnswerGraceEndsSubmissionsAtTheStop(t *testing.T) {
 			}
 			out := make(chan result, 1)
 			go func() {
-				job, err := c.SubmitJob(submitCtx, SubmitJobInput{Workflow: json.RawMessage(`{"1":{}}`), IdempotencyKey: key})
+				job, err := c.SubmitJob(ctx, SubmitJobInput{Workflow: json.RawMessage(`{"1":{}}`), IdempotencyKey: key})
 				out <- result{job, err, time.Now()}
 			}()
 			if tt.stopWhen != nil {

@@ -42,6 +42,9 @@ type Config struct {
 	RetryWaitMax  time.Duration // largest backoff step
 	MaxRetryAfter time.Duration // longest Retry-After the client waits; a longer one ends the retries
 	Timeout       time.Duration // per attempt of an ordinary (non-streaming) request
+	// AnswerGrace is how long a submission's attempt already on the wire when its caller's
+	// context ends may still take to be answered (see submitting); 0: not at all.
+	AnswerGrace time.Duration
 
 	UserAgent  string
 	Logger     Logger
@@ -61,6 +64,7 @@ type Client struct {
 	retryWaitMin  time.Duration
 	retryWaitMax  time.Duration
 	maxRetryAfter time.Duration
+	answerGrace   time.Duration
 	backoffHook   func(minWait, maxWait time.Duration, attempt int, resp *http.Response) time.Duration // tests only; nil means backoff
 
 	userAgent string
@@ -160,6 +164,7 @@ func New(cfg Config) (*Client, error) {
 		retryWaitMin:     orDuration(cfg.RetryWaitMin, DefaultRetryWaitMin),
 		retryWaitMax:     orDuration(cfg.RetryWaitMax, DefaultRetryWaitMax),
 		maxRetryAfter:    orDuration(cfg.MaxRetryAfter, DefaultMaxRetryAfter),
+		answerGrace:      cfg.AnswerGrace,
 		userAgent:        cfg.UserAgent,
 		log:              cfg.Logger,
 	}

@@ -271,6 +271,8 @@ func (e *PromptRejectedError) Error() string {
 // the service said it did not take the prompt.
 func (c *Client) SubmitPrompt(ctx context.Context, in SubmitPromptInput) (*PromptSubmission, error) {
 	const op = "submit prompt"
+	ctx, release := c.submitting(ctx)
+	defer release()
 	body := map[string]any{"prompt": in.Workflow}
 	if len(in.ExtraData) > 0 {
 		body["extra_data"] = in.ExtraData

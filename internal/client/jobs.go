@@ -111,9 +111,12 @@ type SubmitJobInput struct {
 // naming the key) only when a resend after a lost answer is refused as a reuse of the key (the
 // first attempt arrived: a job may exist that the service did not name), or when ctx ends, or
 // the resends stop, with an attempt's answer lost. Without a key, a request that may have
-// arrived is never resent.
+// arrived is never resent. Once ctx ends nothing more is sent, and an attempt on the wire gets
+// the client's AnswerGrace to be answered (see submitting).
 func (c *Client) SubmitJob(ctx context.Context, in SubmitJobInput) (*Job, error) {
 	const op = "submit job"
+	ctx, release := c.submitting(ctx)
+	defer release()
 	body := map[string]any{"workflow": in.Workflow}
 	if len(in.ExtraData) > 0 {
 		body["extra_data"] = in.ExtraData

@@ -433,6 +433,8 @@ func (c *Client) logRebased(ctx context.Context, q *QueueRequest, a answer, reba
 // When the router accepted the run but its answer cannot be used in full (a link that is missing
 // or cannot be followed), the handle is returned WITH the error, so the request id is not lost.
 func (c *Client) SubmitModelRequest(ctx context.Context, in InvokeInput) (*QueueRequest, error) {
+	ctx, release := c.submitting(ctx)
+	defer release()
 	u, err := c.modelURL(in.Model, "requests")
 	if err != nil {
 		return nil, err

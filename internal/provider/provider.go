@@ -126,6 +126,12 @@ func (p *svcProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *
 	}
 }
 
+// submitGrace is how long a submission already on the wire may take to be answered once the
+// apply is stopped (Ctrl-C, SIGTERM) or times out, so that the id of a job the service created
+// reaches state. Runners kill Terraform 7.5 to 10 s after their first signal, and the whole stop
+// must end within 5 s on a loaded machine: 2 s leaves room for the state to be written.
+const submitGrace = 2 * time.Second
+
 // providerData is what resources, data sources and functions receive from Configure.
 type providerData struct {
 	client        *client.Client
@@ -191,6 +197,7 @@ func (p *svcProvider) Configure(ctx context.Context, req provider.ConfigureReque
 		APIKey:           setting(cfg.APIKey, "SVC_API_KEY"),
 		RegistryToken:    setting(cfg.RegistryToken, "SVC_REGISTRY_TOKEN"),
 		UserAgent:        "terraform-provider-svc/" + p.version + " (+" + req.TerraformVersion + ")",
+		AnswerGrace:      submitGrace,
 	}
 	partnerKey := setting(cfg.PartnerAPIKey, "SVC_PARTNER_API_KEY")
 	if !cfg.MaxRetries.IsNull() && !cfg.MaxRetries.IsUnknown() {

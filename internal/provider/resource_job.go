@@ -157,16 +157,11 @@ func (r *jobResource) submitAndWait(ctx context.Context, in jobCreateInput, stat
 	defer cancel()
 
 	// The key is chosen once, before the first attempt (by the journal, which adopts an earlier
-	// run's for the same workflow); the client resends it unchanged. Once Terraform stops, nothing
-	// is sent that was not on the wire; a submission on the wire is given a short grace to be
-	// answered, so that the id of a job the service created reaches state. The create timeout
-	// still bounds it.
-	submitCtx, stopSubmit := outlivingInterrupt(ctx)
-	deadline, _ := waitCtx.Deadline()
-	submitCtx, stopAtDeadline := context.WithDeadline(submitCtx, deadline)
-	sub, job, err := r.submitJournaled(submitCtx, data, &in, diags)
-	stopAtDeadline()
-	stopSubmit()
+	// run's for the same workflow); the client resends it unchanged. Once Terraform stops or the
+	// create times out, nothing is sent that was not on the wire; a submission on the wire is
+	// given the client's short grace to be answered, so that the id of a job the service created
+	// reaches state.
+	sub, job, err := r.submitJournaled(waitCtx, data, &in, diags)
 	if diags.HasError() {
 		return // the journal cannot be used: nothing was sent
 	}

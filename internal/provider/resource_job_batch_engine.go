@@ -67,13 +67,11 @@ func newBatchEngine(data *providerData, planned *jobBatchModel, apiKeyWO types.S
 
 // run acts on every task and returns each task's row. It returns once every row is settled for
 // this apply and its outputs are transferred: finished, or, once ctx ends (Ctrl-C or the
-// timeout), as far as it got. A submission already sent when ctx ends is let finish (up to
-// submitGrace) so its id is kept; no new one starts.
+// timeout), as far as it got. A submission already on the wire when ctx ends is given the
+// client's answer grace (submitGrace), so its id is kept; no new one starts.
 func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batchTask) map[string]*batchRow {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	submitCtx, stopSubmits := outlivingInterrupt(ctx)
-	defer stopSubmits()
 	// Each row queues one transfer at most: the queue never blocks a job worker. Without
 	// output_dir nothing is transferred, and the lane has no worker.
 	e.transfers = make(chan batchTransfer, len(tasks))
@@ -90,7 +88,7 @@ func (e *batchEngine) run(ctx context.Context, limit time.Duration, tasks []batc
 	queue := make(chan batchTask)
 	jobs := startLane(min(e.maxInFlight, len(tasks)), func() {
 		for t := range queue {
-			e.runTask(ctx, submitCtx, t)
+			e.runTask(ctx, t)
 		}
 	})
 	// The tasks go to the workers in waves of maxInFlight: the entries of a wave's new
@@ -131,7 +129,7 @@ func (e *batchEngine) set(key string, row *batchRow) {
 }
 
 // runTask brings one row as far as it goes in this apply and records it.
-func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
+func (e *batchEngine) runTask(ctx context.Context, t batchTask) {
 	held := t.held
 	sameInput := held != nil && held.InputHash == t.in.hash
 	switch {
@@ -144,7 +142,7 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 		e.download(t.in.key, held)
 	default:
 		if held != nil && held.inFlight() && e.cancelRuns {
-			e.cancel(submitCtx, t.in.key, held) // its input changed: the old run is not wanted
+			e.cancel(ctx, t.in.key, held) // its input changed: the old run is not wanted
 		}
 		key := uuid.NewString()
 		switch entry := e.journal.entry(t.in.key); {
@@ -155,12 +153,12 @@ func (e *batchEngine) runTask(ctx, submitCtx context.Context, t batchTask) {
 			e.note(func(n *batchNews) { n.notSent = append(n.notSent, rowNote{t.in.key, nil, t.journalErr}) })
 			return
 		case entry != nil && entry.adopted && entry.id != "":
-			e.adoptJob(ctx, submitCtx, t, entry)
+			e.adoptJob(ctx, t, entry)
 			return
 		case entry != nil:
 			key = entry.key // journaled, or an earlier run's key resent: the service runs it once
 		}
-		e.submit(ctx, submitCtx, t, key)
+		e.submit(ctx, t, key)
 	}
 }
 
@@ -183,7 +181,7 @@ func (e *batchEngine) journalWave(ctx context.Context, wave []batchTask) {
 // adoptJob takes over the job an earlier run submitted for the row and journaled, never saving it
 // in state: it is read and waited for as a job state holds; one gone from the service is
 // submitted anew, under a new journaled key.
-func (e *batchEngine) adoptJob(ctx, submitCtx context.Context, t batchTask, entry *batchRowEntry) {
+func (e *batchEngine) adoptJob(ctx context.Context, t batchTask, entry *batchRowEntry) {
 	job, err := e.data.client.GetJobRidingOut(ctx, entry.id)
 	if client.Gone(err) && !client.RouteNotFound(err) {
 		logWarn(ctx, "journaled batch row's job no longer exists; submitting anew", map[string]any{"row": t.in.key, "job_id": entry.id})
@@ -195,7 +193,7 @@ func (e *batchEngine) adoptJob(ctx, submitCtx context.Context, t batchTask, entr
 			})
 			return
 		}
-		e.submit(ctx, submitCtx, t, key)
+		e.submit(ctx, t, key)
 		return
 	}
 	if err != nil {
@@ -225,11 +223,11 @@ func notReached(t batchTask) *batchRow {
 	return &batchRow{Status: batchRowNotSubmitted, InputHash: t.in.hash}
 }
 
-func (e *batchEngine) submit(ctx, submitCtx context.Context, t batchTask, key string) {
+func (e *batchEngine) submit(ctx context.Context, t batchTask, key string) {
 	entry := e.journal.entry(t.in.key)
 	adopted := entry != nil && entry.adopted && entry.key == key
 	e.journal.sending(t.in.key)
-	job, err := e.data.client.SubmitJob(submitCtx, client.SubmitJobInput{
+	job, err := e.data.client.SubmitJob(ctx, client.SubmitJobInput{
 		Workflow: json.RawMessage(t.in.workflow), ExtraData: e.extra, IdempotencyKey: key,
 	})
 	if err != nil {

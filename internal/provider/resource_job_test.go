@@ -219,7 +219,7 @@ func TestAccJob_queueFullThenSuccess(t *testing.T) {
 }
 
 // The job is created, then the answer is lost: a 500, a reset connection, or no answer before
-// the timeout. The provider resends only under the same key (exactly one job exists) and says
+// the timeout and its grace. The provider resends only under the same key (exactly one job exists) and says
 // what to do.
 func TestAccJob_unknownOutcomes(t *testing.T) {
 	t.Parallel()
@@ -234,7 +234,8 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 		// A lost answer is resent under the same key; the service refuses the resend as a reuse.
 		{name: "500 after create", fault: emulator.Fault{Status: 500, Body: `{"error":{"code":"upstream_error","message":"upstream timed out"}}`}, cause: `idempotency_key_reuse`, submissions: 2},
 		{name: "connection reset after create", fault: emulator.Fault{Drop: true}, cause: `idempotency_key_reuse`, submissions: 2},
-		{name: "timeout after create", fault: emulator.Fault{Delay: 2 * time.Second, Status: 201}, extra: `timeouts = { create = "1s" }`, cause: `deadline\s+exceeded`, submissions: 1},
+		// No answer before the timeout and the answer's grace after it (submitGrace).
+		{name: "timeout after create", fault: emulator.Fault{Delay: time.Second + submitGrace + 500*time.Millisecond, Status: 201}, extra: `timeouts = { create = "1s" }`, cause: `deadline\s+exceeded`, submissions: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +256,26 @@ func TestAccJob_unknownOutcomes(t *testing.T) {
 				t.Fatalf("server has %d jobs after %d submissions; want 1 job after %d", n, m, tt.submissions)
 			}
 		})
+	}
+}
+
+// A submission on the wire when the create timeout ends is given the answer's grace: its job's
+// id, answered then, reaches state (the wait, out of time, fails), and the next apply after
+// untaint follows that job rather than submit again.
+func TestAccJob_answerWithinTheGraceAfterTheTimeoutKeepsTheJob(t *testing.T) {
+	t.Parallel()
+	srv := newTestServer(t, emulator.Options{})
+	srv.Inject(emulator.Fault{Op: emulator.OpSubmitJob, Nth: 1, Delay: 1500 * time.Millisecond})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: jobConfig(srv, imageWorkflowHCL(1), `timeouts = { create = "1s" }`),
+			// Not "Job submission unanswered": the job is named, and its wait is what ran out.
+			ExpectError: regexp.MustCompile(`(?s)Job did not finish.*while\s+job\s+[0-9a-f-]{36}\s+was\s+queued.*its\s+id\s+is\s+saved\s+in\s+state`),
+		}},
+	})
+	if n, m := srv.JobCount(), srv.Requests(emulator.OpSubmitJob); n != 1 || m != 1 {
+		t.Fatalf("server has %d jobs after %d submissions; want 1 job after 1", n, m)
 	}
 }
 

@@ -312,10 +312,8 @@ func (r *routerRequestResource) submitQueued(ctx context.Context, plan *routerRe
 	resp *resource.CreateResponse,
 ) (q *client.QueueRequest, queued bool, err error) {
 	// Once Terraform stops, nothing is sent that was not on the wire, and a submission on the
-	// wire gets a short grace for the handle in its answer.
-	submitCtx, stopSubmit := outlivingInterrupt(ctx)
-	q, err = r.data.client.SubmitModelRequest(submitCtx, in)
-	stopSubmit()
+	// wire gets the client's short grace for the handle in its answer.
+	q, err = r.data.client.SubmitModelRequest(ctx, in)
 	if err != nil && q == nil && waitInterrupted(ctx, err) {
 		// The router may have accepted it: kept by its key, so that the next apply resends the
 		// same key (which replays the accepted run) rather than draw a new one.

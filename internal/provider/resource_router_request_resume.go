@@ -75,9 +75,7 @@ func (r *routerRequestResource) resumeRouterWait(ctx context.Context, plan *rout
 // key, and waits for the request the router names.
 func (r *routerRequestResource) resendQueued(ctx, waitCtx context.Context, plan *routerRequestModel, limit time.Duration, diags *diag.Diagnostics) {
 	in := client.InvokeInput{Model: plan.Model.ValueString(), Input: json.RawMessage(plan.Input.ValueString()), IdempotencyKey: plan.IdempotencyKey.ValueString()}
-	submitCtx, stopSubmit := outlivingInterrupt(waitCtx)
-	q, err := r.data.client.SubmitModelRequest(submitCtx, in)
-	stopSubmit()
+	q, err := r.data.client.SubmitModelRequest(waitCtx, in)
 	if err != nil && q == nil {
 		if waitInterrupted(waitCtx, err) {
 			queuedInterrupted(plan, in)
