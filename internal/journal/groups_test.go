@@ -49,7 +49,7 @@ func TestAdoptEachAndGroups(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir, c := t.TempDir(), &clock{t: time.Unix(300, 0)}
-			first, _ := Open(dir, c.now)
+			first, _ := Open(PlaceOf(dir), c.now)
 			must(t, first.Put(put...))
 			must(t, first.SetIDs(map[string]string{"g1-b": "id-b"}))
 			die(first)
@@ -100,7 +100,7 @@ func TestAdoptEachScales(t *testing.T) {
 	t.Parallel()
 	elapsed := func(n int) time.Duration {
 		dir, c := t.TempDir(), &clock{t: time.Now()}
-		first, _ := Open(dir, c.now)
+		first, _ := Open(PlaceOf(dir), c.now)
 		entries, digests := make([]Entry, n), make([]string, n)
 		for i := range n {
 			digests[i] = fmt.Sprint("d", i)

@@ -119,12 +119,29 @@ func indexKey(kind, s string) string { return kind + "\x00" + s }
 // Path is the journal's directory, for errors naming it.
 func (j *Journal) Path() string { return j.dir }
 
-// Check reports whether dir can hold a journal: the directory can be created and written, and a
+// Place is where a journal lives, as its setting names it: a directory, or a bucket
+// (s3://bucket/prefix?...). PlaceOf tells which once, where the setting is read.
+type Place struct {
+	name     string
+	inBucket bool
+}
+
+// PlaceOf is the place s names.
+func PlaceOf(s string) Place { return Place{name: s, inBucket: bucket.IsURL(s)} }
+
+// String is the place as it was named.
+func (p Place) String() string { return p.name }
+
+// InBucket reports whether the place is a bucket.
+func (p Place) InBucket() bool { return p.inBucket }
+
+// Check reports whether p can hold a journal: the directory can be created and written, and a
 // log already there reads. It changes nothing but creating the directory and an empty log.
-func Check(dir string) error {
-	if bucket.IsURL(dir) {
-		return checkRemote(dir)
+func Check(p Place) error {
+	if p.inBucket {
+		return checkRemote(p.name)
 	}
+	dir := p.name
 	j, err := openLog(dir, time.Now)
 	if err != nil {
 		return err
@@ -133,13 +150,13 @@ func Check(dir string) error {
 	return j.locked(func() error { return j.refresh() })
 }
 
-// Open opens (creating it when needed) the journal in dir; now is its clock. The journal stays
+// Open opens (creating it when needed) the journal at p; now is its clock. The journal stays
 // claimed by this process until Close.
-func Open(dir string, now func() time.Time) (*Journal, error) {
-	if bucket.IsURL(dir) {
-		return openRemote(dir, remoteOptions{now: now})
+func Open(p Place, now func() time.Time) (*Journal, error) {
+	if p.inBucket {
+		return openRemote(p.name, remoteOptions{now: now})
 	}
-	j, err := openLog(dir, now)
+	j, err := openLog(p.name, now)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ func (c *clock) now() time.Time { return c.t }
 
 func openT(t *testing.T, dir string, c *clock) *Journal {
 	t.Helper()
-	j, err := Open(dir, c.now)
+	j, err := Open(PlaceOf(dir), c.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestAdoptionAcrossRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir, c := t.TempDir(), &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-			first, err := Open(dir, c.now)
+			first, err := Open(PlaceOf(dir), c.now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestALiveRunsEntriesAreNotAdopted(t *testing.T) {
 func TestEntriesExpire(t *testing.T) {
 	t.Parallel()
 	dir, c := t.TempDir(), &clock{t: time.Now()}
-	first, _ := Open(dir, c.now)
+	first, _ := Open(PlaceOf(dir), c.now)
 	must(t, first.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}))
 	die(first)
 	c.t = c.t.Add(TTL)
@@ -188,19 +188,19 @@ func TestTheLogIsRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir, c := t.TempDir(), &clock{t: time.Now()}
-			first, _ := Open(dir, c.now)
+			first, _ := Open(PlaceOf(dir), c.now)
 			must(t, first.Put(Entry{Key: "k1", Kind: "job", Digest: "d"}))
 			die(first)
 			f, err := os.OpenFile(filepath.Join(dir, logName), os.O_APPEND|os.O_WRONLY, 0)
 			must(t, err)
 			_, _ = f.WriteString(tt.tail)
 			f.Close()
-			second, err := Open(dir, c.now)
+			second, err := Open(PlaceOf(dir), c.now)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), dir) {
 					t.Fatalf("Open: %v; want an error naming %s and saying %q", err, dir, tt.wantErr)
 				}
-				if cerr := Check(dir); cerr == nil {
+				if cerr := Check(PlaceOf(dir)); cerr == nil {
 					t.Fatal("Check passed a corrupt journal")
 				}
 				return
@@ -225,10 +225,10 @@ func TestCheckNamesAJournalThatCannotBeWritten(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	must(t, os.WriteFile(file, nil, 0o600))
 	dir := filepath.Join(file, "journal")
-	if err := Check(dir); err == nil || !strings.Contains(err.Error(), dir) {
+	if err := Check(PlaceOf(dir)); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("Check: %v; want an error naming %s", err, dir)
 	}
-	if err := Check(t.TempDir()); err != nil {
+	if err := Check(PlaceOf(t.TempDir())); err != nil {
 		t.Fatalf("Check of a fresh directory: %v", err)
 	}
 }
@@ -236,7 +236,7 @@ func TestCheckNamesAJournalThatCannotBeWritten(t *testing.T) {
 func TestCompactionKeepsWhatIsWanted(t *testing.T) {
 	t.Parallel()
 	dir, c := t.TempDir(), &clock{t: time.Now()}
-	first, _ := Open(dir, c.now)
+	first, _ := Open(PlaceOf(dir), c.now)
 	for i := range 200 {
 		key := "gone" + string(rune('a'+i%26)) + time.Duration(i).String()
 		must(t, first.Put(Entry{Key: key, Kind: "job", Digest: "x"}))

@@ -463,7 +463,7 @@ func TestBucketTornState(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), url) {
 					t.Fatalf("Open: %v; want an error naming %s and saying %q", err, url, tt.wantErr)
 				}
-				if cerr := Check(url); cerr == nil || !strings.Contains(cerr.Error(), tt.wantErr) {
+				if cerr := Check(PlaceOf(url)); cerr == nil || !strings.Contains(cerr.Error(), tt.wantErr) {
 					t.Fatalf("Check: %v; want %q", cerr, tt.wantErr)
 				}
 				return
@@ -512,7 +512,7 @@ func TestBucketCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := Check(tt.url)
+			err := Check(PlaceOf(tt.url))
 			if tt.wantErr == "" {
 				must(t, err)
 				return
@@ -556,7 +556,7 @@ func TestBucketChangeCost(t *testing.T) {
 	must(t, j.Put(rows...))
 	together := time.Since(start)
 	start = time.Now()
-	must(t, Check(url))
+	must(t, Check(PlaceOf(url)))
 	check := time.Since(start)
 	t.Logf("a Put: %s; 200 Puts at once: %s; 200 entries in one Put: %s; Check (plan time) of this journal: %s", one, wave, together, check)
 }

@@ -75,29 +75,29 @@ func journalSource(v types.String) string {
 // without one. A bucket is checked with the credentials outputs use (the AWS SDK's chain): it
 // exists, they may use it, an object can be written there, and the journal reads.
 func checkJournalDir(dir string) error {
-	return journal.Check(dir)
+	return journal.Check(journal.PlaceOf(dir))
 }
 
 // submissionJournal is the provider's journal of submissions: nil when it is off. It is opened
 // at the first submission, so that a plan only checks it.
 type submissionJournal struct {
-	dir  string
-	now  func() time.Time
-	once sync.Once
-	j    *journal.Journal
-	err  error
+	place journal.Place
+	now   func() time.Time
+	once  sync.Once
+	j     *journal.Journal
+	err   error
 }
 
 func newSubmissionJournal(dir string, now func() time.Time) *submissionJournal {
 	if dir == "" {
 		return nil
 	}
-	return &submissionJournal{dir: dir, now: now}
+	return &submissionJournal{place: journal.PlaceOf(dir), now: now}
 }
 
 func (s *submissionJournal) open() (*journal.Journal, error) {
 	s.once.Do(func() {
-		s.j, s.err = journal.Open(s.dir, s.now)
+		s.j, s.err = journal.Open(s.place, s.now)
 		if s.err == nil {
 			openJournals.add(s.j)
 		}

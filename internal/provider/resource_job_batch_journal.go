@@ -449,7 +449,7 @@ func (d *providerData) journalForBatch(outputDir string) *submissionJournal {
 		return nil // the provider is not configured (a destroy may come without it): no journal
 	}
 	at := batchJournalAt(outputDir, d.journalPlace(), d.journalGiven)
-	if d.journal != nil && at == d.journal.dir {
+	if d.journal != nil && at == d.journal.place.String() {
 		return d.journal
 	}
 	return d.bucketJournals.get(at, d)
@@ -462,7 +462,7 @@ func (d *providerData) checkBatchJournal(outputDir string) error {
 		return nil
 	}
 	at := batchJournalAt(outputDir, d.journalPlace(), d.journalGiven)
-	if at == "" || d.journal != nil && at == d.journal.dir {
+	if at == "" || d.journal != nil && at == d.journal.place.String() {
 		return nil // off, or the provider's, checked when it was configured
 	}
 	return checkJournalDir(at)
@@ -473,7 +473,7 @@ func (d *providerData) journalPlace() string {
 	if d.journal == nil {
 		return ""
 	}
-	return d.journal.dir
+	return d.journal.place.String()
 }
 
 func (js *journalsByPlace) get(at string, d *providerData) *submissionJournal {

@@ -289,7 +289,7 @@ func TestCLI_batchStateRmAfterANormalApplyRunsNewJobs(t *testing.T) {
 	}
 	id, _ := tf.stateResource(batchRes).Values["id"].(string)
 	tf.run("destroy", "-auto-approve", "-input=false", "-no-color")
-	j, err := journal.Open(filepath.Join(tf.dir, ".terraform", "svc-journal"), time.Now)
+	j, err := journal.Open(journal.PlaceOf(filepath.Join(tf.dir, ".terraform", "svc-journal")), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestBatchJournalEnd(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			j, err := journal.Open(dir, time.Now)
+			j, err := journal.Open(journal.PlaceOf(dir), time.Now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestBatchJournalEnd(t *testing.T) {
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
 			}
-			next, err := journal.Open(dir, time.Now)
+			next, err := journal.Open(journal.PlaceOf(dir), time.Now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ resource "svc_job_batch" "b" {
 }
 `, batchSamplerTemplate(2), batchSeedRows(rows, 0))
 	entries := func() []journal.Entry {
-		j, err := journal.Open(dir, time.Now)
+		j, err := journal.Open(journal.PlaceOf(dir), time.Now)
 		if err != nil {
 			t.Fatal(err)
 		}

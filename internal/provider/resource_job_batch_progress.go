@@ -252,10 +252,10 @@ func (s *submissionJournal) progressDir() string {
 	switch {
 	case s == nil:
 		return ""
-	case strings.Contains(s.dir, "://"):
+	case s.place.InBucket():
 		return journalDefaultDir()
 	}
-	return s.dir
+	return s.place.String()
 }
 
 // progressLogMu serialises this process's appends to progress logs with their rotations. Each

@@ -89,5 +89,5 @@ func describeJournaledSubmitError(err error, sub journaled) string {
 	return text + fmt.Sprintf("\n\nIdempotency-Key %s comes from the journal of submissions (%s): an earlier apply sent it and "+
 		"ended before its answer arrived, so the service may have run this workflow under it. The journal keeps the key "+
 		"(for 24 hours, as the service does), so applying again does not run the workflow a second time either. To run it "+
-		"again on purpose, set idempotency_key, or remove the journal (its directory, or its objects in the bucket).", sub.key, sub.s.dir)
+		"again on purpose, set idempotency_key, or remove the journal (its directory, or its objects in the bucket).", sub.key, sub.s.place)
 }
