@@ -3,9 +3,14 @@ package journal
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -559,4 +564,55 @@ func TestBucketChangeCost(t *testing.T) {
 	must(t, Check(PlaceOf(url)))
 	check := time.Since(start)
 	t.Logf("a Put: %s; 200 Puts at once: %s; 200 entries in one Put: %s; Check (plan time) of this journal: %s", one, wave, together, check)
+}
+
+// A change whose PUT the bucket stored but whose answer was lost (the connection closed before
+// it): the S3 client's retry finds the slot taken (If-None-Match: *), by that same change, which
+// is then read back as written: the change is in the journal once, in one slot, and the Put
+// succeeds.
+func TestBucketLostPutAnswerIsWrittenOnce(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t)
+	target, err := neturl.Parse(g.Endpoint())
+	must(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var armed, lost atomic.Bool
+	var puts atomic.Int64
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !armed.Load() || r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/journal/seg/") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		puts.Add(1)
+		if !lost.CompareAndSwap(false, true) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		proxy.ServeHTTP(httptest.NewRecorder(), r) // the bucket stores it...
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close() // ...and its answer never comes back
+		}
+	}))
+	t.Cleanup(front.Close) // after the journal's own cleanup, which closes it through front
+	url := g.url()
+	viaFront := strings.Replace(url, g.Endpoint(), front.URL, 1)
+	j := openBucketT(t, viaFront, newSyncClock())
+	before := len(g.keys(t, url, "seg/"))
+
+	armed.Store(true)
+	must(t, j.Put(Entry{Key: "k1", Kind: "job", Digest: "d1"}))
+
+	if !lost.Load() || puts.Load() < 2 {
+		t.Fatalf("lost answers %v, PUTs of a slot %d; want the first answer lost and the PUT resent", lost.Load(), puts.Load())
+	}
+	if got := len(g.keys(t, url, "seg/")) - before; got != 1 {
+		t.Errorf("the change took %d slots; want 1", got)
+	}
+	reader := openBucketT(t, url, newSyncClock())
+	entries, err := reader.Entries()
+	must(t, err)
+	if len(entries) != 1 || entries[0].Key != "k1" {
+		t.Errorf("a fresh reader finds %v; want the entry k1 once", entries)
+	}
 }
