@@ -495,8 +495,8 @@ func TestBucketTornState(t *testing.T) {
 	}
 }
 
-// Check refuses, naming the journal, a bucket that cannot be used: missing, unreachable, or
-// refusing the credentials.
+// Check refuses, naming the journal, a bucket that cannot be used: missing, unreachable,
+// refusing the credentials, or letting them read and not write.
 func TestBucketCheck(t *testing.T) {
 	t.Parallel()
 	g := startGateway(t)
@@ -505,6 +505,7 @@ func TestBucketCheck(t *testing.T) {
 	stopped.Stop()
 	refusing := s3gw.StartAs(t, "other-root-access", s3gw.SecretKey)
 	refusing.CreateBucket("journals")
+	readOnly := s3gw.StartWithReader(t, "journals")
 	tests := []struct {
 		name, url, wantErr string
 	}{
@@ -512,6 +513,7 @@ func TestBucketCheck(t *testing.T) {
 		{name: "a missing bucket", url: g.URL("nope", "p"), wantErr: `bucket "nope" does not exist`},
 		{name: "an unreachable server", url: stopped.URL("journals", "p"), wantErr: `could not be reached`},
 		{name: "refused credentials", url: refusing.URL("journals", "p"), wantErr: `refused the credentials`},
+		{name: "a user who may read, not write", url: readOnly.URL("journals", "p"), wantErr: `cannot be written`},
 		{name: "a URL that does not parse", url: "s3://journals/p?colour=blue", wantErr: `unknown query parameter`},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,7 @@ type Server struct {
 	root           string
 	port           int
 	access, secret string // of its root user
+	iamDir         string // where it keeps its users ("" when it keeps none: the root user only)
 	cmd            *exec.Cmd
 	mu             sync.Mutex
 }
@@ -54,6 +55,29 @@ func StartAs(t testing.TB, access, secret string) *Server {
 	s := &Server{t: t, root: t.TempDir(), port: freePort(t), access: access, secret: secret}
 	s.start()
 	t.Cleanup(s.Stop)
+	return s
+}
+
+// StartWithReader starts a gateway with a bucket on which the test credentials of the
+// environment are a read-only user's: a user of its own IAM (not its root user), whom a bucket
+// policy lets list and read the bucket and nothing more.
+func StartWithReader(t testing.TB, bucket string) *Server {
+	t.Helper()
+	SetCredentialEnv()
+	s := &Server{t: t, root: t.TempDir(), iamDir: t.TempDir(), port: freePort(t), access: "svc-test-root", secret: "svc-test-root-secret-0123456789"}
+	s.start()
+	t.Cleanup(s.Stop)
+	s.CreateBucket(bucket)
+	admin := exec.CommandContext(context.Background(), binary(t), "admin", "--access", s.access, "--secret", s.secret,
+		"--endpoint-url", s.Endpoint(), "create-user", "--access", AccessKey, "--secret", SecretKey, "--role", "user")
+	if out, err := admin.CombinedOutput(); err != nil {
+		t.Fatalf("creating the read-only user: %v: %s", err, out)
+	}
+	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":[%q]},`+
+		`"Action":["s3:ListBucket","s3:GetObject"],"Resource":["arn:aws:s3:::%s","arn:aws:s3:::%s/*"]}]}`, AccessKey, bucket, bucket)
+	if _, err := s.Client().PutBucketPolicy(context.Background(), &s3.PutBucketPolicyInput{Bucket: aws.String(bucket), Policy: aws.String(policy)}); err != nil {
+		t.Fatalf("letting the read-only user read %s: %v", bucket, err)
+	}
 	return s
 }
 
@@ -133,8 +157,11 @@ func (s *Server) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	bin := binary(s.t)
-	cmd := exec.CommandContext(context.Background(), bin, "--port", "127.0.0.1:"+strconv.Itoa(s.port), "--access", s.access, "--secret", s.secret,
-		"--region", Region, "--quiet", "posix", s.root)
+	args := []string{"--port", "127.0.0.1:" + strconv.Itoa(s.port), "--access", s.access, "--secret", s.secret, "--region", Region, "--quiet"}
+	if s.iamDir != "" {
+		args = append(args, "--iam-dir", s.iamDir)
+	}
+	cmd := exec.CommandContext(context.Background(), bin, append(args, "posix", s.root)...)
 	cmd.Stderr = os.Stderr // its banner (stdout) says nothing a test needs
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting %s: %v", bin, err)
