@@ -25,16 +25,12 @@ var ErrStopped = fmt.Errorf("stopped before this attempt was sent: %w", context.
 // none is), the grace after the stop at the latest, or when release is called, which must be
 // once the submission has returned.
 func (c *Client) submitting(ctx context.Context) (submitCtx context.Context, release context.CancelFunc) {
-	return answerGrace(ctx, c.answerGrace)
-}
-
-func answerGrace(ctx context.Context, grace time.Duration) (submitCtx context.Context, release context.CancelFunc) {
 	if ctx.Err() != nil {
 		return ctx, func() {}
 	}
 	w := &stopWatch{stop: ctx, changed: make(chan struct{})}
 	ended, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), stopWatchKey{}, w))
-	unhook := context.AfterFunc(ctx, func() { w.endOnceAnswered(ended, cancel, grace) })
+	unhook := context.AfterFunc(ctx, func() { w.endOnceAnswered(ended, cancel, c.answerGrace) })
 	return graceContext{Context: ended, stop: ctx}, func() {
 		unhook()
 		cancel()
